@@ -1,0 +1,39 @@
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP_RUN := $(VENV)/.installed-run
+STAMP_TEST := $(VENV)/.installed-test
+PORT ?= 8501
+
+.PHONY: run test lint bench demo clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+$(STAMP_RUN): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(STAMP_TEST): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet -e ".[test]"
+	touch $@ $(STAMP_RUN)
+
+run: $(STAMP_RUN)
+	$(VENV)/bin/streamlit run dashboard/app.py --server.port $(PORT)
+
+test: $(STAMP_TEST)
+	$(VENV)/bin/ruff check .
+	$(PY) -m pytest
+
+lint: $(STAMP_TEST)
+	$(VENV)/bin/ruff check .
+
+demo: $(STAMP_RUN)
+	$(PY) -m dashboard.demo data
+
+bench: $(STAMP_TEST)
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""rankscope Streamlit app (entry: dashboard/app.py)."""

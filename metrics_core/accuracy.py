@@ -1,0 +1,238 @@
+"""Accuracy metrics at every cut-off k = 1 .. K_max in one pass over a users x positions array.
+
+Notation (per user): ``hit[i]`` = 1 when the item at rank i is relevant, ``H[k]`` = hits in
+the top k, ``F[k]`` = items in the top k, ``R`` = relevant items in the ground truth (all of
+them, recommended or not). Each function takes arrays of shape (users, K_max) for one chunk
+of users and returns the metric at every k, per user. Divisions by zero give 0.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from metrics_core.encode import Lists, Truth
+from metrics_core.settings import Settings
+
+PER_USER = ("precision", "recall", "fbeta", "ap", "ar", "ndcg", "hit", "rr", "lauc", "mcc")
+CHUNK_CELLS = 1 << 18
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
+    numerator, denominator = np.broadcast_arrays(numerator, denominator)
+    return np.divide(numerator, denominator, out=np.zeros(numerator.shape), where=denominator > 0)
+
+
+def precision(H: np.ndarray, k: np.ndarray, F: np.ndarray, denominator: str = "k") -> np.ndarray:
+    """Precision@k = H[k] / k; with ``denominator="list"``, H[k] / F[k] (Evidently).
+
+    >>> precision(np.array([[1, 1, 2]]), np.arange(1, 4), np.array([[1, 2, 3]])).round(3)
+    array([[1.   , 0.5  , 0.667]])
+    """
+    return H / k if denominator == "k" else _ratio(H, F)
+
+
+def recall(H: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """Recall@k = H[k] / R, R counting relevant items never recommended."""
+    return _ratio(H, R[:, None])
+
+
+def fbeta(P: np.ndarray, Rc: np.ndarray, beta: float) -> np.ndarray:
+    """F-beta@k = (1 + b²)·P·R / (b²·P + R), 0 when P = R = 0."""
+    b2 = beta * beta
+    return _ratio((1 + b2) * P * Rc, b2 * P + Rc)
+
+
+def fbeta_of_means(mean_precision: np.ndarray, mean_recall: np.ndarray, beta: float) -> np.ndarray:
+    """F-beta of the averaged precision and recall (Evidently's and the seed's "overall")."""
+    return fbeta(mean_precision, mean_recall, beta)
+
+
+def average_precision(hit: np.ndarray, H: np.ndarray, k: np.ndarray, R: np.ndarray, denominator: str) -> np.ndarray:
+    """AP@k = Σ_{i≤k} P(i)·hit[i] / D.
+
+    D is ``min_k_relevant`` = min(k, R) (default), ``relevant`` = R (trec_eval, ranx) or
+    ``hits`` = H[k]. Every choice keeps AP within [0, 1].
+    """
+    numerator = np.cumsum(hit * (H / k), axis=1)
+    if denominator == "min_k_relevant":
+        D = np.minimum(k[None, :], R[:, None])
+    elif denominator == "relevant":
+        D = R[:, None]
+    else:
+        D = H
+    return _ratio(numerator, D)
+
+
+def average_recall(H: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """AR@k = Σ_{i≤k} Recall(i)·hit[i] / H[k], 0 when H[k] = 0.
+
+    At the j-th hit Recall = j / R, so the sum is H(H+1) / (2R) and AR@k = (H[k] + 1) / (2R).
+    """
+    return np.where(H > 0, _ratio(H + 1.0, 2.0 * R[:, None]), 0.0)
+
+
+def dcg(gain_at_hits: np.ndarray, discount: np.ndarray) -> np.ndarray:
+    """DCG@k = Σ_{i≤k} g(grade_i) / log2(i + 1)."""
+    return np.cumsum(gain_at_hits * discount, axis=1)
+
+
+def ndcg(gain_at_hits: np.ndarray, ideal_gains: np.ndarray, discount: np.ndarray) -> np.ndarray:
+    """NDCG@k = DCG@k / IDCG@k; IDCG is the DCG of all the user's grades sorted descending."""
+    return _ratio(dcg(gain_at_hits, discount), dcg(ideal_gains, discount))
+
+
+def hit_rate(H: np.ndarray) -> np.ndarray:
+    """HitRate@k = 1 when at least one relevant item is in the top k."""
+    return (H > 0).astype(np.float64)
+
+
+def reciprocal_rank(hit: np.ndarray, k: np.ndarray, cutoff: bool = True) -> np.ndarray:
+    """RR@k = 1 / rank of the first relevant item within k, else 0.
+
+    ``cutoff=False`` looks at the whole list whatever k (trec_eval's ``recip_rank``).
+    """
+    first = np.argmax(hit, axis=1) + 1.0
+    found = hit.any(axis=1)
+    rr = np.where(found, 1.0 / first, 0.0)
+    if not cutoff:
+        return np.repeat(rr[:, None], len(k), axis=1)
+    return np.where(k[None, :] >= first[:, None], rr[:, None], 0.0)
+
+
+def negatives(candidates: np.ndarray, R: np.ndarray, F: np.ndarray, H: np.ndarray) -> np.ndarray:
+    """Irrelevant candidates: candidates - R, never fewer than the irrelevant items listed."""
+    return np.maximum(candidates - R, F[:, -1] - H[:, -1]).astype(np.float64)
+
+
+def lauc(hit: np.ndarray, filled: np.ndarray, H: np.ndarray, F: np.ndarray, R: np.ndarray,
+         n_negative: np.ndarray) -> np.ndarray:
+    """Limited AUC@k: the ROC curve up to rank k, then a straight line to (1, 1).
+
+    With fpr = (F - H) / N⁻ and tpr = H / R at k: LAUC = Σ over irrelevant listed items i ≤ k
+    of tpr(i) / N⁻ + (1 - fpr)·(tpr + 1) / 2, where N⁻ = candidates - R. With no irrelevant
+    candidate every order is perfect and LAUC = 1.
+    """
+    tpr_sum = np.cumsum((filled & ~hit) * H, axis=1) / np.maximum(R, 1)[:, None]
+    tpr = _ratio(H, R[:, None])
+    neg = n_negative[:, None]
+    area = _ratio(tpr_sum, neg) + (1.0 - _ratio(F - H, neg)) * (tpr + 1.0) / 2.0
+    return np.where(neg > 0, area, 1.0)
+
+
+def mcc(H: np.ndarray, F: np.ndarray, R: np.ndarray, n_negative: np.ndarray) -> np.ndarray:
+    """Matthews correlation of recommended (top k) vs relevant, over the user's candidates.
+
+    TP = H, FP = F - H, FN = R - H, TN = N⁻ - FP; (TP·TN - FP·FN) / sqrt(product of the four
+    margins), 0 when a margin is empty.
+    """
+    tp, fp = H, F - H
+    fn = R[:, None] - H
+    tn = n_negative[:, None] - fp
+    margins = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
+    return _ratio(tp * tn - fp * fn, np.sqrt(margins.astype(np.float64)))
+
+
+def discount(n: int) -> np.ndarray:
+    """1 / log2(i + 1) for i = 1 .. n."""
+    return 1.0 / np.log2(np.arange(2, n + 2))
+
+
+@dataclass
+class AccuracyPass:
+    """Per-user values at the chosen K, and the sum over users of every metric at every k."""
+
+    at_k: dict[str, np.ndarray]
+    sums: dict[str, np.ndarray]
+    hits_at_k: np.ndarray
+    items_at_k: np.ndarray
+
+
+def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings,
+                  candidates: np.ndarray | None, threads: int = 2) -> AccuracyPass:
+    """Run every accuracy metric at k = 1 .. max(K, list length) over users ``rows``.
+
+    Users are processed in chunks (bounded memory) on ``threads`` threads; numpy releases the
+    GIL in the array work. LAUC and MCC are computed only when ``candidates`` is given.
+    """
+    width = max(lists.positions, settings.k)
+    ks = np.arange(1, width + 1, dtype=np.float64)
+    disc = discount(width)
+    chunk = max(1, CHUNK_CELLS // width)
+    bounds = [(s, min(len(rows), s + chunk)) for s in range(0, len(rows), chunk)]
+
+    def run(bound):
+        part = rows[bound[0]:bound[1]]
+        return _chunk(lists, truth, part, settings, None if candidates is None else candidates[part], ks, disc)
+
+    if threads > 1 and len(bounds) > 1:
+        with ThreadPoolExecutor(threads) as pool:
+            results = list(pool.map(run, bounds))
+    else:
+        results = [run(b) for b in bounds]
+    names = [n for n in PER_USER if candidates is not None or n not in ("lauc", "mcc")]
+    if not results:
+        empty = np.zeros(0)
+        return AccuracyPass({n: empty for n in names}, {n: np.zeros(width) for n in names}, empty, empty)
+    at_k = {n: np.concatenate([r[0][n] for r in results]) for n in names}
+    sums = {n: np.sum([r[1][n] for r in results], axis=0) for n in names}
+    return AccuracyPass(at_k, sums, np.concatenate([r[2] for r in results]), np.concatenate([r[3] for r in results]))
+
+
+def _chunk(lists, truth, part, settings, candidates, ks, disc):
+    width = len(ks)
+    hit = _pad(lists.hit[part], width)
+    filled = _pad(lists.items[part] >= 0, width)
+    R = truth.relevant_count[part].astype(np.float64)
+    H = np.cumsum(hit, axis=1, dtype=np.float64)
+    F = np.cumsum(filled, axis=1, dtype=np.float64)
+    P = precision(H, ks, F, settings.precision_denominator)
+    Rc = recall(H, R)
+    grades = hit.astype(np.float64) if lists.grade is None else _pad(lists.grade[part], width).astype(np.float64)
+    values = {
+        "precision": P,
+        "recall": Rc,
+        "fbeta": fbeta(P, Rc, settings.beta),
+        "ap": average_precision(hit, H, ks, R, settings.ap_denominator),
+        "ar": average_recall(H, R),
+        "ndcg": ndcg(_gain(grades, settings.gain) * hit, _ideal_gains(truth, part, width, settings.gain), disc),
+        "hit": hit_rate(H),
+        "rr": reciprocal_rank(hit, ks, settings.rr_cutoff),
+    }
+    if candidates is not None:
+        n_negative = negatives(candidates, R, F, H)
+        values["lauc"] = lauc(hit, filled, H, F, R, n_negative)
+        values["mcc"] = mcc(H, F, R, n_negative)
+    column = settings.k - 1
+    at_k = {name: value[:, column] for name, value in values.items()}
+    sums = {name: value.sum(axis=0) for name, value in values.items()}
+    return at_k, sums, H[:, column], F[:, column]
+
+
+def _pad(block: np.ndarray, width: int) -> np.ndarray:
+    if block.shape[1] == width:
+        return block
+    out = np.zeros((block.shape[0], width), dtype=block.dtype)
+    out[:, : block.shape[1]] = block
+    return out
+
+
+def _gain(grades: np.ndarray, kind: str) -> np.ndarray:
+    return grades if kind == "linear" else np.exp2(grades) - 1.0
+
+
+def _ideal_gains(truth: Truth, part: np.ndarray, width: int, kind: str) -> np.ndarray:
+    """Each user's relevant grades sorted descending, as gains, cut at ``width`` positions."""
+    R = truth.relevant_count[part]
+    shown = np.minimum(R, width)
+    ideal = np.zeros((len(part), width))
+    if not truth.graded:
+        ideal[np.arange(width)[None, :] < shown[:, None]] = 1.0  # g(1) = 1 for both gains
+        return ideal
+    starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])[part]
+    row = np.repeat(np.arange(len(part)), shown)
+    place = np.arange(shown.sum()) - np.repeat(np.cumsum(shown) - shown, shown)
+    ideal[row, place] = _gain(truth.grade[np.repeat(starts, shown) + place], kind)
+    return ideal

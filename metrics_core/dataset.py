@@ -1,0 +1,250 @@
+"""The encoded dataset: read and join once, then evaluate any model at any settings cheaply."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from metrics_core import accuracy, validate
+from metrics_core.columns import Columns
+from metrics_core.encode import (
+    Lists,
+    Order,
+    TieBreak,
+    Training,
+    Truth,
+    encode_lists,
+    encode_training,
+    encode_truth,
+    read_lists,
+    read_truth,
+)
+from metrics_core.errors import Note, input_error
+from metrics_core.ids import IdIndex
+from metrics_core.read import read_table, split_long_table
+from metrics_core.result import Evaluation
+from metrics_core.settings import Settings
+
+SourceLike = "str | os.PathLike[str] | pd.DataFrame"
+
+
+def model_name(source, fallback: str) -> str:
+    """A model's default name: the file's stem, or ``fallback`` for a DataFrame."""
+    return Path(source).stem if isinstance(source, (str, os.PathLike)) else fallback
+
+
+@dataclass
+class Dataset:
+    """Everything needed to evaluate, encoded once.
+
+    ``users`` and ``items`` code every id seen in any table; ``lists[name]`` holds one
+    model's users x positions arrays (same user rows for every model, so per-user results
+    line up); ``truth`` the relevant pairs; ``training`` the training pairs when given.
+    Changing K, beta, the AP denominator or the gain only calls :meth:`evaluate` again.
+    """
+
+    columns: Columns
+    users: IdIndex
+    items: IdIndex
+    truth: Truth
+    lists: dict[str, Lists]
+    training: Training | None = None
+    item_table: pd.DataFrame | None = None
+    user_table: pd.DataFrame | None = None
+    order: Order = "rank"
+    tie_break: TieBreak = "input"
+    notes: list[Note] = field(default_factory=list)
+
+    @classmethod
+    def build(
+        cls,
+        recommendations,
+        ground_truth,
+        *,
+        train=None,
+        items=None,
+        users=None,
+        columns: Columns | None = None,
+        order: Order = "rank",
+        tie_break: TieBreak = "input",
+    ) -> Dataset:
+        """Read, validate and encode the inputs.
+
+        ``recommendations`` is one source (path or DataFrame) or a mapping name -> source; a
+        path's model name defaults to its stem. Raises :class:`InputError` on bad input.
+        """
+        columns = columns or Columns()
+        if not isinstance(recommendations, Mapping):
+            recommendations = {model_name(recommendations, "model"): recommendations}
+        if not recommendations:
+            raise input_error("recommendations", "no recommendation table was given.", "pass at least one.")
+        wanted = [columns.user, columns.item, columns.rank, columns.score]
+        raw_lists = []
+        for name, source in recommendations.items():
+            frame, label = read_table(source, f"recommendations '{name}'", wanted)
+            raw_lists.append(read_lists(str(name), frame, label, columns))
+        frame, label = read_table(ground_truth, "ground truth")
+        raw_truth = read_truth(frame, label, columns)
+        train_frame = item_frame = user_frame = None
+        id_arrays_user = [raw_truth.user] + [r.user for r in raw_lists]
+        id_arrays_item = [raw_truth.item] + [r.item for r in raw_lists]
+        if train is not None:
+            train_frame, train_label = read_table(train, "training interactions")
+            validate.require_rows(train_frame, train_label)
+            validate.require_columns(train_frame, [columns.user, columns.item], train_label)
+            context = [columns.user, columns.item]
+            id_arrays_user.append(validate.ids(train_frame, columns.user, train_label, context))
+            id_arrays_item.append(validate.ids(train_frame, columns.item, train_label, context))
+        if items is not None:
+            item_frame, item_label = read_table(items, "item features")
+            validate.require_columns(item_frame, [columns.item], item_label)
+            id_arrays_item.append(validate.ids(item_frame, columns.item, item_label, [columns.item]))
+        if users is not None:
+            user_frame, user_label = read_table(users, "user features")
+            validate.require_columns(user_frame, [columns.user], user_label)
+        user_ids = validate.unify_ids(id_arrays_user)
+        item_ids = validate.unify_ids(id_arrays_item)
+        raw_truth.user, raw_truth.item = user_ids[0], item_ids[0]
+        for i, raw in enumerate(raw_lists, start=1):
+            raw.user, raw.item = user_ids[i], item_ids[i]
+        user_index = IdIndex.union(user_ids)
+        item_index = IdIndex.union(item_ids)
+        truth = encode_truth(raw_truth, user_index, item_index, columns.threshold if columns.relevance else 1.0)
+        lists = {raw.name: encode_lists(raw, user_index, item_index, truth, order, tie_break) for raw in raw_lists}
+        training = None
+        if train_frame is not None:
+            catalog = len(item_frame) if item_frame is not None else None
+            training = encode_training(train_frame, train_label, columns, user_index, item_index, catalog)
+        return cls(columns, user_index, item_index, truth, lists, training, item_frame, user_frame,
+                   order, tie_break, list(truth.notes))
+
+    @classmethod
+    def from_long_table(cls, frame: pd.DataFrame, user: str, item: str, prediction: str, target: str,
+                        threshold: float = 1.0, name: str = "model", **kwargs) -> Dataset:
+        """Build from Evidently's single table (user, item, prediction, target)."""
+        recs, truth = split_long_table(frame, user, item, prediction, target, threshold)
+        columns = Columns(user=user, item=item, relevance="relevance", threshold=threshold)
+        return cls.build({name: recs}, truth, columns=columns, **kwargs)
+
+    @property
+    def models(self) -> list[str]:
+        return list(self.lists)
+
+    def candidates(self, settings: Settings) -> np.ndarray | None:
+        """Candidate items per user for LAUC/MCC, or None when unknown."""
+        if settings.candidates is not None:
+            return np.full(len(self.users), float(settings.candidates))
+        if self.training is None:
+            return None
+        catalog = self.training.catalog_size or int(len(np.unique(self.training.item)))
+        return (catalog - self.training.items_per_user).astype(np.float64)
+
+    def evaluate(self, model: str | None = None, settings: Settings | None = None) -> Evaluation:
+        """Accuracy metrics of one model at ``settings.k``, per user and at every k."""
+        settings = settings or Settings()
+        if (settings.order, settings.tie_break) != (self.order, self.tie_break):
+            raise input_error("settings", f"these lists were ordered by {self.order} (ties: {self.tie_break}); "
+                              f"the settings ask for {settings.order} (ties: {settings.tie_break}).",
+                              "build the dataset with the same order and tie_break as the settings.")
+        model = model if model is not None else self.models[0]
+        if model not in self.lists:
+            raise input_error("settings", f"no model named {model!r}.", f"choose one of: {', '.join(self.models)}.")
+        lists = self.lists[model]
+        relevant = self.truth.relevant_count > 0
+        listed = lists.listed
+        counts = {
+            "evaluated": 0,
+            "without_relevant": int((listed & ~relevant).sum()),
+            "without_recommendations": int((relevant & ~listed).sum()),
+        }
+        averaged = relevant.copy()
+        if settings.users_without_relevant == "zero":
+            averaged |= listed
+        if settings.users_without_list == "drop":
+            averaged &= listed
+        rows = np.flatnonzero(averaged)
+        if len(rows) == 0:
+            raise input_error(
+                "ground truth",
+                "no user has a relevant item that can be evaluated" + (
+                    f" (every grade is below the threshold {self.columns.threshold:g})"
+                    if self.columns.relevance else "") + ".",
+                "check that the ground truth's user ids match the recommendations' and that the "
+                "relevance threshold is not above every grade.",
+            )
+        counts["evaluated"] = len(rows)
+        candidates = self.candidates(settings)
+        result = accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates)
+        return self._evaluation(model, settings, lists, rows, result, counts, candidates is None)
+
+    def evaluate_all(self, settings: Settings | None = None) -> dict[str, Evaluation]:
+        return {name: self.evaluate(name, settings) for name in self.models}
+
+    def _evaluation(self, model, settings, lists, rows, result, counts, no_candidates) -> Evaluation:
+        n = len(rows)
+        means = {name: float(values.mean()) for name, values in result.at_k.items()}
+        metrics = {
+            "precision": means["precision"],
+            "recall": means["recall"],
+            "fbeta": 0.0,
+            "fbeta_of_means": float(accuracy.fbeta_of_means(np.array(means["precision"]),
+                                                            np.array(means["recall"]), settings.beta)),
+            "map": means["ap"],
+            "mar": means["ar"],
+            "ndcg": means["ndcg"],
+            "hit_rate": means["hit"],
+            "mrr": means["rr"],
+        }
+        metrics["fbeta"] = means["fbeta"] if settings.fbeta == "per_user" else metrics["fbeta_of_means"]
+        skipped = {}
+        if no_candidates:
+            for name in ("lauc", "mcc"):
+                skipped[name] = "needs the number of candidate items: give training data or a candidate count"
+        else:
+            metrics["lauc"], metrics["mcc"] = means["lauc"], means["mcc"]
+        per_user = pd.DataFrame({name: values for name, values in result.at_k.items()},
+                                index=pd.Index(self.users.ids[rows], name=self.columns.user))
+        per_user["relevant"] = self.truth.relevant_count[rows]
+        per_user["hits"] = result.hits_at_k.astype(np.int64)
+        per_user["listed"] = result.items_at_k.astype(np.int64)
+        curves = pd.DataFrame({name: total / n for name, total in result.sums.items()})
+        curves.index = pd.RangeIndex(1, len(curves) + 1, name="k")
+        curves["fbeta_of_means"] = accuracy.fbeta_of_means(curves["precision"].to_numpy(),
+                                                           curves["recall"].to_numpy(), settings.beta)
+        curves = curves.rename(columns={"ap": "map", "ar": "mar", "hit": "hit_rate", "rr": "mrr"})
+        if settings.fbeta == "of_means":
+            curves["fbeta"] = curves["fbeta_of_means"]
+        return Evaluation(model, settings, metrics, per_user, curves, counts,
+                          self._warnings(lists, rows, settings, counts), skipped)
+
+    def _warnings(self, lists: Lists, rows: np.ndarray, settings: Settings, counts: dict) -> list[Note]:
+        notes = list(self.notes) + list(lists.notes)
+        if counts["without_relevant"]:
+            verb = "scored 0" if settings.users_without_relevant == "zero" else "excluded from the averages"
+            notes.append(Note("users_without_relevant", f"{counts['without_relevant']} users have "
+                              f"recommendations but no relevant item in the ground truth; {verb}.",
+                              counts["without_relevant"]))
+        if counts["without_recommendations"]:
+            verb = "left out" if settings.users_without_list == "drop" else "scored 0 (an empty list)"
+            notes.append(Note("users_without_recommendations", f"{counts['without_recommendations']} users "
+                              f"have relevant items but no recommendations; {verb}.",
+                              counts["without_recommendations"]))
+        ties = self.ties_at_cutoff(lists, rows, settings.k)
+        if ties:
+            rule = "input row order" if self.tie_break == "input" else "item id (text, descending)"
+            notes.append(Note("ties_at_cutoff", f"{ties} lists have equal scores on both sides of the "
+                              f"cut-off K={settings.k}; the tie was broken by {rule}.", ties))
+        return notes
+
+    @staticmethod
+    def ties_at_cutoff(lists: Lists, rows: np.ndarray, k: int) -> int:
+        """Users whose scores at ranks K and K+1 are equal (when lists are ordered by score)."""
+        if lists.ordered_by != "score" or lists.scores is None or k >= lists.positions:
+            return 0
+        inside, outside = lists.scores[rows, k - 1], lists.scores[rows, k]
+        return int((inside == outside).sum())

@@ -1,0 +1,342 @@
+"""Validate and encode the inputs once into arrays every metric reads.
+
+The central structure is a users x positions array of item codes per model (-1 marks an
+empty position), with a boolean hit array and the relevance grade of each hit aligned to it,
+plus per-user relevant counts and ideal gains from the ground truth. Changing K, beta, the
+AP denominator or the gain only re-reads these arrays; nothing is re-joined.
+
+The join of (user, item) pairs to the ground truth sorts each list by item once (a row sort
+of packed ``item * P + position`` keys), which gives both the duplicate check and globally
+sorted int64 keys that the ground-truth pairs are located in with ``searchsorted``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from metrics_core import validate
+from metrics_core.columns import Columns
+from metrics_core.errors import Note, input_error
+from metrics_core.ids import IdIndex
+
+Order = Literal["rank", "score"]
+TieBreak = Literal["input", "item_desc"]
+MAX_POSITIONS = 100_000
+JOIN_CHUNK_CELLS = 1 << 22
+
+
+@dataclass
+class RawLists:
+    """One model's recommendation rows after validation, before coding."""
+
+    name: str
+    source: str
+    frame: pd.DataFrame
+    user: np.ndarray
+    item: np.ndarray
+    rank: np.ndarray | None
+    score: np.ndarray | None
+
+
+@dataclass
+class RawTruth:
+    source: str
+    frame: pd.DataFrame
+    user: np.ndarray
+    item: np.ndarray
+    grade: np.ndarray | None
+
+
+@dataclass
+class Truth:
+    """Relevant (user, item) pairs as codes, sorted by user then grade descending.
+
+    ``grade`` is the relevance grade of each relevant pair (1.0 without a relevance column);
+    ``relevant_count[u]`` is R, the number of relevant items of user ``u``; ``ideal_place`` is
+    each pair's 0-based place in the user's ideal ranking (for IDCG).
+    """
+
+    user: np.ndarray
+    item: np.ndarray
+    grade: np.ndarray
+    ideal_place: np.ndarray
+    relevant_count: np.ndarray
+    graded: bool
+    has_truth_rows: np.ndarray
+    notes: list[Note] = field(default_factory=list)
+
+
+@dataclass
+class Lists:
+    """One model's lists: ``items[u, p]`` is the item code at position ``p`` (rank p + 1).
+
+    ``hit[u, p]`` marks relevant items and ``grade[u, p]`` their grade (None when every
+    grade is 1). ``scores`` holds the model's scores aligned to ``items`` (NaN where empty),
+    or None for rank-only input. ``listed[u]`` says whether user ``u`` has any row in the
+    model's file.
+    """
+
+    name: str
+    items: np.ndarray
+    hit: np.ndarray
+    grade: np.ndarray | None
+    scores: np.ndarray | None
+    listed: np.ndarray
+    ordered_by: Order
+    notes: list[Note] = field(default_factory=list)
+
+    @property
+    def positions(self) -> int:
+        return self.items.shape[1]
+
+
+@dataclass
+class Training:
+    """Training interactions as codes, deduplicated pairs, and catalog facts."""
+
+    user: np.ndarray
+    item: np.ndarray
+    timestamp: np.ndarray | None
+    items_per_user: np.ndarray
+    catalog_size: int
+
+
+def read_lists(name: str, frame: pd.DataFrame, source: str, columns: Columns) -> RawLists:
+    """Validate a recommendations table: ids present, rank or score usable."""
+    validate.require_rows(frame, source)
+    has_rank = columns.rank in frame.columns
+    has_score = columns.score in frame.columns
+    validate.require_columns(frame, [columns.user, columns.item], source, " with --user-column/--item-column")
+    if not (has_rank or has_score):
+        raise input_error(
+            source,
+            f"has neither a rank column '{columns.rank}' nor a score column '{columns.score}'.",
+            "add a rank (1 = best) or a score (higher = better) column, or map it with "
+            "--rank-column/--score-column.",
+        )
+    context = [columns.user, columns.item, columns.rank, columns.score]
+    user = validate.ids(frame, columns.user, source, context)
+    item = validate.ids(frame, columns.item, source, context)
+    rank = validate.ranks(frame, columns.rank, source, context) if has_rank else None
+    score = (
+        validate.numbers(frame, columns.score, source, context, "score",
+                         "every recommended item needs a finite score; fill or drop these rows.")
+        if has_score else None
+    )
+    return RawLists(name, source, frame, user, item, rank, score)
+
+
+def read_truth(frame: pd.DataFrame, source: str, columns: Columns) -> RawTruth:
+    """Validate a ground-truth table: ids present, grades finite and non-negative."""
+    validate.require_rows(frame, source)
+    validate.require_columns(frame, [columns.user, columns.item], source, " with --user-column/--item-column")
+    context = [columns.user, columns.item, columns.relevance or columns.user]
+    grade = None
+    if columns.relevance is not None:
+        validate.require_columns(frame, [columns.relevance], source, " with --relevance-column")
+        grade = validate.grades(frame, columns.relevance, source, context)
+    user = validate.ids(frame, columns.user, source, context)
+    item = validate.ids(frame, columns.item, source, context)
+    return RawTruth(source, frame, user, item, grade)
+
+
+def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float) -> Truth:
+    """Keep relevant rows (grade >= threshold), deduplicate pairs keeping the highest grade."""
+    n_users = len(users)
+    user = users.codes(raw.user).astype(np.int64)
+    item = items.codes(raw.item).astype(np.int64)
+    has_rows = np.zeros(n_users, dtype=bool)
+    has_rows[user] = True
+    grade = np.ones(len(user)) if raw.grade is None else raw.grade
+    notes: list[Note] = []
+    if raw.grade is not None:
+        keep = grade >= threshold
+        if not keep.all():
+            notes.append(Note("below_threshold", f"{int((~keep).sum())} ground-truth rows have a grade "
+                              f"below the threshold {threshold:g} and are not relevant.", int((~keep).sum())))
+        user, item, grade = user[keep], item[keep], grade[keep]
+    order = np.lexsort((-grade, item, user))
+    user, item, grade = user[order], item[order], grade[order]
+    first = np.ones(len(user), dtype=bool)
+    first[1:] = (user[1:] != user[:-1]) | (item[1:] != item[:-1])
+    duplicates = int((~first).sum())
+    if duplicates:
+        notes.append(Note("duplicate_truth", f"{duplicates} duplicate ground-truth rows (same user and "
+                          "item) were merged, keeping the highest grade.", duplicates))
+        user, item, grade = user[first], item[first], grade[first]
+    order = np.lexsort((item, -grade, user))
+    user, item, grade = user[order], item[order], grade[order]
+    relevant_count = np.bincount(user, minlength=n_users)
+    starts = np.concatenate([[0], np.cumsum(relevant_count)[:-1]])
+    ideal_place = np.arange(len(user)) - starts[user]
+    graded = raw.grade is not None and not np.all(grade == 1.0)
+    return Truth(user, item, grade, ideal_place, relevant_count, graded, has_rows, notes)
+
+
+def encode_lists(
+    raw: RawLists,
+    users: IdIndex,
+    items: IdIndex,
+    truth: Truth,
+    order: Order = "rank",
+    tie_break: TieBreak = "input",
+) -> Lists:
+    """Place each row at its position, blank duplicates, and mark hits against ``truth``.
+
+    Position comes from the rank when there is one and ``order`` is "rank"; otherwise from
+    the score, higher first, ties broken by input row order ("input") or by item id compared
+    as text, larger first ("item_desc", as trec_eval).
+    """
+    user = users.codes(raw.user).astype(np.int64)
+    item = items.codes(raw.item)
+    notes: list[Note] = []
+    if raw.rank is not None and (order == "rank" or raw.score is None):
+        position = raw.rank - 1
+        ordered_by: Order = "rank"
+    else:
+        tie_key = None if tie_break == "input" else items.descending_text_order()[item]
+        position = _positions_by_score(user, raw.score, tie_key)
+        ordered_by = "score"
+    n_positions = int(position.max()) + 1
+    if n_positions > MAX_POSITIONS:
+        bad = position >= MAX_POSITIONS
+        raise input_error(raw.source, f"{int(bad.sum())} rows have a rank above {MAX_POSITIONS}.",
+                          "ranks are positions in a list (1 = best); renumber the lists.",
+                          None, raw.frame.loc[bad])
+    n_users = len(users)
+    slot = _slot_of_each_cell(user, position, n_users, n_positions, raw)
+    items_at = np.full(n_users * n_positions, -1, dtype=np.int32)
+    filled = slot >= 0
+    items_at[filled] = item[slot[filled]]
+    scores = None
+    if raw.score is not None:
+        scores = np.full(n_users * n_positions, np.nan)
+        scores[filled] = raw.score[slot[filled]]
+        scores = scores.reshape(n_users, n_positions)
+    del slot
+    items_at = items_at.reshape(n_users, n_positions)
+    listed = np.zeros(n_users, dtype=bool)
+    listed[user] = True
+    hit, grade, duplicates = _join(items_at, truth, len(items))
+    if duplicates:
+        notes.append(Note("duplicate_items", f"{duplicates} recommended items appear twice in the same "
+                          "list; each counts once, at its best position, and its other positions stay "
+                          "empty.", duplicates))
+    if ordered_by == "rank":
+        gaps = _users_with_rank_gaps(items_at)
+        if gaps:
+            notes.append(Note("rank_gaps", f"{gaps} lists have gaps in their ranks (e.g. 1, 2, 5); the "
+                              "missing positions are empty.", gaps))
+    if scores is not None:
+        scores[items_at < 0] = np.nan
+    return Lists(raw.name, items_at, hit, grade if truth.graded else None, scores, listed, ordered_by, notes)
+
+
+def _positions_by_score(user: np.ndarray, score: np.ndarray, tie_key: np.ndarray | None) -> np.ndarray:
+    """0-based position of each row in its user's list ordered by score, descending."""
+    n = len(user)
+    if tie_key is None and n:
+        same_user = user[1:] == user[:-1]
+        blocks = int(n - same_user.sum())
+        if blocks == len(np.unique(user)) and not (same_user & (score[1:] > score[:-1])).any():
+            starts = np.flatnonzero(np.concatenate([[True], ~same_user]))
+            return np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+    keys = (-score, user) if tie_key is None else (tie_key, -score, user)
+    order = np.lexsort(keys)
+    sorted_user = user[order]
+    starts = np.flatnonzero(np.concatenate([[True], sorted_user[1:] != sorted_user[:-1]]))
+    within = np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+    position = np.empty(n, dtype=np.int64)
+    position[order] = within
+    return position
+
+
+def _slot_of_each_cell(user, position, n_users, n_positions, raw: RawLists) -> np.ndarray:
+    """For each (user, position) cell, the input row placed there (-1: empty).
+
+    Two rows of one user with the same rank is an error: the order would be a guess.
+    """
+    cell = user * n_positions + position
+    slot = np.full(n_users * n_positions, -1, dtype=np.int64)
+    rows = np.arange(len(cell))
+    slot[cell] = rows
+    clash = slot[cell] != rows
+    if clash.any():
+        clashing = np.isin(cell, cell[clash])
+        raise input_error(
+            raw.source,
+            f"{int(clash.sum())} rows share a rank with another item of the same user's list.",
+            "give each item of a list its own rank, or drop the rank column to order by score.",
+            None,
+            raw.frame.loc[clashing],
+        )
+    return slot
+
+
+def _join(items_at: np.ndarray, truth: Truth, n_items: int):
+    """Mark relevant cells and blank duplicate items; return ``(hit, grade, n_duplicates)``.
+
+    Per chunk of users: pack ``item * P + position`` (empty cells sort last), sort each row,
+    flag equal neighbours as duplicates (the later position is blanked), then offset rows by
+    ``user * (n_items + 1) * P`` to get globally sorted keys and locate each ground-truth pair
+    with one ``searchsorted``; the first match is the item's best position.
+    """
+    n_users, n_positions = items_at.shape
+    hit = np.zeros((n_users, n_positions), dtype=bool)
+    grade = np.zeros((n_users, n_positions), dtype=np.float32) if truth.graded else None
+    stride = (n_items + 1) * n_positions
+    truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
+    column = np.arange(n_positions, dtype=np.int64)
+    chunk = max(1, JOIN_CHUNK_CELLS // n_positions)
+    duplicates = 0
+    for start in range(0, n_users, chunk):
+        stop = min(n_users, start + chunk)
+        block = items_at[start:stop]
+        packed = np.where(block < 0, n_items, block).astype(np.int64)
+        packed *= n_positions
+        packed += column
+        packed.sort(axis=1)
+        item_sorted = packed // n_positions
+        again = (item_sorted[:, 1:] == item_sorted[:, :-1]) & (item_sorted[:, 1:] < n_items)
+        if again.any():
+            rows, cols = np.nonzero(again)
+            block[rows, packed[rows, cols + 1] % n_positions] = -1
+            duplicates += len(rows)
+        packed += (np.arange(stop - start, dtype=np.int64) * stride)[:, None]
+        keys = packed.ravel()
+        lo, hi = truth_starts[start], truth_starts[stop]
+        t_user = truth.user[lo:hi] - start
+        wanted = t_user * stride + truth.item[lo:hi] * n_positions
+        where = np.searchsorted(keys, wanted).clip(0, len(keys) - 1)
+        found_key = keys[where]
+        found = (found_key // n_positions) == (wanted // n_positions)
+        position = found_key[found] % n_positions
+        rows = t_user[found] + start
+        hit[rows, position] = True
+        if grade is not None:
+            grade[rows, position] = truth.grade[lo:hi][found]
+    return hit, grade, duplicates
+
+
+def _users_with_rank_gaps(items_at: np.ndarray) -> int:
+    filled = items_at >= 0
+    last = np.where(filled.any(axis=1), items_at.shape[1] - np.argmax(filled[:, ::-1], axis=1), 0)
+    return int((filled.sum(axis=1) < last).sum())
+
+
+def encode_training(frame: pd.DataFrame, source: str, columns: Columns, users: IdIndex,
+                    items: IdIndex, catalog_size: int) -> Training:
+    """Training pairs as codes (deduplicated), with each user's count of distinct items."""
+    user = users.codes(validate.ids(frame, columns.user, source, [columns.user, columns.item]))
+    item = items.codes(validate.ids(frame, columns.item, source, [columns.user, columns.item]))
+    timestamp = None
+    if columns.timestamp in frame.columns:
+        timestamp = pd.to_numeric(frame[columns.timestamp], errors="coerce").to_numpy(dtype=np.float64)
+    keep = (user >= 0) & (item >= 0)
+    pair = np.unique(user[keep].astype(np.int64) * len(items) + item[keep])
+    items_per_user = np.bincount(pair // len(items), minlength=len(users))
+    return Training(user.astype(np.int64), item.astype(np.int64), timestamp, items_per_user, catalog_size)

@@ -1,0 +1,38 @@
+"""One call for the common case: read, encode and evaluate."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from metrics_core.columns import Columns
+from metrics_core.dataset import Dataset, model_name
+from metrics_core.result import Evaluation
+from metrics_core.settings import settings_for
+
+
+def evaluate_models(recommendations: Mapping, ground_truth, k: int = 10, *, train=None, items=None,
+                    users=None, columns: Columns | None = None, preset: str | None = None,
+                    **options) -> dict[str, Evaluation]:
+    """Evaluate several models (name -> path or DataFrame) on the same ground truth.
+
+    ``options`` are :class:`~metrics_core.settings.Settings` fields (beta, ap_denominator,
+    gain, ...); ``preset`` names a convention (``trec_eval``, ``ranx``, ``evidently``).
+    """
+    settings = settings_for(preset, k=k, **options)
+    dataset = Dataset.build(recommendations, ground_truth, train=train, items=items, users=users,
+                            columns=columns, order=settings.order, tie_break=settings.tie_break)
+    return dataset.evaluate_all(settings)
+
+
+def evaluate(recommendations, ground_truth, k: int = 10, **kwargs) -> Evaluation:
+    """Evaluate one model's recommendations (a path or a DataFrame) at cut-off ``k``.
+
+    >>> import pandas as pd
+    >>> recs = pd.DataFrame({"user_id": [1, 1, 2], "item_id": [10, 20, 10], "rank": [1, 2, 1]})
+    >>> truth = pd.DataFrame({"user_id": [1, 2], "item_id": [20, 30]})
+    >>> result = evaluate(recs, truth, k=2)
+    >>> result.metrics["recall"], result.metrics["mrr"], result.users["evaluated"]
+    (0.5, 0.25, 2)
+    """
+    name = model_name(recommendations, "model")
+    return evaluate_models({name: recommendations}, ground_truth, k, **kwargs)[name]

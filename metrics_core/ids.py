@@ -1,0 +1,80 @@
+"""Opaque user and item ids mapped to dense integer codes, once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+LOOKUP_TABLE_LIMIT = 1 << 26  # ids spanning fewer values than this use a direct lookup table
+
+
+@dataclass(frozen=True)
+class IdIndex:
+    """Sorted unique ids (int64 or str) and their codes ``0 .. len-1``.
+
+    Integer ids in a compact range are coded through a lookup table (a gather, the fastest
+    way); anything else through a hash index. Ids not in the index get code -1.
+    """
+
+    ids: np.ndarray
+    _low: int = 0
+    _table: np.ndarray | None = None
+
+    @classmethod
+    def union(cls, arrays: list[np.ndarray]) -> IdIndex:
+        """The index of every id that occurs in any of ``arrays`` (already unified by type)."""
+        arrays = [a for a in arrays if len(a)]
+        if not arrays:
+            return cls(np.array([], dtype=np.int64))
+        if all(a.dtype.kind in "iu" for a in arrays):
+            low = min(int(a.min()) for a in arrays)
+            high = max(int(a.max()) for a in arrays)
+            if high - low < LOOKUP_TABLE_LIMIT:
+                present = np.zeros(high - low + 1, dtype=bool)
+                for a in arrays:
+                    present[a - low] = True
+                ids = np.flatnonzero(present) + low
+                table = np.full(high - low + 1, -1, dtype=np.int32 if len(ids) < 2**31 else np.int64)
+                table[ids - low] = np.arange(len(ids))
+                return cls(ids.astype(np.int64), low, table)
+            return cls(np.unique(np.concatenate([pd.unique(a) for a in arrays])))
+        uniques = np.concatenate([pd.unique(a) for a in arrays]).astype(str)
+        return cls(np.unique(uniques).astype(object))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @property
+    def is_integer(self) -> bool:
+        return self.ids.dtype.kind in "iu"
+
+    def codes(self, values: np.ndarray) -> np.ndarray:
+        """Codes of ``values`` (int32 when they fit), -1 for ids not in the index."""
+        if self._table is not None and values.dtype.kind in "iu":
+            shifted = values - self._low
+            inside = (shifted >= 0) & (shifted < len(self._table))
+            if inside.all():
+                return self._table[shifted]
+            out = np.full(len(values), -1, dtype=self._table.dtype)
+            out[inside] = self._table[shifted[inside]]
+            return out
+        if self.is_integer and values.dtype.kind in "iu":
+            where = np.searchsorted(self.ids, values).clip(0, max(len(self.ids) - 1, 0))
+            found = self.ids[where] == values if len(self.ids) else np.zeros(len(values), bool)
+            return np.where(found, where, -1).astype(np.int32)
+        index = pd.Index(self.ids.astype(str) if self.is_integer else self.ids)
+        keys = values if values.dtype == object else values.astype(str)
+        return index.get_indexer(keys).astype(np.int32)
+
+    def descending_text_order(self) -> np.ndarray:
+        """For each code, its place when ids are sorted as text in descending order.
+
+        trec_eval breaks score ties by comparing document ids as strings, larger first.
+        """
+        text = self.ids.astype(str)
+        order = np.argsort(text, kind="stable")[::-1]
+        place = np.empty(len(text), dtype=np.int64)
+        place[order] = np.arange(len(text))
+        return place

@@ -1,0 +1,59 @@
+"""What an evaluation returns: aggregates, per-user values, curves, user counts, warnings."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from metrics_core.errors import Note
+from metrics_core.settings import Settings
+
+ACCURACY_METRICS = ("precision", "recall", "fbeta", "fbeta_of_means", "map", "mar", "ndcg", "hit_rate", "mrr")
+
+
+@dataclass
+class Evaluation:
+    """One model evaluated at one K.
+
+    metrics: aggregate name -> value (``map`` is the mean of per-user ``ap``, etc.).
+    per_user: one row per averaged user (index: user id) with every per-user metric at K,
+        plus ``relevant`` (R), ``hits`` (h(K)) and ``listed`` (items in the top K).
+    curves: index k = 1 .. max(K, longest list), one column per aggregate metric.
+    users: counts of evaluated users and of users left out or scored 0, and why.
+    warnings: problems with one sensible reading, each with a count.
+    skipped: metric -> why it could not be computed.
+    """
+
+    model: str
+    settings: Settings
+    metrics: dict[str, float]
+    per_user: pd.DataFrame
+    curves: pd.DataFrame
+    users: dict[str, int]
+    warnings: list[Note] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def k(self) -> int:
+        return self.settings.k
+
+    def to_dict(self) -> dict:
+        """The JSON shape of the command line: metrics, users, warnings, skipped."""
+        out = {
+            "metrics": {name: _finite(value) for name, value in self.metrics.items()},
+            "users": dict(self.users),
+            "warnings": [note.message for note in self.warnings],
+        }
+        if self.skipped:
+            out["skipped"] = dict(self.skipped)
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps({"k": self.k, "models": {self.model: self.to_dict()}}, indent=2)
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)

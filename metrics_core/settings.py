@@ -1,0 +1,100 @@
+"""Evaluation settings, and named presets that reproduce other tools' conventions on purpose."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from metrics_core import validate
+from metrics_core.errors import input_error
+
+APDenominator = Literal["min_k_relevant", "relevant", "hits"]
+Gain = Literal["linear", "exponential"]
+AP_DENOMINATORS = ("min_k_relevant", "relevant", "hits")
+GAINS = ("linear", "exponential")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every choice that changes a number, with rankscope's defaults.
+
+    k: the cut-off K.
+    beta: F-beta weight of recall (beta > 1 favours recall).
+    ap_denominator: D of AP@K: ``min_k_relevant`` = min(K, R), ``relevant`` = R, ``hits`` = h(K).
+    gain: NDCG gain of a grade g: ``linear`` = g, ``exponential`` = 2^g - 1.
+    precision_denominator: ``k`` (short lists are penalised) or ``list`` = number of items in
+        the top k (Evidently's min(K, |L|)).
+    rr_cutoff: RR counts only the first relevant item within K (False: anywhere in the list,
+        as trec_eval's ``recip_rank``).
+    fbeta: the headline F-beta: ``per_user`` (mean of per-user F) or ``of_means`` (F of the
+        mean precision and recall). Both are always reported.
+    users_without_relevant: ``exclude`` (counted, not averaged) or ``zero`` (averaged as 0,
+        Evidently's ``no_feedback_users``).
+    users_without_list: users with relevant items but no list score 0 (``zero``) or are left
+        out (``drop``, as Evidently does silently).
+    candidates: number of candidate items per user for LAUC and MCC; None = the training
+        catalog minus the user's own training items (skipped when there is no training data).
+    order / tie_break: how lists are ordered when encoded (see :func:`encode_lists`).
+    """
+
+    k: int = 10
+    beta: float = 1.0
+    ap_denominator: APDenominator = "min_k_relevant"
+    gain: Gain = "linear"
+    precision_denominator: Literal["k", "list"] = "k"
+    rr_cutoff: bool = True
+    fbeta: Literal["per_user", "of_means"] = "per_user"
+    users_without_relevant: Literal["exclude", "zero"] = "exclude"
+    users_without_list: Literal["zero", "drop"] = "zero"
+    candidates: int | None = None
+    order: Literal["rank", "score"] = "rank"
+    tie_break: Literal["input", "item_desc"] = "input"
+
+    def __post_init__(self) -> None:
+        validate.cutoff(self.k)
+        _one_of("ap_denominator", self.ap_denominator, AP_DENOMINATORS)
+        _one_of("gain", self.gain, GAINS)
+        _one_of("precision_denominator", self.precision_denominator, ("k", "list"))
+        _one_of("fbeta", self.fbeta, ("per_user", "of_means"))
+        _one_of("users_without_relevant", self.users_without_relevant, ("exclude", "zero"))
+        _one_of("users_without_list", self.users_without_list, ("zero", "drop"))
+        _one_of("order", self.order, ("rank", "score"))
+        _one_of("tie_break", self.tie_break, ("input", "item_desc"))
+        if not self.beta > 0:
+            raise input_error("settings", f"beta = {self.beta!r} is not positive.", "choose beta > 0, e.g. 1.0.")
+        if self.candidates is not None and self.candidates < 1:
+            raise input_error("settings", f"candidates = {self.candidates!r}.", "give a positive item count.")
+
+
+def _one_of(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise input_error("settings", f"{name} = {value!r} is not one of {', '.join(allowed)}.",
+                          f"choose one of: {', '.join(allowed)}.")
+
+
+PRESETS: dict[str, dict[str, object]] = {
+    # rankscope's own defaults, as METRICS.md defines them.
+    "rankscope": {},
+    # trec_eval: AP over all relevant items (map_cut), recip_rank without a cut-off, lists
+    # ordered by score with ties broken by document id compared as text, larger first; the
+    # rank column is ignored, as trec_eval ignores it.
+    "trec_eval": {"ap_denominator": "relevant", "rr_cutoff": False, "order": "score", "tie_break": "item_desc"},
+    # ranx: AP over all relevant items; lists ordered by score (ranx ignores ranks).
+    "ranx": {"ap_denominator": "relevant", "order": "score"},
+    # Evidently (legacy recsys metrics): precision over the items in the top k, the headline
+    # F-beta of the mean precision and recall, AP divided by R as its code does, and users
+    # with relevant items but no list left out.
+    "evidently": {"precision_denominator": "list", "fbeta": "of_means", "ap_denominator": "relevant",
+                  "users_without_list": "drop"},
+}
+
+
+def settings_for(preset: str | None = None, **overrides: object) -> Settings:
+    """Settings of a named preset, with explicit ``overrides`` (None values ignored) on top."""
+    base = Settings()
+    if preset is not None:
+        if preset not in PRESETS:
+            raise input_error("settings", f"unknown preset {preset!r}.", f"choose one of: {', '.join(PRESETS)}.")
+        base = replace(base, **PRESETS[preset])
+    chosen = {name: value for name, value in overrides.items() if value is not None}
+    return replace(base, **chosen)
