@@ -141,7 +141,7 @@ class Dataset:
             return np.full(len(self.users), float(settings.candidates))
         if self.training is None:
             return None
-        catalog = self.training.catalog_size or int(len(np.unique(self.training.item)))
+        catalog = self.training.catalog_size or len(np.unique(self.training.item))
         return (catalog - self.training.items_per_user).astype(np.float64)
 
     def evaluate(self, model: str | None = None, settings: Settings | None = None) -> Evaluation:

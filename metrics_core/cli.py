@@ -1,0 +1,136 @@
+"""``rankscope`` command line: evaluate recommendation files from a shell or a CI job.
+
+Exit codes: 0 success, 2 bad input or bad arguments (message on stderr, no traceback),
+1 an unexpected internal error (set RANKSCOPE_DEBUG=1 for the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from metrics_core.columns import Columns
+from metrics_core.dataset import Dataset, model_name
+from metrics_core.errors import InputError, input_error
+from metrics_core.result import Evaluation
+from metrics_core.settings import AP_DENOMINATORS, GAINS, PRESETS, settings_for
+
+
+def parse_model_source(value: str) -> tuple[str, str]:
+    """``NAME=PATH`` or ``PATH`` (the name is then the file's stem)."""
+    if "=" in value and not Path(value).exists():
+        name, path = value.split("=", 1)
+        if name:
+            return name, path
+    return model_name(value, value), value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rankscope", description="Evaluate recommender and ranking models.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    ev = commands.add_parser("evaluate", help="metrics of one or more models against a ground truth")
+    add_loading_arguments(ev)
+    ev.add_argument("--k", type=int, default=10, help="cut-off K (default 10)")
+    ev.add_argument("--beta", type=float, default=None, help="F-beta weight of recall (default 1.0)")
+    ev.add_argument("--ap-denominator", choices=AP_DENOMINATORS, default=None,
+                    help="D of AP@K: min(K,R) (default), R, or hits in the top K")
+    ev.add_argument("--gain", choices=GAINS, default=None, help="NDCG gain of a grade (default linear)")
+    ev.add_argument("--preset", choices=list(PRESETS), default=None,
+                    help="reproduce another tool's conventions (see the README)")
+    ev.add_argument("--format", choices=["json", "table"], default="json")
+    return parser
+
+
+def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--recommendations", action="append", required=True, metavar="[NAME=]PATH",
+                        help="a model's lists (CSV, Parquet or TREC run); repeat for several models")
+    parser.add_argument("--ground-truth", required=True, metavar="PATH", help="relevant (user, item) pairs")
+    parser.add_argument("--train", metavar="PATH", help="training interactions (candidates for LAUC/MCC)")
+    parser.add_argument("--items", metavar="PATH", help="item table (the catalog)")
+    parser.add_argument("--users", metavar="PATH", help="user table")
+    parser.add_argument("--relevance-column", metavar="COL", help="grade column of the ground truth")
+    parser.add_argument("--relevance-threshold", type=float, default=1.0, metavar="X",
+                        help="grades below X are not relevant (default 1)")
+    parser.add_argument("--user-column", default="user_id")
+    parser.add_argument("--item-column", default="item_id")
+    parser.add_argument("--score-column", default="score")
+    parser.add_argument("--rank-column", default="rank")
+
+
+def load_dataset(args: argparse.Namespace, order: str, tie_break: str) -> Dataset:
+    columns = Columns(user=args.user_column, item=args.item_column, score=args.score_column,
+                      rank=args.rank_column, relevance=args.relevance_column,
+                      threshold=args.relevance_threshold)
+    sources: dict[str, str] = {}
+    for value in args.recommendations:
+        name, path = parse_model_source(value)
+        if name in sources:
+            raise input_error("--recommendations", f"two models are named {name!r}.",
+                              "name them: --recommendations A=path1 --recommendations B=path2.")
+        sources[name] = path
+    return Dataset.build(sources, args.ground_truth, train=args.train, items=args.items, users=args.users,
+                         columns=columns, order=order, tie_break=tie_break)
+
+
+def run_evaluate(args: argparse.Namespace) -> int:
+    settings = settings_for(args.preset, k=args.k, beta=args.beta, ap_denominator=args.ap_denominator,
+                            gain=args.gain)
+    dataset = load_dataset(args, settings.order, settings.tie_break)
+    results = dataset.evaluate_all(settings)
+    if args.format == "json":
+        print(json.dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))
+    else:
+        print(format_table(results))
+    return 0
+
+
+def format_table(results: dict[str, Evaluation]) -> str:
+    """Metrics as rows, models as columns, then user counts and warnings."""
+    names = list(results)
+    metrics = list(dict.fromkeys(m for r in results.values() for m in r.metrics))
+    first = next(iter(results.values()))
+    width = max(12, *(len(n) for n in names))
+    counts = {count: "users " + count.replace("_", " ") for count in first.users}
+    label = max(len(m) for m in [*metrics, *counts.values()]) + 2
+    lines = [f"{'metric @' + str(first.k):<{label}}" + "".join(f"{n:>{width + 2}}" for n in names)]
+    lines.append("-" * len(lines[0]))
+    for metric in metrics:
+        cells = "".join(f"{results[n].metrics.get(metric, float('nan')):>{width + 2}.4f}" for n in names)
+        lines.append(f"{metric:<{label}}" + cells)
+    lines.append("")
+    for count, text in counts.items():
+        lines.append(f"{text:<{label}}"
+                     + "".join(f"{results[n].users[count]:>{width + 2}}" for n in names))
+    for name in names:
+        for note in results[name].warnings:
+            lines.append(f"warning [{name}]: {note.message}")
+        for metric, why in results[name].skipped.items():
+            lines.append(f"skipped [{name}] {metric}: {why}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return run_evaluate(args)
+    except InputError as error:
+        print(f"rankscope: {error}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("rankscope: out of memory; evaluate fewer users at a time.", file=sys.stderr)
+        return 1
+    except Exception as error:
+        if os.environ.get("RANKSCOPE_DEBUG"):
+            traceback.print_exc()
+        print(f"rankscope: internal error ({type(error).__name__}: {error}). "
+              "Please report it; set RANKSCOPE_DEBUG=1 for details.", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

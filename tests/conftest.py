@@ -1,0 +1,34 @@
+"""Shared fixtures: small frames, and the internal MovieLens data when ../shared is present."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "datasets"
+MOVIELENS_RECS = SHARED / "movielens-100k-recs-peruser"
+
+
+def frame(rows, columns=("user_id", "item_id", "rank")) -> pd.DataFrame:
+    return pd.DataFrame(list(rows), columns=list(columns))
+
+
+@pytest.fixture
+def seed003():
+    """Seed 003's toy example: three users, K = 3, an 8-item catalog."""
+    recs = frame([(u, i, r + 1) for u, items in {0: [30, 60, 50], 1: [40, 60, 70], 2: [40, 70, 0]}.items()
+                  for r, i in enumerate(items)])
+    truth = frame([(0, 60), (1, 40), (2, 0), (2, 20), (2, 70)], ("user_id", "item_id"))
+    train = frame([(0, i) for i in (0, 10, 40, 70)] + [(1, i) for i in (10, 20, 30)]
+                  + [(2, i) for i in (30, 50, 60)], ("user_id", "item_id"))
+    return recs, truth, train
+
+
+@pytest.fixture
+def movielens():
+    if not MOVIELENS_RECS.is_dir():
+        pytest.skip("internal MovieLens data (../shared/datasets) is not available")
+    return MOVIELENS_RECS

@@ -1,0 +1,110 @@
+"""A slow, obviously correct per-user implementation of the accuracy metrics.
+
+It follows METRICS.md line by line with Python lists and loops, so that the fast array code
+can be checked against it on random data. Nothing here is shared with ``metrics_core``.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def ordered_lists(rows, use_rank=True):
+    """rows: (user, item, rank, score) tuples in input order -> {user: [item or None, ...]}.
+
+    By rank (rank 1 = position 0; gaps stay empty), else by score descending, ties by input
+    order. An item seen again later in the same list leaves its later position empty.
+    """
+    by_user = {}
+    for index, (user, item, rank, score) in enumerate(rows):
+        by_user.setdefault(user, []).append((index, item, rank, score))
+    lists = {}
+    for user, entries in by_user.items():
+        if use_rank:
+            placed = {rank - 1: item for _, item, rank, _ in entries}
+        else:
+            ordered = sorted(entries, key=lambda e: (-e[3], e[0]))
+            placed = {pos: e[1] for pos, e in enumerate(ordered)}
+        length = max(placed) + 1
+        slots = [placed.get(p) for p in range(length)]
+        seen = set()
+        for p, item in enumerate(slots):
+            if item in seen:
+                slots[p] = None
+            elif item is not None:
+                seen.add(item)
+        lists[user] = slots
+    return lists
+
+
+def relevant_grades(truth_rows, threshold=None):
+    """truth_rows: (user, item, grade) -> {user: {item: highest grade}} of relevant items."""
+    out = {}
+    for user, item, grade in truth_rows:
+        if threshold is not None and grade < threshold:
+            continue
+        current = out.setdefault(user, {})
+        current[item] = max(grade, current.get(item, grade))
+    return out
+
+
+def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", gain="linear",
+                 precision_denominator="k", rr_cutoff=True, candidates=None):
+    """Every accuracy metric of one user at cut-off k, by the definitions."""
+    top = (slots + [None] * k)[:k]
+    rel = [1 if item is not None and item in grades else 0 for item in top]
+    listed = [1 if item is not None else 0 for item in top]
+    R = len(grades)
+    h = sum(rel)
+    n_listed = sum(listed)
+    P = h / k if precision_denominator == "k" else h / n_listed if n_listed else 0.0
+    Rc = h / R if R else 0.0
+    b2 = beta * beta
+    F = (1 + b2) * P * Rc / (b2 * P + Rc) if (b2 * P + Rc) > 0 else 0.0
+    ap_sum = 0.0
+    ar_sum = 0.0
+    for i in range(1, k + 1):
+        if rel[i - 1]:
+            ap_sum += sum(rel[:i]) / i
+            ar_sum += (sum(rel[:i]) / R) if R else 0.0
+    D = {"min_k_relevant": min(k, R), "relevant": R, "hits": h}[ap_denominator]
+    AP = ap_sum / D if D else 0.0
+    AR = ar_sum / h if h else 0.0
+
+    def g(x):
+        return x if gain == "linear" else 2.0 ** x - 1.0
+
+    dcg = sum(g(grades[item]) / math.log2(i + 2) for i, item in enumerate(top) if item is not None and item in grades)
+    ideal = sorted(grades.values(), reverse=True)[:k]
+    idcg = sum(g(x) / math.log2(i + 2) for i, x in enumerate(ideal))
+    NDCG = dcg / idcg if idcg > 0 else 0.0
+    HR = 1.0 if h else 0.0
+    RR = 0.0
+    full = slots if not rr_cutoff else top
+    for i, item in enumerate(full):
+        if item is not None and item in grades:
+            RR = 1.0 / (i + 1)
+            break
+    out = {"precision": P, "recall": Rc, "fbeta": F, "ap": AP, "ar": AR, "ndcg": NDCG, "hit": HR, "rr": RR}
+    if candidates is not None:
+        all_listed = sum(1 for item in slots if item is not None)
+        all_hits = sum(1 for item in slots if item is not None and item in grades)
+        negatives = max(candidates - R, all_listed - all_hits)
+        fp = n_listed - h
+        if negatives == 0:
+            lauc = 1.0
+        else:
+            area = 0.0
+            hits_so_far = 0
+            for i in range(k):
+                if rel[i]:
+                    hits_so_far += 1
+                elif listed[i]:
+                    area += (hits_so_far / R if R else 0.0) / negatives
+            tpr = h / R if R else 0.0
+            lauc = area + (1 - fp / negatives) * (tpr + 1) / 2
+        tp, fn, tn = h, R - h, negatives - fp
+        den = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
+        out["lauc"] = lauc
+        out["mcc"] = (tp * tn - fp * fn) / den if den > 0 else 0.0
+    return out

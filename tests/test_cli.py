@@ -1,0 +1,132 @@
+"""The command line end to end, as a CI job calls it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from metrics_core import evaluate
+from metrics_core.cli import main
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "metrics_core", *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def files(tmp_path, seed003):
+    recs, truth, train = seed003
+    paths = {"recs": tmp_path / "toy.csv", "truth": tmp_path / "truth.parquet", "train": tmp_path / "train.csv"}
+    recs.to_csv(paths["recs"], index=False)
+    truth.to_parquet(paths["truth"])
+    train.to_csv(paths["train"], index=False)
+    return paths
+
+
+def test_json_output_has_the_contract_shape(files):
+    done = run("evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(files["truth"]),
+               "--k", "3", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["k"] == 3
+    model = out["models"]["toy"]
+    assert set(model["metrics"]) == {"precision", "recall", "fbeta", "fbeta_of_means", "map", "mar", "ndcg",
+                                     "hit_rate", "mrr"}
+    assert model["metrics"]["precision"] == pytest.approx(4 / 9)
+    assert model["metrics"]["map"] == pytest.approx(0.6296, abs=1e-4)
+    assert model["users"] == {"evaluated": 3, "without_relevant": 0, "without_recommendations": 0}
+    assert model["warnings"] == []
+    assert set(model["skipped"]) == {"lauc", "mcc"}
+
+
+def test_named_models_options_and_train(files, capsys):
+    code = main(["evaluate", "--recommendations", f"A={files['recs']}", "--recommendations", f"B={files['recs']}",
+                 "--ground-truth", str(files["truth"]), "--train", str(files["train"]), "--k", "2",
+                 "--beta", "2", "--ap-denominator", "hits", "--gain", "exponential"])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert list(out["models"]) == ["A", "B"]
+    same = evaluate(files["recs"], files["truth"], k=2, train=files["train"], beta=2.0, ap_denominator="hits",
+                    gain="exponential")
+    for name, value in same.metrics.items():
+        assert out["models"]["A"]["metrics"][name] == pytest.approx(value)
+    assert "lauc" in out["models"]["A"]["metrics"]
+
+
+def test_relevance_column_and_threshold(tmp_path):
+    recs = pd.DataFrame({"u": [1, 1, 1], "i": [1, 2, 3], "pos": [1, 2, 3]})
+    truth = pd.DataFrame({"u": [1, 1, 1], "i": [1, 2, 3], "stars": [3, 5, 4]})
+    recs.to_csv(tmp_path / "r.csv", index=False)
+    truth.to_csv(tmp_path / "t.csv", index=False)
+    done = run("evaluate", "--recommendations", str(tmp_path / "r.csv"), "--ground-truth", str(tmp_path / "t.csv"),
+               "--user-column", "u", "--item-column", "i", "--rank-column", "pos", "--relevance-column", "stars",
+               "--relevance-threshold", "4", "--k", "3")
+    assert done.returncode == 0, done.stderr
+    metrics = json.loads(done.stdout)["models"]["r"]["metrics"]
+    assert metrics["precision"] == pytest.approx(2 / 3)
+    # NDCG uses the grades of relevant items: 5 at rank 2, 4 at rank 3 against the ideal 5, 4.
+    import math
+
+    dcg = 5 / math.log2(3) + 4 / 2
+    assert metrics["ndcg"] == pytest.approx(dcg / (5 + 4 / math.log2(3)))
+
+
+def test_table_format(files):
+    done = run("evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(files["truth"]),
+               "--k", "3", "--format", "table")
+    assert done.returncode == 0
+    assert "precision" in done.stdout and "0.4444" in done.stdout and "users evaluated" in done.stdout
+
+
+def test_preset_flag(files):
+    done = run("evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(files["truth"]),
+               "--preset", "evidently", "--k", "5")
+    metrics = json.loads(done.stdout)["models"]["toy"]["metrics"]
+    assert metrics["precision"] == pytest.approx(4 / 9)  # min(K, |L|) = 3
+    assert metrics["fbeta"] == metrics["fbeta_of_means"]
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        ("user_id,item_id,rank\n1,a,1\n1,b,1\n", "share a rank"),
+        ("user_id,item_id,score\n1,a,0.5\n1,b,\n", "column 'score'"),
+        ("user_id,item_id\n1,a\n", "neither a rank column"),
+        ("", "empty"),
+        ("user,item_id,rank\n1,a,1\n", "missing column 'user_id'"),
+        ("user_id,item_id,rank\n1,a,0\n", "not a positive integer"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message_and_no_traceback(tmp_path, files, content, fragment):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(content)
+    done = run("evaluate", "--recommendations", str(bad), "--ground-truth", str(files["truth"]))
+    assert done.returncode == 2
+    assert fragment in done.stderr
+    assert "Fix:" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ""
+
+
+def test_missing_file_and_bad_k(files):
+    done = run("evaluate", "--recommendations", "nope.csv", "--ground-truth", str(files["truth"]))
+    assert done.returncode == 2 and "no file at" in done.stderr and "Traceback" not in done.stderr
+    done = run("evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(files["truth"]),
+               "--k", "0")
+    assert done.returncode == 2 and "K = 0" in done.stderr
+
+
+def test_unknown_option_exits_2():
+    done = run("evaluate", "--bogus")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+
+
+def test_console_script_is_installed(files):
+    done = subprocess.run(["rankscope", "evaluate", "--recommendations", str(files["recs"]), "--ground-truth",
+                           str(files["truth"])], capture_output=True, text=True,
+                          env={"PATH": str(__import__("pathlib").Path(sys.executable).parent)})
+    assert done.returncode == 0, done.stderr

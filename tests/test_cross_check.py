@@ -1,0 +1,71 @@
+"""The fast array code must equal the slow per-user definitions on messy random data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metrics_core import Columns, Dataset, Settings
+from tests.reference import ordered_lists, relevant_grades, user_metrics
+
+
+def messy_data(seed: int, n_users: int = 40, n_items: int = 30, use_rank: bool = True):
+    """Lists with short lengths, rank gaps, duplicate items, tied scores; graded truth."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for user in range(n_users):
+        length = int(rng.integers(0, 12))
+        items = rng.integers(0, n_items, length)
+        if use_rank:
+            ranks = np.sort(rng.choice(np.arange(1, 16), size=length, replace=False))
+            rng.shuffle(ranks)
+            rows += [(user, int(i), int(r), 0.0) for i, r in zip(items, ranks, strict=True)]
+        else:
+            scores = rng.integers(0, 4, length) / 4  # many ties
+            rows += [(user, int(i), 0, float(s)) for i, s in zip(items, scores, strict=True)]
+    order = rng.permutation(len(rows))
+    rows = [rows[i] for i in order]
+    truth_rows = []
+    for user in range(n_users + 5):  # a few users with truth and no list
+        for item in rng.choice(n_items, size=int(rng.integers(0, 6)), replace=False):
+            truth_rows.append((user, int(item), int(rng.integers(0, 4))))
+    truth_rows += truth_rows[:3]  # duplicate truth rows
+    return rows, truth_rows
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("use_rank", [True, False])
+def test_fast_equals_slow_on_random_data(seed, use_rank):
+    rows, truth_rows = messy_data(seed, use_rank=use_rank)
+    recs = pd.DataFrame(rows, columns=["user_id", "item_id", "rank", "score"])
+    recs = recs.drop(columns=["score"] if use_rank else ["rank"])
+    truth = pd.DataFrame(truth_rows, columns=["user_id", "item_id", "grade"])
+    dataset = Dataset.build(recs, truth, columns=Columns(relevance="grade", threshold=1))
+    lists = ordered_lists(rows, use_rank)
+    grades = relevant_grades(truth_rows, threshold=1)
+    rng = np.random.default_rng(seed)
+    for k in (1, 3, 10, 17):
+        options = {
+            "beta": float(rng.choice([0.5, 1.0, 2.0])),
+            "ap_denominator": str(rng.choice(["min_k_relevant", "relevant", "hits"])),
+            "gain": str(rng.choice(["linear", "exponential"])),
+            "precision_denominator": str(rng.choice(["k", "list"])),
+            "rr_cutoff": bool(rng.integers(0, 2)),
+        }
+        result = dataset.evaluate(settings=Settings(k=k, candidates=40, **options))
+        users = [u for u in grades if grades[u]]
+        assert sorted(result.per_user.index) == sorted(users)
+        expected = {u: user_metrics(lists.get(u, []), grades[u], k, candidates=40, **options) for u in users}
+        for metric in expected[users[0]]:
+            want = np.array([expected[u][metric] for u in result.per_user.index])
+            np.testing.assert_allclose(result.per_user[metric].to_numpy(), want, atol=1e-12,
+                                       err_msg=f"{metric} at k={k} {options}")
+        # the curve at every k equals the mean of the per-user definitions at that k
+        for kk in (1, k // 2 + 1, k):
+            want = np.mean([user_metrics(lists.get(u, []), grades[u], kk, candidates=40, **options)["ndcg"]
+                            for u in users])
+            assert result.curves.loc[kk, "ndcg"] == pytest.approx(want, abs=1e-12)
+            want_ap = np.mean([user_metrics(lists.get(u, []), grades[u], kk, candidates=40, **options)["ap"]
+                               for u in users])
+            assert result.curves.loc[kk, "map"] == pytest.approx(want_ap, abs=1e-12)

@@ -1,0 +1,156 @@
+"""The edge cases METRICS.md lists, where peers disagree or are wrong."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from metrics_core import Dataset, InputError, Settings, evaluate
+
+
+def recs(rows, columns=("user_id", "item_id", "rank")):
+    return pd.DataFrame(rows, columns=list(columns))
+
+
+def truth(rows, columns=("user_id", "item_id")):
+    return pd.DataFrame(rows, columns=list(columns))
+
+
+def test_tie_at_cutoff_is_broken_by_row_order_and_reported():
+    lists = recs([(1, "a", 0.9), (1, "b", 0.5), (1, "c", 0.5), (1, "d", 0.1)], ("user_id", "item_id", "score"))
+    result = evaluate(lists, truth([(1, "c")]), k=2)
+    assert result.metrics["precision"] == 0.0  # b (earlier row) takes rank 2, c rank 3
+    assert result.per_user.loc[1, "hits"] == 0
+    ties = [n for n in result.warnings if n.code == "ties_at_cutoff"]
+    assert ties and ties[0].count == 1
+    assert "K=2" in ties[0].message
+
+
+def test_no_tie_warning_when_scores_differ_at_cutoff():
+    lists = recs([(1, "a", 0.9), (1, "b", 0.5), (1, "c", 0.4)], ("user_id", "item_id", "score"))
+    assert not [n for n in evaluate(lists, truth([(1, "c")]), k=2).warnings if n.code == "ties_at_cutoff"]
+
+
+def test_same_item_twice_counts_once_at_best_position_and_leaves_a_hole():
+    lists = recs([(1, "x", 1), (1, "a", 2), (1, "a", 3), (1, "b", 4)])
+    result = evaluate(lists, truth([(1, "a"), (1, "b")]), k=4)
+    # hits at ranks 2 and 4; rank 3 is empty, b does not move up
+    assert result.per_user.loc[1, "hits"] == 2
+    assert result.metrics["precision"] == pytest.approx(2 / 4)
+    assert result.metrics["mrr"] == pytest.approx(1 / 2)
+    assert result.metrics["map"] == pytest.approx((1 / 2 + 2 / 4) / 2)
+    assert result.per_user.loc[1, "listed"] == 3
+    dup = [n for n in result.warnings if n.code == "duplicate_items"]
+    assert dup and dup[0].count == 1
+
+
+def test_duplicate_ground_truth_row_is_merged_keeping_the_highest_grade():
+    lists = recs([(1, "a", 1), (1, "b", 2)])
+    grades = truth([(1, "a", 1), (1, "a", 3), (1, "b", 2)], ("user_id", "item_id", "g"))
+    from metrics_core import Columns
+
+    result = evaluate(lists, grades, k=2, columns=Columns(relevance="g", threshold=1))
+    assert result.per_user.loc[1, "relevant"] == 2
+    assert result.metrics["recall"] == 1.0
+    assert result.metrics["ndcg"] == pytest.approx(1.0)  # a has grade 3 > b's 2: ideal order
+    assert next(n for n in result.warnings if n.code == "duplicate_truth").count == 1
+
+
+def test_user_with_relevant_items_and_no_list_scores_zero():
+    lists = recs([(1, "a", 1)])
+    result = evaluate(lists, truth([(1, "a"), (2, "a")]), k=1)
+    assert result.users == {"evaluated": 2, "without_relevant": 0, "without_recommendations": 1}
+    assert result.per_user.loc[2, ["precision", "recall", "ndcg", "ap", "rr"]].sum() == 0
+    assert result.metrics["precision"] == 0.5
+
+
+def test_evidently_preset_drops_users_without_list():
+    lists = recs([(1, "a", 1)])
+    result = evaluate(lists, truth([(1, "a"), (2, "a")]), k=1, preset="evidently")
+    assert result.users["evaluated"] == 1
+    assert result.metrics["precision"] == 1.0
+
+
+def test_user_with_list_and_no_relevant_items_is_excluded_and_counted():
+    lists = recs([(1, "a", 1), (2, "b", 1)])
+    result = evaluate(lists, truth([(1, "a")]), k=1)
+    assert result.users["evaluated"] == 1
+    assert result.users["without_relevant"] == 1
+    assert result.metrics["precision"] == 1.0
+    assert any(n.code == "users_without_relevant" for n in result.warnings)
+    included = evaluate(lists, truth([(1, "a")]), k=1, users_without_relevant="zero")
+    assert included.users["evaluated"] == 2
+    assert included.metrics["precision"] == 0.5
+    assert included.per_user.loc[2, "recall"] == 0.0
+
+
+def test_k_larger_than_every_list():
+    lists = recs([(1, "a", 1), (1, "b", 2)])
+    result = evaluate(lists, truth([(1, "a"), (1, "b")]), k=5)
+    assert result.metrics["precision"] == pytest.approx(2 / 5)  # denominator K, not |L|
+    assert result.metrics["recall"] == 1.0
+    assert result.metrics["ndcg"] == pytest.approx(1.0)
+    assert list(result.curves.index) == [1, 2, 3, 4, 5]
+    evid = evaluate(lists, truth([(1, "a"), (1, "b")]), k=5, precision_denominator="list")
+    assert evid.metrics["precision"] == 1.0
+
+
+def test_rows_not_sorted_by_rank():
+    ordered = recs([(1, "a", 1), (1, "b", 2), (1, "c", 3), (2, "a", 1), (2, "c", 2)])
+    shuffled = ordered.sample(frac=1, random_state=3)
+    t = truth([(1, "c"), (2, "c")])
+    assert evaluate(shuffled, t, k=2).metrics == evaluate(ordered, t, k=2).metrics
+
+
+def test_scores_not_sorted_within_users():
+    rows = recs([(1, "a", 0.1), (2, "z", 0.3), (1, "b", 0.9), (2, "y", 0.8)], ("user_id", "item_id", "score"))
+    result = evaluate(rows, truth([(1, "b"), (2, "z")]), k=1)
+    assert result.per_user.loc[1, "hits"] == 1
+    assert result.per_user.loc[2, "hits"] == 0
+
+
+def test_one_user_and_one_item():
+    result = evaluate(recs([(7, 3, 1)]), truth([(7, 3)]), k=10)
+    assert result.metrics["ndcg"] == 1.0
+    assert result.metrics["precision"] == pytest.approx(0.1)
+    assert result.users["evaluated"] == 1
+
+
+def test_every_user_without_relevant_items_is_a_clear_error():
+    with pytest.raises(InputError, match="no user has a relevant item"):
+        evaluate(recs([(1, "a", 1)]), truth([(2, "b", 0)], ("user_id", "item_id", "g")), k=1,
+                 columns=__import__("metrics_core").Columns(relevance="g", threshold=1))
+
+
+def test_rank_gaps_leave_positions_empty():
+    result = evaluate(recs([(1, "a", 1), (1, "b", 2), (1, "c", 5)]), truth([(1, "c")]), k=5)
+    assert result.metrics["mrr"] == pytest.approx(1 / 5)
+    assert next(n for n in result.warnings if n.code == "rank_gaps").count == 1
+
+
+def test_mixed_int_and_string_ids_are_read_as_strings():
+    lists = recs([(1, "a", 1), ("u2", 5, 1)])
+    result = evaluate(lists, truth([("1", "a"), ("u2", "5")]), k=1)
+    assert result.metrics["precision"] == 1.0
+    assert set(result.per_user.index) == {"1", "u2"}
+
+
+def test_changing_settings_does_not_reencode(seed003):
+    lists, t, _ = seed003
+    dataset = Dataset.build(lists, t)
+    before = {name: lst.items.copy() for name, lst in dataset.lists.items()}
+    for k in (1, 2, 3, 7):
+        for denominator in ("min_k_relevant", "relevant", "hits"):
+            dataset.evaluate(settings=Settings(k=k, ap_denominator=denominator, gain="exponential", beta=2))
+    for name, items in before.items():
+        assert (dataset.lists[name].items == items).all()
+
+
+def test_ap_denominators_on_seed003(seed003):
+    lists, t, _ = seed003
+    dataset = Dataset.build(lists, t)
+    m = {d: dataset.evaluate(settings=Settings(k=3, ap_denominator=d)).metrics["map"]
+         for d in ("min_k_relevant", "relevant", "hits")}
+    assert m["min_k_relevant"] == pytest.approx((1 / 2 + 1 + (1 / 2 + 2 / 3) / 3) / 3)
+    assert m["relevant"] == pytest.approx((1 / 2 + 1 + (1 / 2 + 2 / 3) / 3) / 3)  # R <= K here
+    assert m["hits"] == pytest.approx((1 / 2 + 1 + (1 / 2 + 2 / 3) / 2) / 3)

@@ -1,0 +1,104 @@
+"""Properties that must hold for any input (hypothesis)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metrics_core import Columns, Dataset, Settings, evaluate
+
+METRICS = ["precision", "recall", "fbeta", "ap", "ar", "ndcg", "hit", "rr", "lauc"]
+
+
+@st.composite
+def problems(draw):
+    n_users = draw(st.integers(1, 8))
+    n_items = draw(st.integers(1, 12))
+    recs, truth = [], []
+    for user in range(n_users):
+        items = draw(st.lists(st.integers(0, n_items - 1), max_size=8, unique=True))
+        recs += [(user, item, rank + 1) for rank, item in enumerate(items)]
+        relevant = draw(st.lists(st.integers(0, n_items - 1), min_size=1, max_size=5, unique=True))
+        truth += [(user, item, draw(st.integers(1, 3))) for item in relevant]
+    if not recs:
+        recs = [(0, 0, 1)]
+    k = draw(st.integers(1, 10))
+    return (pd.DataFrame(recs, columns=["user_id", "item_id", "rank"]),
+            pd.DataFrame(truth, columns=["user_id", "item_id", "grade"]), k)
+
+
+GRADED = Columns(relevance="grade", threshold=1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(problems(), st.sampled_from(["min_k_relevant", "relevant", "hits"]), st.sampled_from(["linear", "exponential"]))
+def test_every_metric_is_within_bounds(problem, denominator, gain):
+    recs, truth, k = problem
+    result = evaluate(recs, truth, k=k, columns=GRADED, ap_denominator=denominator, gain=gain, candidates=20)
+    values = result.per_user
+    for metric in METRICS:
+        assert values[metric].between(0, 1 + 1e-12).all(), metric
+    assert values["mcc"].between(-1 - 1e-12, 1 + 1e-12).all()
+    assert result.curves.drop(columns=["mcc"]).stack().between(0, 1 + 1e-12).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems())
+def test_perfect_ranking_scores_one(problem):
+    _, truth, k = problem
+    ideal = truth.sort_values(["user_id", "grade"], ascending=[True, False]).copy()
+    ideal["rank"] = ideal.groupby("user_id").cumcount() + 1
+    result = evaluate(ideal[["user_id", "item_id", "rank"]], truth, k=k, columns=GRADED)
+    per_user = result.per_user
+    assert np.allclose(per_user["ndcg"], 1.0)
+    assert np.allclose(per_user["ap"], 1.0)
+    assert np.allclose(per_user["rr"], 1.0)
+    full = per_user["relevant"] <= k
+    assert np.allclose(per_user.loc[full, "recall"], 1.0)
+    assert np.allclose(per_user.loc[~full, "precision"], 1.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems(), st.randoms(use_true_random=False))
+def test_permuting_rows_and_renaming_users_changes_nothing(problem, random):
+    recs, truth, k = problem
+    base = evaluate(recs, truth, k=k, columns=GRADED)
+    shuffled = recs.sample(frac=1, random_state=random.randint(0, 2**31))
+    truth_shuffled = truth.sample(frac=1, random_state=random.randint(0, 2**31))
+    rename = {u: f"user-{random.randint(0, 10**9)}-{u}" for u in truth["user_id"].unique()}
+    rename.update({u: rename.get(u, f"x{u}") for u in recs["user_id"].unique()})
+    moved = evaluate(shuffled.assign(user_id=shuffled["user_id"].map(rename)),
+                     truth_shuffled.assign(user_id=truth_shuffled["user_id"].map(rename)), k=k, columns=GRADED)
+    for name, value in base.metrics.items():
+        assert moved.metrics[name] == __import__("pytest").approx(value, abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems())
+def test_more_hits_never_lower_recall_or_hit_rate(problem):
+    recs, truth, k = problem
+    before = evaluate(recs, truth, k=k, columns=GRADED).per_user
+    relevant = set(map(tuple, truth[["user_id", "item_id"]].to_numpy()))
+    spare = {u: [i for (uu, i) in relevant if uu == u] for u in truth["user_id"].unique()}
+    better = recs.copy()
+    for index, row in better.iterrows():
+        if (row.user_id, row.item_id) not in relevant:
+            listed = set(better.loc[better.user_id == row.user_id, "item_id"])
+            unused = [i for i in spare.get(row.user_id, []) if i not in listed]
+            if unused:
+                better.loc[index, "item_id"] = unused[0]
+                break
+    after = evaluate(better, truth, k=k, columns=GRADED).per_user
+    assert (after["recall"] >= before["recall"] - 1e-12).all()
+    assert (after["hit"] >= before["hit"]).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems())
+def test_cumulative_metrics_are_monotone_in_k(problem):
+    recs, truth, k = problem
+    curves = Dataset.build(recs, truth, columns=GRADED).evaluate(settings=Settings(k=k)).curves
+    for metric in ("recall", "hit_rate", "mrr"):
+        assert (np.diff(curves[metric].to_numpy()) >= -1e-12).all(), metric

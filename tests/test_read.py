@@ -1,0 +1,52 @@
+"""Every input format: CSV, Parquet, TREC run/qrels, DataFrames, Evidently's long table."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from metrics_core import Dataset, evaluate
+
+
+def test_csv_parquet_and_frames_agree(tmp_path, seed003):
+    recs, truth, _ = seed003
+    recs.to_csv(tmp_path / "r.csv", index=False)
+    recs.to_parquet(tmp_path / "r.parquet")
+    truth.to_csv(tmp_path / "t.tsv", sep="\t", index=False)
+    a = evaluate(recs, truth, k=3).metrics
+    assert evaluate(tmp_path / "r.csv", tmp_path / "t.tsv", k=3).metrics == a
+    assert evaluate(str(tmp_path / "r.parquet"), truth, k=3).metrics == a
+
+
+def test_trec_run_and_qrels(tmp_path):
+    (tmp_path / "sys.run").write_text(
+        "q1 Q0 d1 1 2.0 sys\nq1 Q0 d2 2 1.5 sys\nq1 Q0 d3 3 1.5 sys\nq2 Q0 d9 1 0.3 sys\n"
+    )
+    (tmp_path / "truth.qrels").write_text("q1 0 d3 1\nq1 0 d4 0\nq2 0 d9 2\n")
+    from metrics_core import Columns
+
+    graded = Columns(relevance="relevance", threshold=1)
+    default = evaluate(tmp_path / "sys.run", tmp_path / "truth.qrels", k=2, columns=graded)
+    assert default.users["evaluated"] == 2
+    assert default.per_user.loc["q1", "hits"] == 0  # by rank: d3 is third
+    trec = evaluate(tmp_path / "sys.run", tmp_path / "truth.qrels", k=2, columns=graded, preset="trec_eval")
+    assert trec.per_user.loc["q1", "hits"] == 1  # by score, tie d2/d3 broken by docno descending: d3 first
+
+
+def test_evidently_long_table():
+    table = pd.DataFrame({
+        "user": [1, 1, 1, 2, 2, 2],
+        "item": ["a", "b", "c", "a", "b", "z"],
+        "prediction": [1, 2, None, 1, 2, None],
+        "target": [0, 1, 1, 1, 0, 1],
+    })
+    result = Dataset.from_long_table(table, "user", "item", "prediction", "target").evaluate()
+    # user 1: b relevant at rank 2, c relevant and not predicted; user 2: a at rank 1, z missed
+    assert result.per_user.loc[1, "recall"] == pytest.approx(0.5)
+    assert result.per_user.loc[2, "rr"] == 1.0
+
+
+def test_parquet_read_only_needed_columns(tmp_path, seed003):
+    recs, truth, _ = seed003
+    recs.assign(extra=["x"] * len(recs)).to_parquet(tmp_path / "r.parquet")
+    assert evaluate(tmp_path / "r.parquet", truth, k=3).metrics["precision"] == pytest.approx(4 / 9)

@@ -1,0 +1,83 @@
+"""METRICS.md's reference values, asserted exactly (to the printed precision)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from metrics_core import Dataset, Settings, evaluate
+
+
+def test_seed003_accuracy(seed003):
+    recs, truth, _ = seed003
+    m = evaluate(recs, truth, k=3).metrics
+    assert m["precision"] == pytest.approx(4 / 9)
+    assert m["recall"] == pytest.approx(8 / 9)
+    assert m["fbeta_of_means"] == pytest.approx(16 / 27)
+    assert m["fbeta"] == pytest.approx(5 / 9)
+    c = 1 / math.log2(3)
+    assert m["ndcg"] == pytest.approx((c + 1 + (c + 0.5) / (1 + c + 0.5)) / 3)
+    assert m["ndcg"] == pytest.approx(0.7205, abs=1e-4)  # printed truncated
+    assert m["map"] == pytest.approx((1 / 2 + 1 + (1 / 2 + 2 / 3) / 3) / 3)
+    assert m["map"] == pytest.approx(0.6296, abs=1e-4)
+    assert m["mrr"] == pytest.approx(2 / 3)
+    assert m["hit_rate"] == 1.0
+
+
+# Schröder et al.: 10 recommended items, 3 relevant among 10 candidates, K = 4.
+SCHRODER = [
+    # relevant at, P@4, R@4, F1@4, MCC@4, AUC, LAUC@4, AP
+    ((1, 2, 3), .750, 1.000, .857, .802, 1.000, 1.000, 1.000),
+    ((1, 2, 4), .750, 1.000, .857, .802, .952, .952, .917),
+    ((1, 2, 5), .500, .667, .571, .356, .905, .786, .867),
+    ((1, 3, 5), .500, .667, .571, .356, .857, .738, .756),
+    ((1, 3, 10), .500, .667, .571, .356, .619, .738, .656),
+    ((1, 4, 5), .500, .667, .571, .356, .810, .690, .700),
+    ((1, 4, 10), .500, .667, .571, .356, .571, .690, .600),
+    ((1, 5, 6), .250, .333, .286, -.089, .714, .524, .633),
+    ((1, 5, 10), .250, .333, .286, -.089, .524, .524, .567),
+    ((1, 9, 10), .250, .333, .286, -.089, .333, .524, .507),
+    ((2, 5, 6), .250, .333, .286, -.089, .667, .476, .467),
+    ((3, 5, 6), .250, .333, .286, -.089, .619, .429, .411),
+    ((4, 5, 6), .250, .333, .286, -.089, .571, .381, .383),
+    ((5, 6, 7), .000, .000, .000, -.535, .429, .214, .321),
+    ((8, 9, 10), .000, .000, .000, -.535, .000, .214, .216),
+]
+
+
+@pytest.fixture(scope="module")
+def schroder():
+    recs = pd.DataFrame([(u, f"d{r}", r) for u in range(len(SCHRODER)) for r in range(1, 11)],
+                        columns=["user_id", "item_id", "rank"])
+    truth = pd.DataFrame([(u, f"d{r}") for u, row in enumerate(SCHRODER) for r in row[0]],
+                         columns=["user_id", "item_id"])
+    dataset = Dataset.build(recs, truth)
+    at4 = dataset.evaluate(settings=Settings(k=4, candidates=10)).per_user
+    full = dataset.evaluate(settings=Settings(k=10, candidates=10, ap_denominator="relevant")).per_user
+    return at4, full
+
+
+@pytest.mark.parametrize("user", range(len(SCHRODER)))
+def test_schroder_table(schroder, user):
+    at4, full = schroder
+    _, p, r, f1, mcc, auc, lauc, ap = SCHRODER[user]
+    got = at4.loc[user]
+    assert got["precision"] == pytest.approx(p, abs=5e-4)
+    assert got["recall"] == pytest.approx(r, abs=5e-4)
+    assert got["fbeta"] == pytest.approx(f1, abs=5e-4)
+    assert got["mcc"] == pytest.approx(mcc, abs=5e-4)
+    assert got["lauc"] == pytest.approx(lauc, abs=5e-4)
+    assert full.loc[user, "lauc"] == pytest.approx(auc, abs=5e-4)
+    assert full.loc[user, "ap"] == pytest.approx(ap, abs=5e-4)
+
+
+def test_lauc_same_for_mirrored_lists():
+    """Seed 003's question: LAUC@4 is the same for 1,0,0,1 and 0,1,1,0."""
+    recs = pd.DataFrame([(u, f"d{r}", r) for u in (0, 1) for r in range(1, 11)],
+                        columns=["user_id", "item_id", "rank"])
+    truth = pd.DataFrame([(0, "d1"), (0, "d4"), (0, "d9"), (1, "d2"), (1, "d3"), (1, "d9")],
+                         columns=["user_id", "item_id"])
+    lauc = Dataset.build(recs, truth).evaluate(settings=Settings(k=4, candidates=10)).per_user["lauc"]
+    assert lauc.loc[0] == pytest.approx(lauc.loc[1])
