@@ -79,9 +79,10 @@ def dcg(gain_at_hits: np.ndarray, discount: np.ndarray) -> np.ndarray:
     return np.cumsum(gain_at_hits * discount, axis=1)
 
 
-def ndcg(gain_at_hits: np.ndarray, ideal_gains: np.ndarray, discount: np.ndarray) -> np.ndarray:
-    """NDCG@k = DCG@k / IDCG@k; IDCG is the DCG of all the user's grades sorted descending."""
-    return _ratio(dcg(gain_at_hits, discount), dcg(ideal_gains, discount))
+def ndcg(gain_at_hits: np.ndarray, ideal_dcg: np.ndarray, discount: np.ndarray) -> np.ndarray:
+    """NDCG@k = DCG@k / IDCG@k; IDCG is the DCG of all the user's grades sorted descending
+    (relevant items never recommended included), cut at k."""
+    return _ratio(dcg(gain_at_hits, discount), ideal_dcg)
 
 
 def hit_rate(H: np.ndarray) -> np.ndarray:
@@ -162,10 +163,13 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
     disc = discount(width)
     chunk = max(1, CHUNK_CELLS // width)
     bounds = [(s, min(len(rows), s + chunk)) for s in range(0, len(rows), chunk)]
+    truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
 
     def run(bound):
         part = rows[bound[0]:bound[1]]
-        return _chunk(lists, truth, part, settings, None if candidates is None else candidates[part], ks, disc)
+        ideal = _ideal_dcg(truth, truth_starts, part, disc, settings.gain)
+        return _chunk(lists, truth, part, settings, None if candidates is None else candidates[part], ks, disc,
+                      ideal)
 
     if threads > 1 and len(bounds) > 1:
         with ThreadPoolExecutor(threads) as pool:
@@ -181,7 +185,7 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
     return AccuracyPass(at_k, sums, np.concatenate([r[2] for r in results]), np.concatenate([r[3] for r in results]))
 
 
-def _chunk(lists, truth, part, settings, candidates, ks, disc):
+def _chunk(lists, truth, part, settings, candidates, ks, disc, ideal_dcg):
     width = len(ks)
     hit = _pad(lists.hit[part], width)
     filled = _pad(lists.items[part] >= 0, width)
@@ -190,14 +194,14 @@ def _chunk(lists, truth, part, settings, candidates, ks, disc):
     F = np.cumsum(filled, axis=1, dtype=np.float64)
     P = precision(H, ks, F, settings.precision_denominator)
     Rc = recall(H, R)
-    grades = hit.astype(np.float64) if lists.grade is None else _pad(lists.grade[part], width).astype(np.float64)
+    gains = hit if lists.grade is None else _gain(_pad(lists.grade[part], width).astype(np.float64), settings.gain)
     values = {
         "precision": P,
         "recall": Rc,
         "fbeta": fbeta(P, Rc, settings.beta),
         "ap": average_precision(hit, H, ks, R, settings.ap_denominator),
         "ar": average_recall(H, R),
-        "ndcg": ndcg(_gain(grades, settings.gain) * hit, _ideal_gains(truth, part, width, settings.gain), disc),
+        "ndcg": ndcg(gains, ideal_dcg, disc),
         "hit": hit_rate(H),
         "rr": reciprocal_rank(hit, ks, settings.rr_cutoff),
     }
@@ -206,9 +210,9 @@ def _chunk(lists, truth, part, settings, candidates, ks, disc):
         values["lauc"] = lauc(hit, filled, H, F, R, n_negative)
         values["mcc"] = mcc(H, F, R, n_negative)
     column = settings.k - 1
-    at_k = {name: value[:, column] for name, value in values.items()}
+    at_k = {name: value[:, column].copy() for name, value in values.items()}  # copies free the chunk
     sums = {name: value.sum(axis=0) for name, value in values.items()}
-    return at_k, sums, H[:, column], F[:, column]
+    return at_k, sums, H[:, column].copy(), F[:, column].copy()
 
 
 def _pad(block: np.ndarray, width: int) -> np.ndarray:
@@ -223,16 +227,20 @@ def _gain(grades: np.ndarray, kind: str) -> np.ndarray:
     return grades if kind == "linear" else np.exp2(grades) - 1.0
 
 
-def _ideal_gains(truth: Truth, part: np.ndarray, width: int, kind: str) -> np.ndarray:
-    """Each user's relevant grades sorted descending, as gains, cut at ``width`` positions."""
+def _ideal_dcg(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, disc: np.ndarray, kind: str) -> np.ndarray:
+    """IDCG@k for k = 1 .. width: the DCG of each user's grades sorted descending.
+
+    With equal grades this is the cumulative discount at min(k, R), a gather; otherwise the
+    user's sorted grades (the truth is stored in that order) are placed and summed.
+    """
+    width = len(disc)
     R = truth.relevant_count[part]
     shown = np.minimum(R, width)
-    ideal = np.zeros((len(part), width))
     if not truth.graded:
-        ideal[np.arange(width)[None, :] < shown[:, None]] = 1.0  # g(1) = 1 for both gains
-        return ideal
-    starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])[part]
+        cumulative = np.concatenate([[0.0], np.cumsum(disc)])
+        return cumulative[np.minimum(np.arange(1, width + 1)[None, :], shown[:, None])]
+    ideal = np.zeros((len(part), width))
     row = np.repeat(np.arange(len(part)), shown)
     place = np.arange(shown.sum()) - np.repeat(np.cumsum(shown) - shown, shown)
-    ideal[row, place] = _gain(truth.grade[np.repeat(starts, shown) + place], kind)
-    return ideal
+    ideal[row, place] = _gain(truth.grade[np.repeat(truth_starts[part], shown) + place], kind)
+    return dcg(ideal, disc)

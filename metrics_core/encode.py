@@ -56,14 +56,13 @@ class Truth:
     """Relevant (user, item) pairs as codes, sorted by user then grade descending.
 
     ``grade`` is the relevance grade of each relevant pair (1.0 without a relevance column);
-    ``relevant_count[u]`` is R, the number of relevant items of user ``u``; ``ideal_place`` is
-    each pair's 0-based place in the user's ideal ranking (for IDCG).
+    ``relevant_count[u]`` is R, the number of relevant items of user ``u``. ``graded`` is
+    False when every grade is equal (NDCG then only needs the hits).
     """
 
     user: np.ndarray
     item: np.ndarray
     grade: np.ndarray
-    ideal_place: np.ndarray
     relevant_count: np.ndarray
     graded: bool
     has_truth_rows: np.ndarray
@@ -145,8 +144,12 @@ def read_truth(frame: pd.DataFrame, source: str, columns: Columns) -> RawTruth:
 
 
 def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float) -> Truth:
-    """Keep relevant rows (grade >= threshold), deduplicate pairs keeping the highest grade."""
-    n_users = len(users)
+    """Keep relevant rows (grade >= threshold), deduplicate pairs keeping the highest grade.
+
+    The result is sorted by user, and within a user by grade descending when graded (the
+    ideal order that IDCG needs).
+    """
+    n_users, n_items = len(users), len(items)
     user = users.codes(raw.user).astype(np.int64)
     item = items.codes(raw.item).astype(np.int64)
     has_rows = np.zeros(n_users, dtype=bool)
@@ -156,25 +159,29 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
     if raw.grade is not None:
         keep = grade >= threshold
         if not keep.all():
-            notes.append(Note("below_threshold", f"{int((~keep).sum())} ground-truth rows have a grade "
-                              f"below the threshold {threshold:g} and are not relevant.", int((~keep).sum())))
-        user, item, grade = user[keep], item[keep], grade[keep]
-    order = np.lexsort((-grade, item, user))
-    user, item, grade = user[order], item[order], grade[order]
-    first = np.ones(len(user), dtype=bool)
-    first[1:] = (user[1:] != user[:-1]) | (item[1:] != item[:-1])
-    duplicates = int((~first).sum())
-    if duplicates:
-        notes.append(Note("duplicate_truth", f"{duplicates} duplicate ground-truth rows (same user and "
-                          "item) were merged, keeping the highest grade.", duplicates))
-        user, item, grade = user[first], item[first], grade[first]
-    order = np.lexsort((item, -grade, user))
-    user, item, grade = user[order], item[order], grade[order]
+            dropped = int((~keep).sum())
+            notes.append(Note("below_threshold", f"{dropped} ground-truth rows have a grade below the "
+                              f"threshold {threshold:g} and are not relevant.", dropped))
+            user, item, grade = user[keep], item[keep], grade[keep]
+    key = user * n_items + item
+    if len(key) > 1 and not (key[1:] > key[:-1]).all():
+        order = np.argsort(key, kind="stable")
+        key, grade = key[order], grade[order]
+        first = np.concatenate([[True], key[1:] != key[:-1]])
+        duplicates = int((~first).sum())
+        if duplicates:
+            starts = np.flatnonzero(first)
+            grade = np.maximum.reduceat(grade, starts)
+            key = key[starts]
+            notes.append(Note("duplicate_truth", f"{duplicates} duplicate ground-truth rows (same user and "
+                              "item) were merged, keeping the highest grade.", duplicates))
+    user, item = key // n_items, key % n_items
+    graded = raw.grade is not None and not np.all(grade == grade[:1])
+    if graded:
+        order = np.lexsort((-grade, user))
+        user, item, grade = user[order], item[order], grade[order]
     relevant_count = np.bincount(user, minlength=n_users)
-    starts = np.concatenate([[0], np.cumsum(relevant_count)[:-1]])
-    ideal_place = np.arange(len(user)) - starts[user]
-    graded = raw.grade is not None and not np.all(grade == 1.0)
-    return Truth(user, item, grade, ideal_place, relevant_count, graded, has_rows, notes)
+    return Truth(user, item, np.asarray(grade, dtype=np.float64), relevant_count, graded, has_rows, notes)
 
 
 def encode_lists(
@@ -191,7 +198,7 @@ def encode_lists(
     the score, higher first, ties broken by input row order ("input") or by item id compared
     as text, larger first ("item_desc", as trec_eval).
     """
-    user = users.codes(raw.user).astype(np.int64)
+    user = users.codes(raw.user)
     item = items.codes(raw.item)
     notes: list[Note] = []
     if raw.rank is not None and (order == "rank" or raw.score is None):
@@ -208,17 +215,7 @@ def encode_lists(
                           "ranks are positions in a list (1 = best); renumber the lists.",
                           None, raw.frame.loc[bad])
     n_users = len(users)
-    slot = _slot_of_each_cell(user, position, n_users, n_positions, raw)
-    items_at = np.full(n_users * n_positions, -1, dtype=np.int32)
-    filled = slot >= 0
-    items_at[filled] = item[slot[filled]]
-    scores = None
-    if raw.score is not None:
-        scores = np.full(n_users * n_positions, np.nan)
-        scores[filled] = raw.score[slot[filled]]
-        scores = scores.reshape(n_users, n_positions)
-    del slot
-    items_at = items_at.reshape(n_users, n_positions)
+    items_at, scores = _place(user, item, position, raw.score, n_users, n_positions, raw)
     listed = np.zeros(n_users, dtype=bool)
     listed[user] = True
     hit, grade, duplicates = _join(items_at, truth, len(items))
@@ -231,7 +228,7 @@ def encode_lists(
         if gaps:
             notes.append(Note("rank_gaps", f"{gaps} lists have gaps in their ranks (e.g. 1, 2, 5); the "
                               "missing positions are empty.", gaps))
-    if scores is not None:
+    if scores is not None and duplicates:
         scores[items_at < 0] = np.nan
     return Lists(raw.name, items_at, hit, grade if truth.graded else None, scores, listed, ordered_by, notes)
 
@@ -242,7 +239,7 @@ def _positions_by_score(user: np.ndarray, score: np.ndarray, tie_key: np.ndarray
     if tie_key is None and n:
         same_user = user[1:] == user[:-1]
         blocks = int(n - same_user.sum())
-        if blocks == len(np.unique(user)) and not (same_user & (score[1:] > score[:-1])).any():
+        if blocks == np.count_nonzero(np.bincount(user)) and not (same_user & (score[1:] > score[:-1])).any():
             starts = np.flatnonzero(np.concatenate([[True], ~same_user]))
             return np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
     keys = (-score, user) if tie_key is None else (tie_key, -score, user)
@@ -255,13 +252,64 @@ def _positions_by_score(user: np.ndarray, score: np.ndarray, tie_key: np.ndarray
     return position
 
 
-def _slot_of_each_cell(user, position, n_users, n_positions, raw: RawLists) -> np.ndarray:
+def _place(user, item, position, score, n_users, n_positions, raw: RawLists):
+    """The users x positions arrays of item codes (-1: empty) and scores (NaN: empty)."""
+    if score is not None and score.dtype.kind != "f":
+        score = score.astype(np.float64)
+    blocks = _full_sorted_blocks(user, position, n_positions)
+    if blocks is not None:
+        # every list has all P positions, rows in order: copy whole rows
+        items_at = np.empty((n_users, n_positions), dtype=np.int32)
+        items_at[blocks] = item.reshape(-1, n_positions)
+        unlisted = np.ones(n_users, dtype=bool)
+        unlisted[blocks] = False
+        items_at[unlisted] = -1
+        scores = None
+        if score is not None:
+            scores = np.empty((n_users, n_positions), dtype=score.dtype)
+            scores[blocks] = score.reshape(-1, n_positions)
+            scores[unlisted] = np.nan
+        return items_at, scores
+    cell_type = np.int32 if n_users * n_positions < 2**31 else np.int64
+    cell = user.astype(cell_type, copy=False) * cell_type(n_positions) + position.astype(cell_type, copy=False)
+    items_at = np.full(n_users * n_positions, -1, dtype=np.int32)
+    scores = None if score is None else np.full(n_users * n_positions, np.nan, dtype=score.dtype)
+    if len(cell) < 2 or bool((cell[1:] > cell[:-1]).all()):
+        items_at[cell] = item  # sorted by user and position: each cell is written once
+        if scores is not None:
+            scores[cell] = score
+    else:
+        slot = _slot_of_each_cell(cell, n_users * n_positions, raw)
+        filled = slot >= 0
+        items_at[filled] = item[slot[filled]]
+        if scores is not None:
+            scores[filled] = score[slot[filled]]
+    items_at = items_at.reshape(n_users, n_positions)
+    return items_at, None if scores is None else scores.reshape(n_users, n_positions)
+
+
+def _full_sorted_blocks(user, position, n_positions) -> np.ndarray | None:
+    """The user of each block when rows come as whole lists (positions 0..P-1 in order, one
+    block per user, users ascending); None otherwise."""
+    if len(user) == 0 or len(user) % n_positions:
+        return None
+    users_2d = user.reshape(-1, n_positions)
+    heads = users_2d[:, 0]
+    if not (np.diff(heads) > 0).all():
+        return None
+    if not (position.reshape(-1, n_positions) == np.arange(n_positions)).all():
+        return None
+    if not (users_2d == heads[:, None]).all():
+        return None
+    return heads
+
+
+def _slot_of_each_cell(cell: np.ndarray, n_cells: int, raw: RawLists) -> np.ndarray:
     """For each (user, position) cell, the input row placed there (-1: empty).
 
     Two rows of one user with the same rank is an error: the order would be a guess.
     """
-    cell = user * n_positions + position
-    slot = np.full(n_users * n_positions, -1, dtype=np.int64)
+    slot = np.full(n_cells, -1, dtype=np.int64)
     rows = np.arange(len(cell))
     slot[cell] = rows
     clash = slot[cell] != rows

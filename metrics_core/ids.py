@@ -34,7 +34,7 @@ class IdIndex:
             if high - low < LOOKUP_TABLE_LIMIT:
                 present = np.zeros(high - low + 1, dtype=bool)
                 for a in arrays:
-                    present[a - low] = True
+                    present[a - low if low else a] = True
                 ids = np.flatnonzero(present) + low
                 table = np.full(high - low + 1, -1, dtype=np.int32 if len(ids) < 2**31 else np.int64)
                 table[ids - low] = np.arange(len(ids))
@@ -53,10 +53,20 @@ class IdIndex:
     def codes(self, values: np.ndarray) -> np.ndarray:
         """Codes of ``values`` (int32 when they fit), -1 for ids not in the index."""
         if self._table is not None and values.dtype.kind in "iu":
-            shifted = values - self._low
+            if not len(values):
+                return np.zeros(0, dtype=self._table.dtype)
+            high = self._low + len(self._table) - 1
+            if values.min() >= self._low and values.max() <= high:
+                if len(self._table) == len(self.ids):  # ids are low, low+1, ...: the code is an offset
+                    return values - self._low if self._low else values
+                heads = _runs(values)
+                if len(heads) * 4 < len(values):  # grouped ids (sorted by user): code each run once
+                    starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
+                    codes = self._table[heads - self._low]
+                    return np.repeat(codes, np.diff(np.append(starts, len(values))))
+                return self._table[values - self._low if self._low else values]
+            shifted = values.astype(np.int64) - self._low
             inside = (shifted >= 0) & (shifted < len(self._table))
-            if inside.all():
-                return self._table[shifted]
             out = np.full(len(values), -1, dtype=self._table.dtype)
             out[inside] = self._table[shifted[inside]]
             return out
@@ -78,3 +88,13 @@ class IdIndex:
         place = np.empty(len(text), dtype=np.int64)
         place[order] = np.arange(len(text))
         return place
+
+
+def _runs(values: np.ndarray) -> np.ndarray:
+    """The first value of each run of equal neighbours (all values when nothing repeats)."""
+    if len(values) < 2:
+        return values
+    change = values[1:] != values[:-1]
+    if change.all():
+        return values
+    return np.concatenate([values[:1], values[1:][change]])

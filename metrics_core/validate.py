@@ -33,7 +33,7 @@ def _offending(frame: pd.DataFrame, mask: np.ndarray, columns: list[str]) -> pd.
 
 
 def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np.ndarray:
-    """The id column as int64 (all integers) or str objects (anything else, mixes included).
+    """The id column as integers (any width) or str objects (anything else, mixes included).
 
     Missing ids are an error. Integral floats (``3.0``, as CSV readers produce) become ints.
     """
@@ -49,7 +49,7 @@ def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np
         )
     values = series.to_numpy()
     if values.dtype.kind in "iu":
-        return values.astype(np.int64, copy=False)
+        return values
     if values.dtype.kind == "f" and np.isfinite(values).all() and (values == np.round(values)).all():
         return values.astype(np.int64)
     if values.dtype.kind == "b":
@@ -73,9 +73,15 @@ def unify_ids(arrays: list[np.ndarray]) -> list[np.ndarray]:
 def numbers(
     frame: pd.DataFrame, column: str, source: str, context: list[str], what: str, fix: str
 ) -> np.ndarray:
-    """The column as finite float64; text, NaN and infinities are an error."""
+    """The column as finite numbers (integer columns kept as they are, anything else as
+    float); text, NaN and infinities are an error."""
     series = frame[column]
-    values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    if series.dtype.kind in "iu":
+        return series.to_numpy()
+    if series.dtype.kind == "f":
+        values = series.to_numpy()
+    else:
+        values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
     bad = ~np.isfinite(values)
     if bad.any():
         raise input_error(
@@ -89,12 +95,12 @@ def numbers(
 
 
 def ranks(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np.ndarray:
-    """Ranks as int64: positive integers, rank 1 is best."""
+    """Ranks as integers: positive, rank 1 is best."""
     values = numbers(
         frame, column, source, context, "rank",
         "ranks must be positive integers (1 = best); fill or drop these rows.",
     )
-    bad = (values < 1) | (values != np.round(values))
+    bad = values < 1 if values.dtype.kind in "iu" else (values < 1) | (values != np.round(values))
     if bad.any():
         raise input_error(
             source,
@@ -103,7 +109,7 @@ def ranks(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> 
             column,
             _offending(frame, bad, context),
         )
-    return values.astype(np.int64)
+    return values if values.dtype.kind in "iu" else values.astype(np.int64)
 
 
 def grades(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np.ndarray:
