@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics_core import accuracy, validate
+from metrics_core import accuracy, beyond, validate
 from metrics_core.columns import Columns
 from metrics_core.encode import (
     Lists,
@@ -25,6 +25,7 @@ from metrics_core.encode import (
     read_truth,
 )
 from metrics_core.errors import Note, input_error
+from metrics_core.features import ItemVectors, default_feature_columns, item_vectors
 from metrics_core.ids import IdIndex
 from metrics_core.read import read_table, split_long_table
 from metrics_core.result import Evaluation
@@ -59,6 +60,10 @@ class Dataset:
     order: Order = "rank"
     tie_break: TieBreak = "input"
     notes: list[Note] = field(default_factory=list)
+    vectors: ItemVectors | None = None
+    item_table_codes: np.ndarray | None = None
+    user_table_codes: np.ndarray | None = None
+    _history: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     @classmethod
     def build(
@@ -72,11 +77,15 @@ class Dataset:
         columns: Columns | None = None,
         order: Order = "rank",
         tie_break: TieBreak = "input",
+        feature_columns: list[str] | None = None,
+        embedding_column: str | None = None,
     ) -> Dataset:
         """Read, validate and encode the inputs.
 
         ``recommendations`` is one source (path or DataFrame) or a mapping name -> source; a
-        path's model name defaults to its stem. Raises :class:`InputError` on bad input.
+        path's model name defaults to its stem. ``feature_columns`` (default: every numeric
+        column of the item table without missing values) and ``embedding_column`` choose the
+        item features. Raises :class:`InputError` on bad input.
         """
         columns = columns or Columns()
         if not isinstance(recommendations, Mapping):
@@ -107,6 +116,7 @@ class Dataset:
         if users is not None:
             user_frame, user_label = read_table(users, "user features")
             validate.require_columns(user_frame, [columns.user], user_label)
+            id_arrays_user.append(validate.ids(user_frame, columns.user, user_label, [columns.user]))
         user_ids = validate.unify_ids(id_arrays_user)
         item_ids = validate.unify_ids(id_arrays_item)
         raw_truth.user, raw_truth.item = user_ids[0], item_ids[0]
@@ -116,12 +126,20 @@ class Dataset:
         item_index = IdIndex.union(item_ids)
         truth = encode_truth(raw_truth, user_index, item_index, columns.threshold if columns.relevance else 1.0)
         lists = {raw.name: encode_lists(raw, user_index, item_index, truth, order, tie_break) for raw in raw_lists}
+        item_codes = item_index.codes(item_ids[-1]) if item_frame is not None else None
+        user_codes = user_index.codes(user_ids[-1]) if user_frame is not None else None
         training = None
         if train_frame is not None:
-            catalog = len(item_frame) if item_frame is not None else None
+            catalog = int(np.count_nonzero(np.bincount(item_codes, minlength=len(item_index)))) \
+                if item_codes is not None else None
             training = encode_training(train_frame, train_label, columns, user_index, item_index, catalog)
+        notes = list(truth.notes)
+        vectors = None
+        if item_frame is not None:
+            vectors = _vectors(item_frame, item_label, columns.item, item_index, feature_columns, embedding_column,
+                               notes)
         return cls(columns, user_index, item_index, truth, lists, training, item_frame, user_frame,
-                   order, tie_break, list(truth.notes))
+                   order, tie_break, notes, vectors, item_codes, user_codes)
 
     @classmethod
     def from_long_table(cls, frame: pd.DataFrame, user: str, item: str, prediction: str, target: str,
@@ -134,6 +152,27 @@ class Dataset:
     @property
     def models(self) -> list[str]:
         return list(self.lists)
+
+    @property
+    def in_catalog(self) -> np.ndarray | None:
+        """Item codes in the catalog: the item table when given, else the training items."""
+        if self.item_table_codes is not None:
+            mask = np.zeros(len(self.items), dtype=bool)
+            mask[self.item_table_codes] = True
+            return mask
+        if self.training is not None:
+            return self.training.users_per_item > 0
+        return None
+
+    @property
+    def history(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Each user's mean training-item vector and featured history size (computed once)."""
+        if self._history is None and self.training is not None and self.vectors is not None:
+            from metrics_core.similarity import mean_history_vectors
+
+            self._history = mean_history_vectors(self.training.user, self.training.item, len(self.users),
+                                                 self.vectors)
+        return self._history
 
     def candidates(self, settings: Settings) -> np.ndarray | None:
         """Candidate items per user for LAUC/MCC, or None when unknown."""
@@ -180,12 +219,14 @@ class Dataset:
         counts["evaluated"] = len(rows)
         candidates = self.candidates(settings)
         result = accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates)
-        return self._evaluation(model, settings, lists, rows, result, counts, candidates is None)
+        extra = beyond.beyond_pass(lists, settings.k, len(self.items), self.in_catalog, self.training,
+                                   self.vectors, self.history)
+        return self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None)
 
     def evaluate_all(self, settings: Settings | None = None) -> dict[str, Evaluation]:
         return {name: self.evaluate(name, settings) for name in self.models}
 
-    def _evaluation(self, model, settings, lists, rows, result, counts, no_candidates) -> Evaluation:
+    def _evaluation(self, model, settings, lists, rows, result, extra, counts, no_candidates) -> Evaluation:
         n = len(rows)
         means = {name: float(values.mean()) for name, values in result.at_k.items()}
         metrics = {
@@ -201,17 +242,25 @@ class Dataset:
             "mrr": means["rr"],
         }
         metrics["fbeta"] = means["fbeta"] if settings.fbeta == "per_user" else metrics["fbeta_of_means"]
-        skipped = {}
+        metrics.update(extra.metrics)
+        skipped = dict(extra.skipped)
         if no_candidates:
             for name in ("lauc", "mcc"):
                 skipped[name] = "needs the number of candidate items: give training data or a candidate count"
         else:
             metrics["lauc"], metrics["mcc"] = means["lauc"], means["mcc"]
-        per_user = pd.DataFrame({name: values for name, values in result.at_k.items()},
-                                index=pd.Index(self.users.ids[rows], name=self.columns.user))
+        per_user = pd.DataFrame({name: values for name, values in result.at_k.items()}, index=rows)
         per_user["relevant"] = self.truth.relevant_count[rows]
         per_user["hits"] = result.hits_at_k.astype(np.int64)
         per_user["listed"] = result.items_at_k.astype(np.int64)
+        per_user["evaluated"] = True
+        if extra.per_user:
+            others = pd.DataFrame(extra.per_user, index=extra.rows)
+            per_user = per_user.join(others, how="outer")
+            per_user["evaluated"] = per_user["evaluated"].astype("boolean").fillna(False).astype(bool)
+            codes = per_user.index.to_numpy()
+            per_user["listed"] = (lists.items[codes, :settings.k] >= 0).sum(axis=1)
+        per_user.index = pd.Index(self.users.ids[per_user.index.to_numpy()], name=self.columns.user)
         curves = pd.DataFrame({name: total / n for name, total in result.sums.items()})
         curves.index = pd.RangeIndex(1, len(curves) + 1, name="k")
         curves["fbeta_of_means"] = accuracy.fbeta_of_means(curves["precision"].to_numpy(),
@@ -220,7 +269,7 @@ class Dataset:
         if settings.fbeta == "of_means":
             curves["fbeta"] = curves["fbeta_of_means"]
         return Evaluation(model, settings, metrics, per_user, curves, counts,
-                          self._warnings(lists, rows, settings, counts), skipped)
+                          self._warnings(lists, rows, settings, counts), skipped, extra.left_out)
 
     def _warnings(self, lists: Lists, rows: np.ndarray, settings: Settings, counts: dict) -> list[Note]:
         notes = list(self.notes) + list(lists.notes)
@@ -248,3 +297,18 @@ class Dataset:
             return 0
         inside, outside = lists.scores[rows, k - 1], lists.scores[rows, k]
         return int((inside == outside).sum())
+
+
+def _vectors(table, label, item_column, items, feature_columns, embedding_column, notes) -> ItemVectors | None:
+    """Item vectors from the chosen columns; by default the numeric columns without gaps."""
+    if feature_columns is None and embedding_column is None:
+        numeric = default_feature_columns(table, item_column)
+        gaps = [c for c in numeric if table[c].isna().any()]
+        for column in gaps:
+            notes.append(Note("feature_gaps", f"item feature '{column}' has {int(table[column].isna().sum())} "
+                              "missing values and was left out of the default features; fill it and name it "
+                              "in feature_columns to use it.", int(table[column].isna().sum())))
+        feature_columns = [c for c in numeric if c not in gaps]
+        if not feature_columns:
+            return None
+    return item_vectors(table, label, item_column, items, feature_columns, embedding_column)

@@ -17,6 +17,7 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from metrics_core import validate
 from metrics_core.columns import Columns
@@ -95,13 +96,34 @@ class Lists:
 
 @dataclass
 class Training:
-    """Training interactions as codes, deduplicated pairs, and catalog facts."""
+    """Training interactions: every row as codes (for histories), and a users x items count
+    matrix (duplicates summed) from which the distinct-pair facts are read."""
 
     user: np.ndarray
     item: np.ndarray
     timestamp: np.ndarray | None
-    items_per_user: np.ndarray
+    matrix: sp.csr_matrix
     catalog_size: int
+
+    @property
+    def items_per_user(self) -> np.ndarray:
+        """Distinct training items of each user."""
+        return np.diff(self.matrix.indptr)
+
+    @property
+    def users_per_item(self) -> np.ndarray:
+        """Distinct training users of each item."""
+        return np.bincount(self.matrix.indices, minlength=self.matrix.shape[1])
+
+    @property
+    def interactions_per_item(self) -> np.ndarray:
+        """Training rows of each item (repeats included)."""
+        return np.bincount(self.item, minlength=self.matrix.shape[1])
+
+    @property
+    def n_users(self) -> int:
+        """Users with at least one training interaction."""
+        return int(np.count_nonzero(self.items_per_user))
 
 
 def read_lists(name: str, frame: pd.DataFrame, source: str, columns: Columns) -> RawLists:
@@ -377,14 +399,17 @@ def _users_with_rank_gaps(items_at: np.ndarray) -> int:
 
 
 def encode_training(frame: pd.DataFrame, source: str, columns: Columns, users: IdIndex,
-                    items: IdIndex, catalog_size: int) -> Training:
-    """Training pairs as codes (deduplicated), with each user's count of distinct items."""
-    user = users.codes(validate.ids(frame, columns.user, source, [columns.user, columns.item]))
-    item = items.codes(validate.ids(frame, columns.item, source, [columns.user, columns.item]))
+                    items: IdIndex, catalog_size: int | None) -> Training:
+    """Training rows as codes and the users x items count matrix. The catalog size defaults
+    to the number of distinct training items."""
+    context = [columns.user, columns.item]
+    user = users.codes(validate.ids(frame, columns.user, source, context)).astype(np.int64)
+    item = items.codes(validate.ids(frame, columns.item, source, context)).astype(np.int64)
     timestamp = None
     if columns.timestamp in frame.columns:
         timestamp = pd.to_numeric(frame[columns.timestamp], errors="coerce").to_numpy(dtype=np.float64)
-    keep = (user >= 0) & (item >= 0)
-    pair = np.unique(user[keep].astype(np.int64) * len(items) + item[keep])
-    items_per_user = np.bincount(pair // len(items), minlength=len(users))
-    return Training(user.astype(np.int64), item.astype(np.int64), timestamp, items_per_user, catalog_size)
+    matrix = sp.csr_matrix((np.ones(len(user), dtype=np.float32), (user, item)), shape=(len(users), len(items)))
+    matrix.sum_duplicates()
+    if catalog_size is None:
+        catalog_size = int(np.count_nonzero(np.bincount(matrix.indices, minlength=len(items))))
+    return Training(user, item, timestamp, matrix, catalog_size)

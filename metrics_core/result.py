@@ -20,11 +20,13 @@ class Evaluation:
 
     metrics: aggregate name -> value (``map`` is the mean of per-user ``ap``, etc.).
     per_user: one row per averaged user (index: user id) with every per-user metric at K,
-        plus ``relevant`` (R), ``hits`` (h(K)) and ``listed`` (items in the top K).
+        plus ``relevant`` (R), ``hits`` (h(K)), ``listed`` (items in the top K) and
+        ``evaluated`` (counted in the accuracy averages; accuracy columns are NaN otherwise).
     curves: index k = 1 .. max(K, longest list), one column per aggregate metric.
     users: counts of evaluated users and of users left out or scored 0, and why.
     warnings: problems with one sensible reading, each with a count.
     skipped: metric -> why it could not be computed.
+    left_out: what beyond-accuracy metrics could not use, and how much of it.
     """
 
     model: str
@@ -35,6 +37,7 @@ class Evaluation:
     users: dict[str, int]
     warnings: list[Note] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
+    left_out: dict[str, int] = field(default_factory=dict)
 
     @property
     def k(self) -> int:
@@ -49,6 +52,8 @@ class Evaluation:
         }
         if self.skipped:
             out["skipped"] = dict(self.skipped)
+        if self.left_out:
+            out["left_out"] = dict(self.left_out)
         return out
 
     def to_json(self) -> str:

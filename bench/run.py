@@ -1,0 +1,128 @@
+"""Benchmark: rankscope against reading the data and against peers, in one run.
+
+Data: directories written by ``../shared/tools/make_synthetic.py --n-users N --top-k 100``
+(recs.parquet, ground_truth.parquet). Every measurement runs in a fresh process so that
+peak memory is its own. Usage::
+
+    python bench/run.py --data /tmp/syn100k --data /tmp/syn1m \\
+        [--peers-python .venv/bin/python] [--rectools-python /path/to/venv/bin/python]
+
+Prints a Markdown table (the README's benchmark table) and writes bench/results/latest.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+READ = """
+import pyarrow.parquet as pq
+recs = pq.read_table('{d}/recs.parquet').to_pandas()
+truth = pq.read_table('{d}/ground_truth.parquet').to_pandas()
+"""
+
+IN_MEMORY = """
+import json, time, pyarrow.parquet as pq
+from metrics_core import Dataset, Settings
+def peak():
+    return int(dict(l.split(':', 1) for l in open('/proc/self/status'))['VmHWM'].split()[0]) * 1024
+def reset():
+    open('/proc/self/clear_refs', 'w').write('5')
+recs = pq.read_table('{d}/recs.parquet').to_pandas()
+truth = pq.read_table('{d}/ground_truth.parquet').to_pandas()
+reset(); base = peak()
+t = time.perf_counter(); ds = Dataset.build(recs, truth); build = time.perf_counter() - t
+build_mem = peak() - base
+reset(); base = peak()
+t = time.perf_counter(); result = ds.evaluate(settings=Settings(k=100)); metrics = time.perf_counter() - t
+metrics_mem = peak() - base
+assert len(result.curves) == 100
+print(json.dumps({{"build": build, "build_mem": build_mem, "metrics": metrics, "metrics_mem": metrics_mem}}))
+"""
+
+
+def timed(command: list[str]) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS bytes of the child, and its stdout."""
+    wrapper = (
+        "import resource, subprocess, sys, time\n"
+        "t = time.perf_counter()\n"
+        "out = subprocess.run(sys.argv[1:], capture_output=True, text=True, check=True).stdout\n"
+        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)\n"
+        "print(out, end='')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", wrapper, *command], capture_output=True, text=True, check=True)
+    first, _, rest = done.stdout.partition("\n")
+    seconds, peak = first.split()
+    return float(seconds), int(peak), rest
+
+
+def measure(data: Path, peers_python: str | None, rectools_python: str | None) -> dict:
+    meta = json.loads((data / "meta.json").read_text())
+    row: dict = {"data": data.name, "users": meta.get("n_users") or meta.get("params", {}).get("n_users")}
+    row["read_s"], row["read_mem"], _ = timed([sys.executable, "-c", READ.format(d=data)])
+    cli = [sys.executable, "-m", "metrics_core", "evaluate", "--recommendations", str(data / "recs.parquet"),
+           "--ground-truth", str(data / "ground_truth.parquet"), "--k", "10"]
+    row["cli_s"], row["cli_mem"], out = timed(cli)
+    row["ndcg@10"] = json.loads(out)["models"]["recs"]["metrics"]["ndcg"]
+    _, _, out = timed([sys.executable, "-c", IN_MEMORY.format(d=data)])
+    row.update(json.loads(out))
+    for peer, python in (("ranx", peers_python), ("pytrec_eval", peers_python), ("rectools", rectools_python)):
+        if python and (row["users"] or 0) <= 200_000:
+            try:
+                _, _, out = timed([python, str(HERE / "peers.py"), peer, str(data), "10"])
+                row[peer] = json.loads(out)["seconds"]
+            except subprocess.CalledProcessError as error:
+                row[peer] = f"failed: {error.stderr.strip().splitlines()[-1][:80]}"
+    return row
+
+
+def table(rows: list[dict]) -> str:
+    gib = 2**30
+    lines = [
+        "| data | users x list | pyarrow read | `rankscope evaluate` (CLI, end to end) | encode once | every metric at every k <= 100 | ranx | pytrec_eval | rectools |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        cli_ratio = r["cli_s"] / r["read_s"]
+        ours = r["cli_s"]
+
+        def peer(name: str) -> str:
+            value = r.get(name)
+            if value is None:
+                return "not run"
+            if isinstance(value, str):
+                return value
+            return f"{value:.1f} s ({value / ours:.0f}x slower)"
+
+        lines.append(
+            f"| {r['data']} | {r['users']:,} x 100 | {r['read_s']:.1f} s, {r['read_mem'] / gib:.1f} GiB "
+            f"| {r['cli_s']:.1f} s ({cli_ratio:.2f}x read), {r['cli_mem'] / gib:.1f} GiB "
+            f"| {r['build']:.1f} s, +{r['build_mem'] / gib:.1f} GiB "
+            f"| {r['metrics']:.2f} s, +{r['metrics_mem'] / gib:.2f} GiB "
+            f"| {peer('ranx')} | {peer('pytrec_eval')} | {peer('rectools')} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", action="append", required=True, type=Path)
+    parser.add_argument("--peers-python", help="interpreter with ranx and pytrec-eval-terrier")
+    parser.add_argument("--rectools-python", help="interpreter with rectools (numpy < 2)")
+    args = parser.parse_args()
+    started = time.strftime("%Y-%m-%d %H:%M")
+    rows = [measure(d, args.peers_python, args.rectools_python) for d in args.data]
+    text = f"Measured {started} on this machine (2 cores).\n\n{table(rows)}\n\n```\n{json.dumps(rows, indent=1)}\n```\n"
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "latest.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""Item feature vectors for the similarity-based metrics, aligned to item codes.
+
+Numeric columns are used as they are, text/categorical columns one-hot, and an embedding
+column (a list or array per item) as its own block. Each item's vector is normalised to unit
+length so that a dot product is a cosine. Items missing from the item table, and items whose
+vector is all zeros, have no vector; metrics leave them out and count them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from metrics_core import validate
+from metrics_core.errors import input_error
+from metrics_core.ids import IdIndex
+
+
+@dataclass
+class ItemVectors:
+    """``unit[c]`` is item code c's unit vector (zeros when ``has_vector[c]`` is False)."""
+
+    unit: np.ndarray
+    has_vector: np.ndarray
+    columns: list[str]
+
+    @property
+    def dimensions(self) -> int:
+        return self.unit.shape[1]
+
+
+def default_feature_columns(table: pd.DataFrame, item_column: str) -> list[str]:
+    """Every numeric (or boolean) column except the item id."""
+    return [c for c in table.columns if c != item_column and (
+        pd.api.types.is_numeric_dtype(table[c]) or pd.api.types.is_bool_dtype(table[c]))]
+
+
+def item_vectors(table: pd.DataFrame, source: str, item_column: str, items: IdIndex,
+                 feature_columns: list[str] | None = None, embedding_column: str | None = None) -> ItemVectors:
+    """Build unit vectors from ``feature_columns`` (default: every numeric column) and/or
+    ``embedding_column``. Raises :class:`InputError` for a feature column that mixes numbers
+    and text, missing values, or embeddings of uneven length."""
+    if feature_columns is None:
+        feature_columns = [] if embedding_column else default_feature_columns(table, item_column)
+        feature_columns = [c for c in feature_columns if c != embedding_column]
+    validate.require_columns(table, [*feature_columns, *([embedding_column] if embedding_column else [])],
+                             source, " with --feature-columns/--embedding-column")
+    blocks = [_feature_block(table, column, source, item_column) for column in feature_columns]
+    if embedding_column:
+        blocks.append(_embedding_block(table, embedding_column, source, item_column))
+    if not blocks:
+        raise input_error(source, "has no numeric feature column to compare items with.",
+                          "name the feature columns (--feature-columns a,b) or an embedding column.")
+    matrix = np.hstack(blocks).astype(np.float64)
+    codes = items.codes(validate.ids(table, item_column, source, [item_column]))
+    norms = np.linalg.norm(matrix, axis=1)
+    unit = np.zeros((len(items), matrix.shape[1]))
+    usable = (codes >= 0) & (norms > 0)
+    unit[codes[usable]] = matrix[usable] / norms[usable, None]
+    has_vector = np.zeros(len(items), dtype=bool)
+    has_vector[codes[usable]] = True
+    return ItemVectors(unit, has_vector, list(feature_columns) + ([embedding_column] if embedding_column else []))
+
+
+def _feature_block(table: pd.DataFrame, column: str, source: str, item_column: str) -> np.ndarray:
+    series = table[column]
+    context = [item_column, column]
+    if pd.api.types.is_bool_dtype(series):
+        return series.to_numpy(dtype=np.float64)[:, None]
+    if pd.api.types.is_numeric_dtype(series):
+        return validate.numbers(table, column, source, context, "feature value",
+                                "fill in the missing feature values or drop the column.")[:, None]
+    as_numbers = pd.to_numeric(series, errors="coerce")
+    parsed = as_numbers.notna() & series.notna()
+    if parsed.any():
+        bad = (~parsed).to_numpy()
+        raise input_error(source, f"feature column mixes numbers and text: {int(bad.sum())} rows are not numbers.",
+                          "fix these values, or drop the column from --feature-columns.", column,
+                          table.loc[bad, context])
+    missing = series.isna().to_numpy()
+    if missing.any():
+        raise input_error(source, f"{int(missing.sum())} rows have no value in a categorical feature.",
+                          "fill in a category (e.g. 'unknown') or drop the column.", column,
+                          table.loc[missing, context])
+    return pd.get_dummies(series.astype(str), dtype=np.float64).to_numpy()
+
+
+def _embedding_block(table: pd.DataFrame, column: str, source: str, item_column: str) -> np.ndarray:
+    values = table[column].to_list()
+    context = [item_column, column]
+    lengths = np.array([_length(v) for v in values])
+    if (lengths < 0).any():
+        bad = lengths < 0
+        raise input_error(source, f"{int(bad.sum())} rows have an embedding that is not a list of numbers.",
+                          "store one list or array of numbers per item.", column, table.loc[bad, context])
+    common = np.bincount(lengths).argmax()
+    if (lengths != common).any():
+        bad = lengths != common
+        raise input_error(source, f"embeddings have uneven lengths: {int(bad.sum())} rows differ from the usual "
+                          f"length {common}.", f"give every item an embedding of length {common}.", column,
+                          table.loc[bad, context].assign(length=lengths[bad]))
+    matrix = np.array([np.asarray(v, dtype=np.float64) for v in values]).reshape(len(values), common)
+    if not np.isfinite(matrix).all():
+        bad = ~np.isfinite(matrix).all(axis=1)
+        raise input_error(source, f"{int(bad.sum())} embeddings contain NaN or infinite values.",
+                          "fill or drop these items.", column, table.loc[bad, context])
+    return matrix
+
+
+def _length(value) -> int:
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return -1
+    return len(array) if array.ndim == 1 else -1
