@@ -90,22 +90,25 @@ def hit_rate(H: np.ndarray) -> np.ndarray:
     return (H > 0).astype(np.float64)
 
 
-def reciprocal_rank(hit: np.ndarray, k: np.ndarray, cutoff: bool = True) -> np.ndarray:
+def first_relevant_rank(full_hit: np.ndarray) -> np.ndarray:
+    """Rank of the first relevant item anywhere in each list; inf when there is none."""
+    return np.where(full_hit.any(axis=1), np.argmax(full_hit, axis=1) + 1.0, np.inf)
+
+
+def reciprocal_rank(first: np.ndarray, k: np.ndarray, cutoff: bool = True) -> np.ndarray:
     """RR@k = 1 / rank of the first relevant item within k, else 0.
 
     ``cutoff=False`` looks at the whole list whatever k (trec_eval's ``recip_rank``).
     """
-    first = np.argmax(hit, axis=1) + 1.0
-    found = hit.any(axis=1)
-    rr = np.where(found, 1.0 / first, 0.0)
+    rr = 1.0 / first
     if not cutoff:
         return np.repeat(rr[:, None], len(k), axis=1)
     return np.where(k[None, :] >= first[:, None], rr[:, None], 0.0)
 
 
-def negatives(candidates: np.ndarray, R: np.ndarray, F: np.ndarray, H: np.ndarray) -> np.ndarray:
+def negatives(candidates: np.ndarray, R: np.ndarray, listed_total: np.ndarray, hits_total: np.ndarray) -> np.ndarray:
     """Irrelevant candidates: candidates - R, never fewer than the irrelevant items listed."""
-    return np.maximum(candidates - R, F[:, -1] - H[:, -1]).astype(np.float64)
+    return np.maximum(candidates - R, listed_total - hits_total).astype(np.float64)
 
 
 def lauc(hit: np.ndarray, filled: np.ndarray, H: np.ndarray, F: np.ndarray, R: np.ndarray,
@@ -152,13 +155,14 @@ class AccuracyPass:
 
 
 def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings,
-                  candidates: np.ndarray | None, threads: int = 2) -> AccuracyPass:
-    """Run every accuracy metric at k = 1 .. max(K, list length) over users ``rows``.
+                  candidates: np.ndarray | None, curves: bool = True, threads: int = 2) -> AccuracyPass:
+    """Run every accuracy metric at k = 1 .. max(K, list length) over users ``rows``
+    (only up to K when ``curves`` is False: the same values at K, less work).
 
     Users are processed in chunks (bounded memory) on ``threads`` threads; numpy releases the
     GIL in the array work. LAUC and MCC are computed only when ``candidates`` is given.
     """
-    width = max(lists.positions, settings.k)
+    width = max(lists.positions, settings.k) if curves else settings.k
     ks = np.arange(1, width + 1, dtype=np.float64)
     disc = discount(width)
     chunk = max(1, CHUNK_CELLS // width)
@@ -187,14 +191,16 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
 
 def _chunk(lists, truth, part, settings, candidates, ks, disc, ideal_dcg):
     width = len(ks)
-    hit = _pad(lists.hit[part], width)
-    filled = _pad(lists.items[part] >= 0, width)
+    full_hit = lists.hit[part]
+    full_filled = lists.items[part] >= 0
+    hit = _fit(full_hit, width)
+    filled = _fit(full_filled, width)
     R = truth.relevant_count[part].astype(np.float64)
     H = np.cumsum(hit, axis=1, dtype=np.float64)
     F = np.cumsum(filled, axis=1, dtype=np.float64)
     P = precision(H, ks, F, settings.precision_denominator)
     Rc = recall(H, R)
-    gains = hit if lists.grade is None else _gain(_pad(lists.grade[part], width).astype(np.float64), settings.gain)
+    gains = hit if lists.grade is None else _gain(_fit(lists.grade[part], width).astype(np.float64), settings.gain)
     values = {
         "precision": P,
         "recall": Rc,
@@ -203,10 +209,10 @@ def _chunk(lists, truth, part, settings, candidates, ks, disc, ideal_dcg):
         "ar": average_recall(H, R),
         "ndcg": ndcg(gains, ideal_dcg, disc),
         "hit": hit_rate(H),
-        "rr": reciprocal_rank(hit, ks, settings.rr_cutoff),
+        "rr": reciprocal_rank(first_relevant_rank(full_hit), ks, settings.rr_cutoff),
     }
     if candidates is not None:
-        n_negative = negatives(candidates, R, F, H)
+        n_negative = negatives(candidates, R, full_filled.sum(axis=1), full_hit.sum(axis=1))
         values["lauc"] = lauc(hit, filled, H, F, R, n_negative)
         values["mcc"] = mcc(H, F, R, n_negative)
     column = settings.k - 1
@@ -215,9 +221,10 @@ def _chunk(lists, truth, part, settings, candidates, ks, disc, ideal_dcg):
     return at_k, sums, H[:, column].copy(), F[:, column].copy()
 
 
-def _pad(block: np.ndarray, width: int) -> np.ndarray:
-    if block.shape[1] == width:
-        return block
+def _fit(block: np.ndarray, width: int) -> np.ndarray:
+    """The first ``width`` positions, padded with empty positions when the lists are shorter."""
+    if block.shape[1] >= width:
+        return block[:, :width]
     out = np.zeros((block.shape[0], width), dtype=block.dtype)
     out[:, : block.shape[1]] = block
     return out

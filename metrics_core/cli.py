@@ -80,7 +80,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     settings = settings_for(args.preset, k=args.k, beta=args.beta, ap_denominator=args.ap_denominator,
                             gain=args.gain)
     dataset = load_dataset(args, settings.order, settings.tie_break)
-    results = dataset.evaluate_all(settings)
+    results = dataset.evaluate_all(settings, curves=False)
     if args.format == "json":
         print(json.dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))
     else:

@@ -183,8 +183,9 @@ class Dataset:
         catalog = self.training.catalog_size or len(np.unique(self.training.item))
         return (catalog - self.training.items_per_user).astype(np.float64)
 
-    def evaluate(self, model: str | None = None, settings: Settings | None = None) -> Evaluation:
-        """Accuracy metrics of one model at ``settings.k``, per user and at every k."""
+    def evaluate(self, model: str | None = None, settings: Settings | None = None, curves: bool = True) -> Evaluation:
+        """Every metric of one model at ``settings.k``, per user; accuracy metrics also at every
+        k up to the longest list (``curves=False``: only up to K, which is cheaper)."""
         settings = settings or Settings()
         if (settings.order, settings.tie_break) != (self.order, self.tie_break):
             raise input_error("settings", f"these lists were ordered by {self.order} (ties: {self.tie_break}); "
@@ -218,13 +219,13 @@ class Dataset:
             )
         counts["evaluated"] = len(rows)
         candidates = self.candidates(settings)
-        result = accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates)
+        result = accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates, curves)
         extra = beyond.beyond_pass(lists, settings.k, len(self.items), self.in_catalog, self.training,
                                    self.vectors, self.history)
         return self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None)
 
-    def evaluate_all(self, settings: Settings | None = None) -> dict[str, Evaluation]:
-        return {name: self.evaluate(name, settings) for name in self.models}
+    def evaluate_all(self, settings: Settings | None = None, curves: bool = True) -> dict[str, Evaluation]:
+        return {name: self.evaluate(name, settings, curves) for name in self.models}
 
     def _evaluation(self, model, settings, lists, rows, result, extra, counts, no_candidates) -> Evaluation:
         n = len(rows)

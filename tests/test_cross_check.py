@@ -70,3 +70,18 @@ def test_fast_equals_slow_on_random_data(seed, use_rank):
             want_ap = np.mean([user_metrics(lists.get(u, []), grades[u], kk, candidates=40, **options)["ap"]
                                for u in users])
             assert result.curves.loc[kk, "map"] == pytest.approx(want_ap, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_without_curves_the_values_at_k_are_the_same(seed):
+    rows, truth_rows = messy_data(seed)
+    recs = pd.DataFrame(rows, columns=["user_id", "item_id", "rank", "score"]).drop(columns=["score"])
+    dataset = Dataset.build(recs, pd.DataFrame(truth_rows, columns=["user_id", "item_id", "grade"]),
+                            columns=Columns(relevance="grade", threshold=1))
+    for k in (1, 4, 20):
+        settings = Settings(k=k, candidates=40, rr_cutoff=bool(seed % 2))
+        full = dataset.evaluate(settings=settings)
+        short = dataset.evaluate(settings=settings, curves=False)
+        assert short.metrics == full.metrics
+        pd.testing.assert_frame_equal(short.per_user, full.per_user)
+        assert list(short.curves.index) == list(range(1, k + 1))
