@@ -55,6 +55,9 @@ def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--relevance-column", metavar="COL", help="grade column of the ground truth")
     parser.add_argument("--relevance-threshold", type=float, default=1.0, metavar="X",
                         help="grades below X are not relevant (default 1)")
+    parser.add_argument("--feature-columns", metavar="A,B,C",
+                        help="item features for diversity/serendipity (default: every numeric column of --items)")
+    parser.add_argument("--embedding-column", metavar="COL", help="item column holding an embedding per item")
     parser.add_argument("--user-column", default="user_id")
     parser.add_argument("--item-column", default="item_id")
     parser.add_argument("--score-column", default="score")
@@ -72,8 +75,10 @@ def load_dataset(args: argparse.Namespace, order: str, tie_break: str) -> Datase
             raise input_error("--recommendations", f"two models are named {name!r}.",
                               "name them: --recommendations A=path1 --recommendations B=path2.")
         sources[name] = path
+    features = [c.strip() for c in args.feature_columns.split(",") if c.strip()] if args.feature_columns else None
     return Dataset.build(sources, args.ground_truth, train=args.train, items=args.items, users=args.users,
-                         columns=columns, order=order, tie_break=tie_break)
+                         columns=columns, order=order, tie_break=tie_break, feature_columns=features,
+                         embedding_column=args.embedding_column)
 
 
 def run_evaluate(args: argparse.Namespace) -> int:

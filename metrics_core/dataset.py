@@ -291,6 +291,51 @@ class Dataset:
                               f"cut-off K={settings.k}; the tie was broken by {rule}.", ties))
         return notes
 
+    def item_bias(self, model: str, attribute: str, k: int = 10):
+        """Item attribute in the model's top-K recommendations vs the catalog (training items,
+        each once; the item table when there is no training data)."""
+        from metrics_core.bias import item_bias
+
+        if self.item_table is None:
+            raise input_error("item bias", "needs an item table.", "give an item table with the attribute.")
+        values = self._values_by_code(self.item_table, attribute, self.item_table_codes, "item table")
+        top = self.lists[model].items[:, :k]
+        catalog = np.flatnonzero(self.training.users_per_item > 0) if self.training is not None \
+            else np.unique(self.item_table_codes)
+        return item_bias(attribute, values, top[top >= 0], catalog)
+
+    def user_bias(self, attribute: str):
+        """User attribute among evaluated users (with a relevant item) vs the training users."""
+        from metrics_core.bias import user_bias
+
+        if self.user_table is None or self.training is None:
+            raise input_error("user bias", "needs a user table and training interactions.",
+                              "give both a user table with the attribute and the training data.")
+        values = self._values_by_code(self.user_table, attribute, self.user_table_codes, "user table")
+        evaluated = np.flatnonzero(self.truth.relevant_count > 0)
+        return user_bias(attribute, values, evaluated, np.flatnonzero(self.training.items_per_user > 0))
+
+    @staticmethod
+    def _values_by_code(table: pd.DataFrame, attribute: str, codes: np.ndarray, what: str) -> pd.Series:
+        if attribute not in table.columns:
+            raise input_error(what, f"has no column '{attribute}' (columns: {', '.join(map(str, table.columns))}).",
+                              "choose one of the table's columns.")
+        values = pd.Series(table[attribute].to_numpy(), index=codes)
+        return values[~values.index.duplicated()]
+
+    def score_distribution(self, model: str, k: int = 10, bins: int = 40, edges: np.ndarray | None = None):
+        """Histogram of the scores in each list's top K and in the rest (None for rank-only lists)."""
+        from metrics_core.scores import score_histogram
+
+        lists = self.lists[model]
+        return None if lists.scores is None else score_histogram(lists.scores, k, bins, edges)
+
+    def cases(self, users: list | None = None, **options):
+        """Recommendation cases; see :func:`metrics_core.cases.cases`."""
+        from metrics_core.cases import cases
+
+        return cases(self, users, **options)
+
     @staticmethod
     def ties_at_cutoff(lists: Lists, rows: np.ndarray, k: int) -> int:
         """Users whose scores at ranks K and K+1 are equal (when lists are ordered by score)."""

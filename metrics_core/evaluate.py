@@ -12,15 +12,18 @@ from metrics_core.settings import settings_for
 
 def evaluate_models(recommendations: Mapping, ground_truth, k: int = 10, *, train=None, items=None,
                     users=None, columns: Columns | None = None, preset: str | None = None,
+                    feature_columns: list[str] | None = None, embedding_column: str | None = None,
                     **options) -> dict[str, Evaluation]:
     """Evaluate several models (name -> path or DataFrame) on the same ground truth.
 
     ``options`` are :class:`~metrics_core.settings.Settings` fields (beta, ap_denominator,
-    gain, ...); ``preset`` names a convention (``trec_eval``, ``ranx``, ``evidently``).
+    gain, ...); ``preset`` names a convention (``trec_eval``, ``ranx``, ``evidently``);
+    ``feature_columns``/``embedding_column`` choose item features (see :meth:`Dataset.build`).
     """
     settings = settings_for(preset, k=k, **options)
     dataset = Dataset.build(recommendations, ground_truth, train=train, items=items, users=users,
-                            columns=columns, order=settings.order, tie_break=settings.tie_break)
+                            columns=columns, order=settings.order, tie_break=settings.tie_break,
+                            feature_columns=feature_columns, embedding_column=embedding_column)
     return dataset.evaluate_all(settings)
 
 

@@ -133,3 +133,34 @@ def test_console_script_is_installed(files):
                            str(files["truth"])], capture_output=True, text=True,
                           env={"PATH": str(__import__("pathlib").Path(sys.executable).parent)})
     assert done.returncode == 0, done.stderr
+
+
+def test_beyond_accuracy_flags_and_bad_features(tmp_path, files):
+    items = pd.DataFrame({"item_id": range(0, 80, 10), "a": [1, 0, 1, 0, 1, 0, 1, 0], "b": [0, 1, 1, 0, 0, 1, 1, 0.5],
+                          "note": ["x"] * 8})
+    items.to_csv(tmp_path / "items.csv", index=False)
+    done = run("evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(files["truth"]),
+               "--train", str(files["train"]), "--items", str(tmp_path / "items.csv"), "--k", "3")
+    assert done.returncode == 0, done.stderr
+    model = json.loads(done.stdout)["models"]["toy"]
+    for name in ("diversity", "intra_list_similarity", "novelty", "serendipity", "personalization", "arp",
+                 "arp_normalised", "coverage", "aggregate_diversity", "gini", "entropy", "entropy_normalised"):
+        assert name in model["metrics"], name
+    assert model["metrics"]["coverage"] == pytest.approx(6 / 8)
+    assert "score_entropy" in model["skipped"]
+    only_a = run("evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(files["truth"]),
+                 "--items", str(tmp_path / "items.csv"), "--feature-columns", "a", "--k", "3")
+    assert json.loads(only_a.stdout)["models"]["toy"]["metrics"]["diversity"] != model["metrics"]["diversity"]
+
+    bad = items.assign(a=items["a"].astype(object))
+    bad.loc[3, "a"] = "n/a"
+    bad.to_csv(tmp_path / "bad.csv", index=False)
+    done = run("evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(files["truth"]),
+               "--items", str(tmp_path / "bad.csv"), "--feature-columns", "a,b")
+    assert done.returncode == 2 and "column 'a'" in done.stderr and "row 3" in done.stderr
+    assert "Traceback" not in done.stderr
+
+    pd.DataFrame({"item_id": [0, 10, 20], "emb": [[1.0, 2.0], [1.0, 2.0], [3.0]]}).to_parquet(tmp_path / "emb.parquet")
+    done = run("evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(files["truth"]),
+               "--items", str(tmp_path / "emb.parquet"), "--embedding-column", "emb")
+    assert done.returncode == 2 and "uneven lengths" in done.stderr and "Traceback" not in done.stderr

@@ -96,3 +96,30 @@ def test_default_differs_from_trec_eval_only_where_the_definitions_do(data):
     assert default.metrics["map"] >= trec.metrics["map"]
     assert default.metrics["ndcg"] == pytest.approx(trec.metrics["ndcg"], abs=1e-12)
     assert default.metrics["mrr"] <= trec.metrics["mrr"]  # RR within K vs anywhere in the list
+
+
+def test_beyond_accuracy_on_movielens(data):
+    from tests.conftest import MOVIELENS_RECS
+
+    recs, test, train = data
+    items = pd.read_csv(MOVIELENS_RECS / "items.csv")
+    users = pd.read_csv(MOVIELENS_RECS / "users.csv")
+    genres = [c for c in items.columns if c not in ("item_id", "title", "release_year", "genre")]
+    dataset = Dataset.build(recs, test, train=train, items=items, users=users, columns=GRADED,
+                            feature_columns=genres)
+    results = dataset.evaluate_all(Settings(k=10))
+    popular, random = results["popular"].metrics, results["random"].metrics
+    assert popular["novelty"] < random["novelty"]
+    assert popular["arp"] > random["arp"]
+    assert popular["coverage"] < random["coverage"]
+    assert popular["gini"] > random["gini"]
+    assert popular["personalization"] < random["personalization"]
+    for result in results.values():
+        assert 0 <= result.metrics["diversity"] <= 2
+        assert 0 <= result.metrics["serendipity"] <= 2
+    bias = dataset.item_bias("popular", "genre", k=10)
+    assert 0 < bias.statistic <= 1
+    ages = dataset.user_bias("age")
+    assert ages.divergence == "ks" and 0 <= ages.p_value <= 1
+    (case,) = dataset.cases([1], k=10, item_columns=["title"])
+    assert len(case.recommendations) == 40 and case.history["title"].notna().all()
