@@ -8,6 +8,7 @@ Kolmogorov–Smirnov statistic and p-value.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,8 +52,7 @@ def compare_distributions(attribute: str, served: pd.Series, reference: pd.Serie
         frames = []
         for label, values in zip(labels, (served, reference), strict=True):
             hist, _ = np.histogram(values.to_numpy(float), bins=edges)
-            frames.append(pd.DataFrame({"value": [f"{a:.4g} – {b:.4g}" for a, b in zip(edges[:-1], edges[1:],
-                                                                                       strict=True)],
+            frames.append(pd.DataFrame({"value": [f"{a:.4g} – {b:.4g}" for a, b in itertools.pairwise(edges)],
                                         "bin_start": edges[:-1], "bin_end": edges[1:], "group": label,
                                         "share": hist / hist.sum()}))
         test = ks_2samp(served.to_numpy(float), reference.to_numpy(float))
