@@ -18,7 +18,16 @@ MAX_ROWS_SHOWN = 5
 
 
 class InputError(ValueError):
-    """Input that rankscope cannot evaluate; the message says where, what and how to fix it."""
+    """Input that rankscope cannot evaluate; the message says where, what and how to fix it.
+
+    The parts are kept for programs (the app shows ``rows`` as a table): ``source``,
+    ``column``, ``problem``, ``fix`` and ``rows`` (the offending rows, or None).
+    """
+
+    def __init__(self, message: str, source: str = "", column: str | None = None, problem: str = "",
+                 fix: str = "", rows: pd.DataFrame | None = None):
+        super().__init__(message)
+        self.source, self.column, self.problem, self.fix, self.rows = source, column, problem, fix, rows
 
 
 def input_error(
@@ -38,7 +47,7 @@ def input_error(
         if len(rows) > MAX_ROWS_SHOWN:
             lines.append(f"  ... and {len(rows) - MAX_ROWS_SHOWN} more")
     lines.append(f"Fix: {fix}")
-    return InputError("\n".join(lines))
+    return InputError("\n".join(lines), source, column, problem, fix, rows)
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,37 @@ def read_table(
     return frame, label
 
 
+def read_bytes(data: bytes, filename: str, role: str) -> tuple[pd.DataFrame, str]:
+    """Like :func:`read_table` for an uploaded file's bytes; the suffix of ``filename``
+    chooses the format."""
+    import io
+    import tempfile
+
+    label = f"{role} ({filename})"
+    if not data:
+        raise input_error(label, "the file is empty.", "upload the table again with a header row.")
+    suffix = Path(filename).suffix.lower()
+    try:
+        if suffix in PARQUET_SUFFIXES:
+            frame = pd.read_parquet(io.BytesIO(data))
+        elif suffix in TREC_SUFFIXES:
+            with tempfile.NamedTemporaryFile(suffix=suffix) as handle:
+                handle.write(data)
+                handle.flush()
+                frame = read_trec(handle.name, qrels=suffix == ".qrels")
+        else:
+            frame = pd.read_csv(io.BytesIO(data), sep="\t" if suffix == ".tsv" else ",")
+    except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise input_error(
+            label,
+            f"could not be read ({type(exc).__name__}: {str(exc).splitlines()[0]}).",
+            "upload UTF-8 CSV with a header row, Parquet, or a TREC run/qrels file.",
+        ) from None
+    if frame.empty:
+        raise input_error(label, "the file has no rows.", "upload the table with its rows.")
+    return frame, label
+
+
 def _read_path(path: Path, columns: list[str] | None) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix in PARQUET_SUFFIXES:

@@ -1,0 +1,41 @@
+"""rankscope: the evaluation studio. Run with ``streamlit run dashboard/app.py``."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import streamlit as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from dashboard import components, state  # noqa: E402
+from metrics_core import InputError  # noqa: E402
+
+VIEWS = Path(__file__).resolve().parent / "views"
+
+st.set_page_config(page_title="rankscope", page_icon="📐", layout="wide")
+state.start()
+
+pages = {
+    "Data": [st.Page(VIEWS / "data.py", title="Data", icon="📂", url_path="data")],
+    "Evaluate": [
+        st.Page(VIEWS / "overview.py", title="Overview", icon="📊", url_path="overview", default=True),
+        st.Page(VIEWS / "users.py", title="Users", icon="👥", url_path="users"),
+        st.Page(VIEWS / "popularity.py", title="Popularity and bias", icon="⚖️", url_path="popularity"),
+        st.Page(VIEWS / "scores.py", title="Scores", icon="🎯", url_path="scores"),
+        st.Page(VIEWS / "cases.py", title="Cases", icon="🔎", url_path="cases"),
+        st.Page(VIEWS / "compare.py", title="Compare", icon="🆚", url_path="compare"),
+    ],
+}
+page = st.navigation(pages)
+try:
+    if page.url_path != "data":
+        components.sidebar()
+    page.run()
+    state.publish_query_params()
+except InputError as error:
+    components.show_error(error)
+    st.page_link(pages["Data"][0], label="Go to the Data page to fix the input", icon="📂")
+except Exception as error:  # noqa: BLE001 - the user sees a message, never a traceback
+    components.show_error(error)

@@ -1,0 +1,74 @@
+"""Pieces shared by pages: the sidebar controls, errors in plain words, downloads."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from dashboard import state
+from dashboard.glossary import METRICS, label
+from metrics_core import PRESETS, InputError
+from metrics_core.settings import AP_DENOMINATORS, GAINS
+
+AP_LABELS = {"min_k_relevant": "min(K, R)", "relevant": "R (all relevant)", "hits": "hits in the top K"}
+
+
+def sidebar() -> None:
+    """K, beta, the AP denominator, the NDCG gain, the preset, who counts, and the baseline."""
+    models = state.dataset().models
+    with st.sidebar:
+        st.markdown(f"**{state.workspace().label}**")
+        longest = state.max_positions()
+        st.session_state["k"] = min(int(st.session_state.get("k", 10)), longest)
+        st.slider("K (cut-off)", 1, max(longest, 2), key="k", help="How many top items of each list count.")
+        if st.session_state.get("baseline") not in models:
+            st.session_state["baseline"] = models[0]
+        st.selectbox("Baseline model", models, key="baseline", help="Deltas on the cards and in Compare are against this model.")
+        with st.expander("Metric options", expanded=False):
+            st.selectbox("Convention preset", list(PRESETS), key="preset", on_change=state.apply_preset,
+                         help="Reproduce another tool's numbers: trec_eval, ranx or Evidently conventions.")
+            st.number_input("β of F-beta", min_value=0.1, max_value=10.0, step=0.5, key="beta")
+            st.selectbox("AP denominator", AP_DENOMINATORS, key="ap_denominator", format_func=AP_LABELS.get)
+            st.selectbox("NDCG gain", GAINS, key="gain", format_func=lambda g: "grade" if g == "linear" else "2^grade − 1")
+            st.radio("Users with a list but no relevant item", ["exclude", "zero"], key="users_without_relevant",
+                     format_func={"exclude": "left out (counted)", "zero": "scored 0"}.get)
+            st.radio("Users with relevant items but no list", ["zero", "drop"], key="users_without_list",
+                     format_func={"zero": "scored 0", "drop": "left out"}.get)
+
+
+def model_picker(key: str = "model", title: str = "Model") -> str:
+    models = state.dataset().models
+    if st.session_state.get(key) not in models:
+        st.session_state[key] = models[min(1, len(models) - 1)] if key == "model" else models[0]
+    return st.selectbox(title, models, key=key)
+
+
+def show_error(error: Exception) -> None:
+    """An error as a message in plain words (and the offending rows), never a traceback."""
+    if isinstance(error, InputError):
+        st.error(f"**{error.source}**: {error.problem}\n\n**How to fix it:** {error.fix}" if error.problem
+                 else str(error), icon="⚠️")
+        if error.rows is not None and len(error.rows):
+            st.caption(f"Offending rows ({len(error.rows)} shown, numbered as in the file, header excluded):")
+            st.dataframe(error.rows.head(20), width="stretch")
+    else:
+        st.error(f"Something went wrong while computing this page: {type(error).__name__}: {error}. "
+                 "Your data was not changed. Try other settings or reload the demo workspace.", icon="⚠️")
+
+
+def download_table(frame: pd.DataFrame, name: str, key: str) -> None:
+    st.download_button(f"Download {name} (CSV)", frame.to_csv(index=True).encode(), f"{name}.csv", "text/csv",
+                       key=key)
+
+
+def chart(figure: alt.TopLevelMixin, name: str, key: str) -> None:
+    """Show a chart with a download of its Vega-Lite JSON (PNG/SVG from the chart's menu)."""
+    st.altair_chart(figure, width="stretch")
+    st.download_button("Download chart (Vega-Lite JSON)", figure.to_json().encode(), f"{name}.vl.json",
+                       "application/json", key=key)
+
+
+def metric_help(name: str, users: int, k: int) -> str:
+    info = METRICS[name]
+    return f"{label(name, k)} = {info.formula}. Averaged over {users:,} users."

@@ -1,0 +1,113 @@
+"""The app's state: which workspace, which settings, and cached evaluation.
+
+Every ``st.session_state`` key the app uses is named here. Choices survive page switches
+and are mirrored in the URL's query parameters, so a view can be shared by its link.
+Evaluation is cached on the workspace fingerprint (every byte hashed) plus the settings:
+moving the K slider or switching pages never repeats the parsing and the join.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, replace
+
+import streamlit as st
+
+from dashboard.workspace import Workspace, demo_workspace
+from metrics_core import Dataset, Evaluation, Settings, settings_for
+
+WORKSPACE = "workspace"
+SETTING_KEYS = ("k", "beta", "ap_denominator", "gain", "preset", "users_without_relevant", "users_without_list")
+SHARED_KEYS = (*SETTING_KEYS, "baseline", "model", "case_user", "metric", "model_b")
+QUERY_KEYS = ("k", "baseline", "model", "case_user", "metric", "preset", "model_b")
+DEFAULTS = {"k": 10, "beta": 1.0, "ap_denominator": "min_k_relevant", "gain": "linear", "preset": "rankscope",
+            "users_without_relevant": "exclude", "users_without_list": "zero", "metric": "ndcg"}
+CASTS = {"k": int, "beta": float}
+
+
+def start() -> None:
+    """Run first on every rerun: defaults, values from the URL (once), widget values kept."""
+    if WORKSPACE not in st.session_state:
+        st.session_state[WORKSPACE] = demo_workspace()
+        for key, value in DEFAULTS.items():
+            st.session_state.setdefault(key, value)
+        for key in QUERY_KEYS:
+            if key in st.query_params:
+                value = st.query_params[key]
+                try:
+                    st.session_state[key] = CASTS.get(key, str)(value)
+                except ValueError:
+                    pass
+    for key in SHARED_KEYS:  # keep widget values when the page that shows them is not rendered
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def publish_query_params() -> None:
+    """Mirror the shareable choices in the URL."""
+    for key in QUERY_KEYS:
+        value = st.session_state.get(key)
+        if value is not None and st.query_params.get(key) != str(value):
+            st.query_params[key] = str(value)
+
+
+def workspace() -> Workspace:
+    return st.session_state[WORKSPACE]
+
+
+def use_workspace(new: Workspace) -> None:
+    st.session_state[WORKSPACE] = new
+    for key in ("model", "baseline", "case_user", "model_b"):
+        st.session_state.pop(key, None)
+
+
+EXPOSED = ("ap_denominator", "gain", "users_without_relevant", "users_without_list")
+
+
+def settings() -> Settings:
+    """The current settings: the preset's conventions with the sidebar's choices on top."""
+    base = settings_for(st.session_state.get("preset", "rankscope"))
+    chosen = {key: st.session_state.get(key, DEFAULTS[key]) for key in ("k", "beta", *EXPOSED)}
+    return replace(base, **chosen)
+
+
+def apply_preset() -> None:
+    """When the preset changes, show its choices in the sidebar (the user may then adjust)."""
+    preset = settings_for(st.session_state.get("preset", "rankscope"))
+    for key in EXPOSED:
+        st.session_state[key] = getattr(preset, key)
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)
+def _dataset(fingerprint: str, order: str, tie_break: str, _workspace: Workspace) -> Dataset:
+    return _workspace.build(order, tie_break)
+
+
+def dataset(current: Settings | None = None) -> Dataset:
+    """The encoded dataset of the current workspace (parsed and joined once per order)."""
+    current = current or settings()
+    ws = workspace()
+    with st.spinner("Reading and joining the data…"):
+        return _dataset(ws.fingerprint(), current.order, current.tie_break, ws)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _evaluation(fingerprint: str, settings_items: tuple, model: str, _dataset: Dataset) -> Evaluation:
+    return _dataset.evaluate(model, Settings(**dict(settings_items)))
+
+
+def evaluation(model: str, current: Settings | None = None) -> Evaluation:
+    current = current or settings()
+    data = dataset(current)
+    return _evaluation(workspace().fingerprint(), tuple(asdict(current).items()), model, data)
+
+
+def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
+    current = current or settings()
+    data = dataset(current)
+    with st.spinner("Computing metrics…"):
+        return {name: evaluation(name, current) for name in data.models}
+
+
+def max_positions() -> int:
+    data = dataset()
+    return max(lists.positions for lists in data.lists.values())

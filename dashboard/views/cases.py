@@ -1,0 +1,43 @@
+"""Cases: one user's history, every model's recommendations with relevance, and what each
+model missed."""
+
+import streamlit as st
+
+from dashboard import state
+
+settings = state.settings()
+dataset = state.dataset(settings)
+models = dataset.models
+k = settings.k
+
+st.title("Cases")
+evaluated = dataset.users.ids[dataset.truth.relevant_count > 0]
+options = [str(u) for u in evaluated]
+if str(st.session_state.get("case_user")) not in options:
+    st.session_state["case_user"] = dataset.cases(sample=1, seed=0, k=k)[0].user.__str__()
+user = st.selectbox("User (type to search)", options, key="case_user",
+                    help="Users with at least one relevant item. The Users page links its best and worst here.")
+item_columns = [c for c in (dataset.item_table.columns if dataset.item_table is not None else [])
+                if c != dataset.columns.item][:3]
+(case,) = dataset.cases([user], k=k, history=10, item_columns=item_columns)
+
+st.subheader("Recent history")
+if case.history.empty:
+    st.caption("No training interactions for this user.")
+else:
+    st.dataframe(case.history, hide_index=True, width="stretch")
+
+st.subheader(f"Top {k} of each model")
+columns = st.columns(len(models))
+for column, name in zip(columns, models, strict=True):
+    recs = case.recommendations[case.recommendations.model == name].drop(columns=["model"])
+    hits = int(recs.relevant.sum())
+    with column:
+        st.markdown(f"**{name}** · {hits} relevant of {len(recs)}")
+        shown = recs.assign(relevant=recs.relevant.map({True: "✅", False: ""}))
+        st.dataframe(shown.drop(columns=["grade"]), hide_index=True, width="stretch",
+                     column_config={"score": st.column_config.NumberColumn(format="%.3f")})
+        missed = case.missed[case.missed.model == name].drop(columns=["model"])
+        st.caption(f"Missed {len(missed)} relevant item(s)")
+        if len(missed):
+            st.dataframe(missed, hide_index=True, width="stretch")

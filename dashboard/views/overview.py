@@ -1,0 +1,80 @@
+"""Overview: every metric of one model as a card (delta against the baseline, users behind
+it, the formula as a tooltip), and metric@k curves for all models."""
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, components, state
+from dashboard.glossary import ACCURACY, BEYOND, METRICS, fmt, label
+
+settings = state.settings()
+results = state.evaluations(settings)
+models = list(results)
+k = settings.k
+
+st.title("Overview")
+left, right = st.columns([2, 3])
+with left:
+    model = components.model_picker()
+baseline = st.session_state["baseline"]
+result, base = results[model], results[baseline]
+with right:
+    st.caption(f"{state.workspace().label} · {result.users['evaluated']:,} users evaluated · "
+               f"{result.users['without_relevant']:,} with a list but no relevant item left out · "
+               f"deltas against **{baseline}**")
+
+
+def cards(names: list[str], users_of) -> None:
+    shown = [n for n in names if n in result.metrics]
+    for start in range(0, len(shown), 5):
+        for column, name in zip(st.columns(5), shown[start:start + 5], strict=False):
+            value, reference = result.metrics[name], base.metrics.get(name)
+            delta = None if model == baseline or reference is None else value - reference
+            info = METRICS[name]
+            column.metric(
+                f"{label(name, k)} · {users_of(name):,} users",
+                fmt(name, value),
+                None if delta is None else (f"{delta:+,.1f}" if name in ("arp", "aggregate_diversity")
+                                            else f"{delta:+.4f}"),
+                delta_color="normal" if info.higher_is_better else ("inverse" if info.higher_is_better is False
+                                                                   else "off"),
+                help=components.metric_help(name, users_of(name), k),
+                border=True,
+            )
+
+
+def accuracy_users(_name: str) -> int:
+    return result.users["evaluated"]
+
+
+def beyond_users(name: str) -> int:
+    column = METRICS[name].per_user
+    if column and column in result.per_user:
+        return int(result.per_user[column].notna().sum())
+    return result.left_out.get("users_with_recommendations", 0)
+
+
+st.subheader("Accuracy")
+cards(ACCURACY, accuracy_users)
+st.subheader("Beyond accuracy")
+cards(BEYOND, beyond_users)
+if result.skipped:
+    with st.expander(f"{len(result.skipped)} metrics could not be computed: why"):
+        st.table(pd.DataFrame({"metric": list(result.skipped), "reason": list(result.skipped.values())})
+                 .set_index("metric"))
+if result.warnings:
+    with st.expander(f"{len(result.warnings)} notes about the data"):
+        for note in result.warnings:
+            st.markdown(f"- {note.message}")
+
+st.subheader("Metric at every cut-off")
+curve_metrics = [m for m in ("ndcg", "precision", "recall", "map", "mar", "hit_rate", "mrr", "fbeta", "lauc", "mcc")
+                 if m in result.curves.columns]
+if st.session_state.get("metric") not in curve_metrics:
+    st.session_state["metric"] = "ndcg"
+metric = st.selectbox("Metric", curve_metrics, key="metric", format_func=lambda m: METRICS[m].label)
+curves = pd.concat([r.curves[[metric]].rename(columns={metric: "value"}).assign(model=name).reset_index()
+                    for name, r in results.items()], ignore_index=True)
+components.chart(charts.metric_curves(curves, METRICS[metric].label, k, models), f"{metric}_curves", "dl_curves")
+components.download_table(curves.pivot(index="k", columns="model", values="value"), f"{metric}_at_every_k",
+                          "dl_curves_csv")

@@ -1,0 +1,75 @@
+"""Popularity and bias: the long tail, catalog metrics, and item and user bias."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, components, state
+from dashboard.glossary import fmt, label
+
+settings = state.settings()
+results = state.evaluations(settings)
+models = list(results)
+dataset = state.dataset(settings)
+k = settings.k
+
+st.title("Popularity and bias")
+rows = {name: {label(m): fmt(m, r.metrics.get(m)) for m in ("arp", "coverage", "gini", "entropy", "novelty")}
+        for name, r in results.items()}
+model = components.model_picker()
+cards = st.columns(5)
+for column, name in zip(cards, ("arp", "coverage", "gini", "entropy", "novelty"), strict=True):
+    value = results[model].metrics.get(name)
+    column.metric(label(name), fmt(name, value), help=components.metric_help(
+        name, results[model].left_out.get("users_with_recommendations", 0), k) if value is not None else
+        results[model].skipped.get(name), border=True)
+st.dataframe(pd.DataFrame(rows).T, width="stretch")
+
+if dataset.training is None:
+    st.info("The long-tail chart and popularity metrics need training interactions.")
+else:
+    popularity = dataset.training.interactions_per_item
+    order = np.argsort(-popularity, kind="stable")
+    known = order[popularity[order] > 0]
+    frames = []
+    for name in models:
+        top = dataset.lists[name].items[:, :k]
+        counts = np.bincount(top[top >= 0], minlength=len(dataset.items))
+        frames.append(pd.DataFrame({"popularity_rank": np.arange(1, len(known) + 1), "training": popularity[known],
+                                    "model": name, "recommended": counts[known]}))
+    tail = pd.concat(frames, ignore_index=True)
+    components.chart(charts.long_tail(tail, models), "long_tail", "dl_tail")
+    head = max(1, len(known) // 5)
+    shares = {name: float(f[f.popularity_rank <= head].recommended.sum() / max(1, f.recommended.sum()))
+              for name, f in tail.groupby("model")}
+    st.caption("Share of recommendations going to the 20% most popular items: "
+               + ", ".join(f"**{n}** {shares[n]:.0%}" for n in models))
+
+st.subheader("Item bias")
+if dataset.item_table is None:
+    st.info("Load an item table to compare item attributes.")
+else:
+    attributes = [c for c in dataset.item_table.columns if c != dataset.columns.item
+                  and dataset.item_table[c].nunique() < max(50, len(dataset.item_table) // 2)
+                  or pd.api.types.is_numeric_dtype(dataset.item_table[c]) and c != dataset.columns.item]
+    attribute = st.selectbox("Item attribute", attributes, key="item_attribute")
+    report = dataset.item_bias(model, attribute, k)
+    figure = "Jensen–Shannon distance" if report.divergence == "jensen_shannon" else "KS statistic"
+    extra = f", p-value {report.p_value:.3g}" if report.p_value is not None else ""
+    st.markdown(f"**{figure}: {report.statistic:.3f}**{extra} — {model}'s top {k} against the catalog "
+                f"({report.counts['recommendations']:,} recommendations, {report.counts['catalog']:,} catalog items).")
+    components.chart(charts.bias(report.distribution, attribute, f"{attribute}: top-{k} recommendations vs catalog"),
+                     "item_bias", "dl_item_bias")
+
+st.subheader("User bias")
+if dataset.user_table is None or dataset.training is None:
+    st.info("Load a user table and training interactions to compare evaluated users with training users.")
+else:
+    attributes = [c for c in dataset.user_table.columns if c != dataset.columns.user]
+    attribute = st.selectbox("User attribute", attributes, key="user_attribute")
+    report = dataset.user_bias(attribute)
+    figure = "Jensen–Shannon distance" if report.divergence == "jensen_shannon" else "KS statistic"
+    extra = f", p-value {report.p_value:.3g}" if report.p_value is not None else ""
+    st.markdown(f"**{figure}: {report.statistic:.3f}**{extra} — evaluated users against training users.")
+    components.chart(charts.bias(report.distribution, attribute, f"{attribute}: evaluated vs training users"),
+                     "user_bias", "dl_user_bias")

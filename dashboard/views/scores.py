@@ -1,0 +1,29 @@
+"""Scores: how scores are distributed in the top K and below, and per-user score entropy."""
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, components, state
+
+settings = state.settings()
+results = state.evaluations(settings)
+models = list(results)
+dataset = state.dataset(settings)
+k = settings.k
+
+st.title("Scores")
+scored = [m for m in models if dataset.lists[m].scores is not None]
+for name in models:
+    if name not in scored:
+        st.info(f"**{name}** gives ranks only, so there are no scores to show. Add a score column to see them.")
+if scored:
+    frames = []
+    for name in scored:
+        hist = dataset.score_distribution(name, k, bins=30)
+        frames.append(hist.assign(model=name))
+    components.chart(charts.score_histograms(pd.concat(frames, ignore_index=True), scored), "scores", "dl_scores")
+    values = pd.concat([pd.DataFrame({"model": name, "value": results[name].per_user["score_entropy"].dropna()
+                                      .to_numpy()}) for name in scored], ignore_index=True)
+    st.markdown(f"Score entropy is the entropy of the softmax of each user's top-{k} scores: near 0 when one item "
+                f"dominates, up to ln {k} = {__import__('math').log(k):.2f} when all are equally likely.")
+    components.chart(charts.distribution(values, f"score entropy@{k}", models), "score_entropy", "dl_entropy")

@@ -1,0 +1,81 @@
+"""Users: how a metric spreads over users, by segment, and who is served worst and best."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from dashboard import charts, components, state
+from dashboard.glossary import PER_USER_LABELS
+
+settings = state.settings()
+results = state.evaluations(settings)
+models = list(results)
+dataset = state.dataset(settings)
+
+st.title("Users")
+model = components.model_picker()
+result = results[model]
+per_user_metrics = [c for c in PER_USER_LABELS if c in result.per_user.columns]
+left, right = st.columns(2)
+with left:
+    column = st.selectbox("Metric", per_user_metrics, format_func=PER_USER_LABELS.get, key="users_metric")
+segments = ["nobody (all users)", "activity (training interactions)"]
+if dataset.user_table is not None:
+    segments += [c for c in dataset.user_table.columns if c != dataset.columns.user]
+with right:
+    segment = st.selectbox("Slice by", segments, key="users_segment")
+metric_label = f"{PER_USER_LABELS[column]}@{settings.k}"
+
+
+def segment_of(frame_index: pd.Index) -> pd.Series | None:
+    """The segment of each user id in ``frame_index``."""
+    if segment == segments[0]:
+        return None
+    codes = dataset.users.codes(np.asarray(frame_index.to_numpy()))
+    if segment == segments[1]:
+        if dataset.training is None:
+            return None
+        counts = pd.Series(dataset.training.items_per_user[codes], index=frame_index)
+        return pd.qcut(counts, 4, duplicates="drop").astype(str).rename("activity")
+    values = dataset._values_by_code(dataset.user_table, segment, dataset.user_table_codes, "user table")
+    return pd.Series(values.reindex(codes).to_numpy(), index=frame_index).astype(str).rename(segment)
+
+
+frames = []
+for name in models:
+    values = results[name].per_user[column].dropna()
+    frame = pd.DataFrame({"model": name, "value": values.to_numpy()}, index=values.index)
+    slices = segment_of(values.index)
+    if slices is not None:
+        frame[slices.name] = slices.to_numpy()
+    frames.append(frame)
+values = pd.concat(frames)
+by = None if segment == segments[0] else values.columns[-1]
+if segment == segments[1] and dataset.training is None:
+    st.info("Activity buckets need training interactions; showing all users.")
+components.chart(charts.distribution(values.reset_index(drop=True), metric_label, models, by), f"users_{column}",
+                 "dl_users")
+
+evaluated = result.per_user[result.per_user["evaluated"]]
+no_hit = float((evaluated["hits"] == 0).mean()) if len(evaluated) else 0.0
+a, b, c = st.columns(3)
+a.metric("Users with no hit in the top K", f"{no_hit:.1%}", help="Evaluated users whose top K holds no relevant item.",
+         border=True)
+b.metric(f"Median {metric_label}", f"{result.per_user[column].median():.4f}", border=True)
+c.metric("Users behind this metric", f"{result.per_user[column].notna().sum():,}", border=True)
+
+if by:
+    summary = values[values.model == model].groupby(by)["value"].agg(["count", "mean", "median"])
+    st.dataframe(summary.style.format({"mean": "{:.4f}", "median": "{:.4f}"}), width="stretch")
+
+st.subheader(f"Worst and best served users ({model})")
+ranked = result.per_user[column].dropna().sort_values()
+cases_page = "views/cases.py"
+left, right = st.columns(2)
+for side, title, picks in ((left, "Worst", ranked.head(5)), (right, "Best", ranked.tail(5)[::-1])):
+    with side:
+        st.markdown(f"**{title}**")
+        for user, value in picks.items():
+            st.page_link(cases_page, label=f"user {user}: {value:.4f}", icon="🔎",
+                         query_params={"case_user": str(user), "model": model})
+components.download_table(result.per_user, f"per_user_{model}", "dl_per_user")

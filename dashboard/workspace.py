@@ -1,0 +1,79 @@
+"""The files being evaluated (the demo workspace or uploads), their column mapping, and the
+cached encoded dataset. Nothing uploaded is ever modified: tables are parsed from bytes."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from metrics_core import Columns, Dataset
+from metrics_core.read import read_bytes
+
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+DEMO_MODELS = ("popularity", "personalised", "diverse")
+
+
+@dataclass(frozen=True)
+class TableFile:
+    """An uploaded (or demo) file: its name and its bytes, kept as they came."""
+
+    name: str
+    data: bytes
+
+
+@dataclass
+class Workspace:
+    label: str
+    models: dict[str, TableFile]
+    ground_truth: TableFile
+    columns: Columns = field(default_factory=Columns)
+    train: TableFile | None = None
+    items: TableFile | None = None
+    users: TableFile | None = None
+    feature_columns: tuple[str, ...] | None = None
+    embedding_column: str | None = None
+
+    def fingerprint(self) -> str:
+        """A hash of every byte and of the mapping: the cache key of the encoded data."""
+        digest = hashlib.sha256()
+        for name, table in sorted(self.models.items()):
+            digest.update(name.encode() + b"\0" + table.name.encode() + b"\0" + table.data)
+        for table in (self.ground_truth, self.train, self.items, self.users):
+            digest.update(b"\1" + (table.name.encode() + b"\0" + table.data if table else b"-"))
+        digest.update(repr((self.columns, self.feature_columns, self.embedding_column)).encode())
+        return digest.hexdigest()
+
+    def build(self, order: str = "rank", tie_break: str = "input") -> Dataset:
+        """Parse and encode (raises :class:`InputError` with the offending rows)."""
+        def frame(table: TableFile | None, role: str):
+            return None if table is None else read_bytes(table.data, table.name, role)[0]
+
+        models = {name: read_bytes(t.data, t.name, f"recommendations '{name}'")[0] for name, t in self.models.items()}
+        return Dataset.build(models, frame(self.ground_truth, "ground truth"), train=frame(self.train, "training"),
+                             items=frame(self.items, "item features"), users=frame(self.users, "user features"),
+                             columns=self.columns, order=order, tie_break=tie_break,
+                             feature_columns=list(self.feature_columns) if self.feature_columns else None,
+                             embedding_column=self.embedding_column)
+
+
+def demo_workspace(directory: Path = DATA_DIR) -> Workspace:
+    """The demo workspace in ``data/`` (generated on first use)."""
+    if not (directory / "ground_truth.csv").exists():
+        from dashboard.demo import write
+
+        write(directory)
+
+    def table(name: str) -> TableFile:
+        return TableFile(f"{name}.csv", (directory / f"{name}.csv").read_bytes())
+
+    return Workspace(
+        label="Demo workspace: films, three models",
+        models={name: table(f"recs_{name}") for name in DEMO_MODELS},
+        ground_truth=table("ground_truth"),
+        columns=Columns(relevance="rating", threshold=4),
+        train=table("train"),
+        items=table("items"),
+        users=table("users"),
+        feature_columns=("genre",),
+    )
