@@ -14,28 +14,28 @@ from metrics_core import InputError  # noqa: E402
 
 VIEWS = Path(__file__).resolve().parent / "views"
 
-st.set_page_config(page_title="rankscope", page_icon="📐", layout="wide")
+st.set_page_config(page_title="rankscope", page_icon=":material/leaderboard:", layout="wide")
 state.start()
 
 pages = {
-    "Data": [st.Page(VIEWS / "data.py", title="Data", icon="📂", url_path="data")],
+    "Data": [st.Page(VIEWS / "data.py", title="Data", icon=":material/upload_file:", url_path="data")],
     "Evaluate": [
-        st.Page(VIEWS / "overview.py", title="Overview", icon="📊", url_path="overview", default=True),
-        st.Page(VIEWS / "users.py", title="Users", icon="👥", url_path="users"),
-        st.Page(VIEWS / "popularity.py", title="Popularity and bias", icon="⚖️", url_path="popularity"),
-        st.Page(VIEWS / "scores.py", title="Scores", icon="🎯", url_path="scores"),
-        st.Page(VIEWS / "cases.py", title="Cases", icon="🔎", url_path="cases"),
-        st.Page(VIEWS / "compare.py", title="Compare", icon="🆚", url_path="compare"),
+        st.Page(VIEWS / "overview.py", title="Overview", icon=":material/dashboard:", default=True),
+        st.Page(VIEWS / "users.py", title="Users", icon=":material/group:", url_path="users"),
+        st.Page(VIEWS / "popularity.py", title="Popularity and bias", icon=":material/balance:", url_path="popularity"),
+        st.Page(VIEWS / "scores.py", title="Scores", icon=":material/scatter_plot:", url_path="scores"),
+        st.Page(VIEWS / "cases.py", title="Cases", icon=":material/person_search:", url_path="cases"),
+        st.Page(VIEWS / "compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
     ],
 }
 page = st.navigation(pages)
 try:
-    if page.url_path != "data":
+    if page.title != "Data":
         components.sidebar()
     page.run()
     state.publish_query_params()
 except InputError as error:
     components.show_error(error)
-    st.page_link(pages["Data"][0], label="Go to the Data page to fix the input", icon="📂")
+    st.page_link(pages["Data"][0], label="Go to the Data page to fix the input", icon=":material/upload_file:")
 except Exception as error:  # noqa: BLE001 - the user sees a message, never a traceback
     components.show_error(error)

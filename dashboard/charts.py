@@ -31,38 +31,58 @@ def metric_curves(curves: pd.DataFrame, metric_label: str, k: int, models: list[
         title=f"{metric_label} at every cut-off (dashed: K = {k})", height=320)
 
 
-def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by: str | None = None) -> alt.VConcatChart:
-    """``values``: columns model, value (and ``by`` for slices). Histogram plus box plot."""
+def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by: str | None = None,
+                 bins: int = 20) -> alt.VConcatChart:
+    """``values``: columns model, value (and ``by`` for slices). Side-by-side histogram bars
+    on shared bins (one colour per model) above a box plot per model (and slice)."""
+    import numpy as np
+
     color = alt.Color("model:N", scale=model_scale(models), title="model")
-    hist = alt.Chart(values).mark_bar(opacity=0.75, binSpacing=0).encode(
-        x=alt.X("value:Q", bin=alt.Bin(maxbins=30), title=metric_label),
-        y=alt.Y("count():Q", stack=None, title="users"),
+    finite = values["value"].to_numpy(float)
+    edges = np.histogram_bin_edges(finite if len(finite) else np.zeros(1), bins=bins)
+    counts = []
+    for model, part in values.groupby("model", sort=False):
+        hist, _ = np.histogram(part["value"].to_numpy(float), bins=edges)
+        counts.append(pd.DataFrame({"model": model, "from": edges[:-1], "to": edges[1:], "users": hist,
+                                    "share": hist / max(1, hist.sum())}))
+    binned = pd.concat(counts, ignore_index=True)
+    binned["bin"] = [f"{a:.3g}–{b:.3g}" for a, b in zip(binned["from"], binned["to"], strict=True)]
+    order = list(dict.fromkeys(binned.sort_values("from")["bin"]))
+    hist = alt.Chart(binned).mark_bar().encode(
+        x=alt.X("bin:N", sort=order, title=metric_label, axis=alt.Axis(labelAngle=-40)),
+        xOffset=alt.XOffset("model:N", sort=models),
+        y=alt.Y("share:Q", title="share of users", axis=alt.Axis(format="%")),
         color=color,
-        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("count():Q", title="users")],
-    ).properties(title=f"Per-user {metric_label}", height=240)
-    row = alt.Y(f"{by}:N", title=by) if by else alt.Y("model:N", title=None)
-    box = alt.Chart(values).mark_boxplot(extent=1.5, size=14).encode(
+        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("bin:N", title=metric_label), alt.Tooltip("users:Q"),
+                 alt.Tooltip("share:Q", format=".1%")],
+    ).properties(title=f"Per-user {metric_label}", height=260)
+    row = alt.Y(f"{by}:N", title=by) if by else alt.Y("model:N", title=None, sort=models)
+    box = alt.Chart(values).mark_boxplot(extent=1.5, size=12).encode(
         x=alt.X("value:Q", title=metric_label), y=row, color=color,
-        yOffset="model:N" if by else alt.value(0),
-    ).properties(title=f"Spread of {metric_label}" + (f" by {by}" if by else ""), height=alt.Step(28))
+        **({"yOffset": alt.YOffset("model:N", sort=models)} if by else {}),
+    ).properties(title=f"Spread of {metric_label}" + (f" by {by}" if by else ""),
+                 height=alt.Step(36 if by else 24))
     return alt.vconcat(hist, box).resolve_scale(color="shared")
 
 
 def long_tail(frame: pd.DataFrame, models: list[str]) -> alt.LayerChart:
-    """``frame``: columns popularity_rank, training, model, recommended (per item)."""
-    bars = alt.Chart(frame.drop_duplicates("popularity_rank")).mark_area(color="#BAB0AC", opacity=0.5).encode(
-        x=alt.X("popularity_rank:Q", title="items by training popularity (rank 1 = most popular)"),
-        y=alt.Y("training:Q", title="interactions / recommendations"),
-        tooltip=[alt.Tooltip("popularity_rank:Q", title="popularity rank"), alt.Tooltip("training:Q")],
+    """``frame``: columns bucket (items grouped by training popularity, most popular first),
+    training and recommended (mean per item in the bucket), model."""
+    y_scale = alt.Scale(type="symlog")
+    area = alt.Chart(frame.drop_duplicates("bucket")).mark_area(color="#BAB0AC", opacity=0.45).encode(
+        x=alt.X("bucket:Q", title="items by training popularity (percentile, most popular first)"),
+        y=alt.Y("training:Q", scale=y_scale, title="per item (log scale)"),
+        tooltip=[alt.Tooltip("bucket:Q", title="popularity percentile"),
+                 alt.Tooltip("training:Q", format=".1f", title="training interactions")],
     )
-    lines = alt.Chart(frame).mark_line(interpolate="step-after", strokeWidth=1.5).encode(
-        x="popularity_rank:Q", y="recommended:Q",
+    lines = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=2).encode(
+        x="bucket:Q", y=alt.Y("recommended:Q", scale=y_scale),
         color=alt.Color("model:N", scale=model_scale(models), title="model"),
-        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("popularity_rank:Q", title="popularity rank"),
-                 alt.Tooltip("recommended:Q", title="times recommended")],
+        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("bucket:Q", title="popularity percentile"),
+                 alt.Tooltip("recommended:Q", format=".1f", title="times recommended")],
     )
-    return (bars + lines).properties(
-        title="Long tail: training interactions (grey) and how often each item is recommended", height=320)
+    return (area + lines).properties(
+        title="Long tail: training interactions (grey) and recommendations (lines) per item", height=320)
 
 
 def bias(distribution_frame: pd.DataFrame, attribute: str, title: str) -> alt.Chart:
@@ -86,7 +106,8 @@ def score_histograms(frame: pd.DataFrame, models: list[str]) -> alt.FacetChart:
         x=alt.X("bin_start:Q", bin="binned", title="score"),
         x2="bin_end:Q",
         y=alt.Y("share:Q", stack=None, title="share of scores", axis=alt.Axis(format="%")),
-        color=alt.Color("part:N", title=None, scale=alt.Scale(range=["#4C78A8", "#BAB0AC"])),
+        color=alt.Color("part:N", title=None, sort="descending",
+                        scale=alt.Scale(range=["#4C78A8", "#BAB0AC"])),
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("part:N"), alt.Tooltip("bin_start:Q", format=".3g", title="from"),
                  alt.Tooltip("bin_end:Q", format=".3g", title="to"), alt.Tooltip("share:Q", format=".1%")],
     ).properties(height=200, width=260).facet(

@@ -48,13 +48,13 @@ def show_error(error: Exception) -> None:
     """An error as a message in plain words (and the offending rows), never a traceback."""
     if isinstance(error, InputError):
         st.error(f"**{error.source}**: {error.problem}\n\n**How to fix it:** {error.fix}" if error.problem
-                 else str(error), icon="⚠️")
+                 else str(error), icon=":material/error:")
         if error.rows is not None and len(error.rows):
             st.caption(f"Offending rows ({len(error.rows)} shown, numbered as in the file, header excluded):")
             st.dataframe(error.rows.head(20), width="stretch")
     else:
         st.error(f"Something went wrong while computing this page: {type(error).__name__}: {error}. "
-                 "Your data was not changed. Try other settings or reload the demo workspace.", icon="⚠️")
+                 "Your data was not changed. Try other settings or reload the demo workspace.", icon=":material/error:")
 
 
 def download_table(frame: pd.DataFrame, name: str, key: str) -> None:

@@ -19,6 +19,8 @@ user = st.selectbox("User (type to search)", options, key="case_user",
                     help="Users with at least one relevant item. The Users page links its best and worst here.")
 item_columns = [c for c in (dataset.item_table.columns if dataset.item_table is not None else [])
                 if c != dataset.columns.item][:3]
+if dataset.item_table is not None and "title" in dataset.item_table.columns:
+    item_columns = ["title", *[c for c in item_columns if c != "title"]][:3]
 (case,) = dataset.cases([user], k=k, history=10, item_columns=item_columns)
 
 st.subheader("Recent history")
@@ -34,9 +36,13 @@ for column, name in zip(columns, models, strict=True):
     hits = int(recs.relevant.sum())
     with column:
         st.markdown(f"**{name}** · {hits} relevant of {len(recs)}")
-        shown = recs.assign(relevant=recs.relevant.map({True: "✅", False: ""}))
-        st.dataframe(shown.drop(columns=["grade"]), hide_index=True, width="stretch",
-                     column_config={"score": st.column_config.NumberColumn(format="%.3f")})
+        shown = recs.assign(relevant=recs.relevant.map({True: "✅", False: ""})).drop(columns=["grade"])
+        first = ["rank", "relevant", *item_columns[:1]]
+        shown = shown[first + [c for c in shown.columns if c not in first]]
+        st.dataframe(shown, hide_index=True, width="stretch",
+                     column_config={"score": st.column_config.NumberColumn(format="%.3f"),
+                                    "relevant": st.column_config.TextColumn("hit", width="small"),
+                                    "rank": st.column_config.NumberColumn(width="small")})
         missed = case.missed[case.missed.model == name].drop(columns=["model"])
         st.caption(f"Missed {len(missed)} relevant item(s)")
         if len(missed):

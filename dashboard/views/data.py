@@ -39,7 +39,7 @@ st.title("Data")
 current = state.workspace()
 st.markdown(f"Evaluating **{current.label}**: {len(current.models)} model(s): "
             f"{', '.join(current.models)}.")
-if st.button("Back to the demo workspace", icon="🎬"):
+if st.button("Back to the demo workspace", icon=":material/movie:"):
     state.use_workspace(demo_workspace())
     st.rerun()
 
@@ -100,7 +100,7 @@ if item_columns:
                               help="Numbers are used as they are, text columns one-hot. Leave empty for every "
                                    "numeric column.")
 
-if st.button("Check and evaluate these files", type="primary", icon="✅"):
+if st.button("Check and evaluate these files", type="primary", icon=":material/check_circle:"):
     workspace = Workspace(
         label="Uploaded data",
         models={names[name]: table for name, table in uploads.items()},
@@ -113,7 +113,7 @@ if st.button("Check and evaluate these files", type="primary", icon="✅"):
         **optional,
     )
     if len(set(names.values())) < len(names):
-        st.error("Two models have the same name: give each file its own model name.", icon="⚠️")
+        st.error("Two models have the same name: give each file its own model name.", icon=":material/error:")
         st.stop()
     try:
         with st.spinner("Reading, checking and joining…"):
@@ -125,12 +125,12 @@ if st.button("Check and evaluate these files", type="primary", icon="✅"):
         st.stop()
     state.use_workspace(workspace)
     st.success(f"Loaded {len(dataset.models)} model(s) for {len(dataset.users):,} users and "
-               f"{len(dataset.items):,} items.", icon="✅")
+               f"{len(dataset.items):,} items.", icon=":material/check_circle:")
     st.subheader("Validation report")
     notes = {note.message for result in report.values() for note in result.warnings}
     if notes:
         for message in sorted(notes):
-            st.warning(message, icon="ℹ️")
+            st.warning(message, icon=":material/info:")
     else:
         st.markdown("No problems found.")
-    st.page_link("views/overview.py", label="See the overview", icon="📊")
+    st.page_link("views/overview.py", label="See the overview", icon=":material/dashboard:")

@@ -31,16 +31,17 @@ def cards(names: list[str], users_of) -> None:
             value, reference = result.metrics[name], base.metrics.get(name)
             delta = None if model == baseline or reference is None else value - reference
             info = METRICS[name]
-            column.metric(
-                f"{label(name, k)} · {users_of(name):,} users",
-                fmt(name, value),
-                None if delta is None else (f"{delta:+,.1f}" if name in ("arp", "aggregate_diversity")
-                                            else f"{delta:+.4f}"),
-                delta_color="normal" if info.higher_is_better else ("inverse" if info.higher_is_better is False
-                                                                   else "off"),
-                help=components.metric_help(name, users_of(name), k),
-                border=True,
-            )
+            with column.container(border=True):
+                st.metric(
+                    label(name, k),
+                    fmt(name, value),
+                    None if delta is None else (f"{delta:+,.1f}" if name in ("arp", "aggregate_diversity")
+                                                else f"{delta:+.4f}"),
+                    delta_color="normal" if info.higher_is_better else (
+                        "inverse" if info.higher_is_better is False else "off"),
+                    help=components.metric_help(name, users_of(name), k),
+                )
+                st.caption(f"{users_of(name):,} users")
 
 
 def accuracy_users(_name: str) -> int:

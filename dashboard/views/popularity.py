@@ -31,17 +31,21 @@ else:
     popularity = dataset.training.interactions_per_item
     order = np.argsort(-popularity, kind="stable")
     known = order[popularity[order] > 0]
+    bucket = (np.arange(len(known)) * 100 // len(known)) + 1  # popularity percentile, 1 = most popular
     frames = []
     for name in models:
         top = dataset.lists[name].items[:, :k]
-        counts = np.bincount(top[top >= 0], minlength=len(dataset.items))
-        frames.append(pd.DataFrame({"popularity_rank": np.arange(1, len(known) + 1), "training": popularity[known],
-                                    "model": name, "recommended": counts[known]}))
+        counts = np.bincount(top[top >= 0], minlength=len(dataset.items))[known]
+        frames.append(pd.DataFrame({"bucket": bucket, "training": popularity[known], "recommended": counts})
+                      .groupby("bucket", as_index=False).mean().assign(model=name))
     tail = pd.concat(frames, ignore_index=True)
     components.chart(charts.long_tail(tail, models), "long_tail", "dl_tail")
-    head = max(1, len(known) // 5)
-    shares = {name: float(f[f.popularity_rank <= head].recommended.sum() / max(1, f.recommended.sum()))
-              for name, f in tail.groupby("model")}
+    head = known[: max(1, len(known) // 5)]
+    shares = {}
+    for name in models:
+        top = dataset.lists[name].items[:, :k]
+        listed = top[top >= 0]
+        shares[name] = float(np.isin(listed, head).mean()) if len(listed) else 0.0
     st.caption("Share of recommendations going to the 20% most popular items: "
                + ", ".join(f"**{n}** {shares[n]:.0%}" for n in models))
 

@@ -76,6 +76,6 @@ for side, title, picks in ((left, "Worst", ranked.head(5)), (right, "Best", rank
     with side:
         st.markdown(f"**{title}**")
         for user, value in picks.items():
-            st.page_link(cases_page, label=f"user {user}: {value:.4f}", icon="🔎",
+            st.page_link(cases_page, label=f"user {user}: {value:.4f}", icon=":material/person_search:",
                          query_params={"case_user": str(user), "model": model})
 components.download_table(result.per_user, f"per_user_{model}", "dl_per_user")
