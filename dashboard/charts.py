@@ -76,7 +76,8 @@ def long_tail(frame: pd.DataFrame, models: list[str]) -> alt.LayerChart:
                  alt.Tooltip("training:Q", format=".1f", title="training interactions")],
     )
     lines = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=2).encode(
-        x="bucket:Q", y=alt.Y("recommended:Q", scale=y_scale),
+        x=alt.X("bucket:Q", title="items by training popularity (percentile, most popular first)"),
+        y=alt.Y("recommended:Q", scale=y_scale, title="per item (log scale)"),
         color=alt.Color("model:N", scale=model_scale(models), title="model"),
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("bucket:Q", title="popularity percentile"),
                  alt.Tooltip("recommended:Q", format=".1f", title="times recommended")],

@@ -12,11 +12,13 @@ from metrics_core.read import read_bytes
 
 TYPES = ["csv", "tsv", "parquet", "pq", "run", "trec", "qrels"]
 GUESSES = {
-    "user": ["user_id", "user", "userid", "uid", "customer_id", "visitor_id", "query_id", "qid", "session_id"],
-    "item": ["item_id", "item", "itemid", "movie_id", "movieid", "product_id", "doc_id", "docno", "article_id"],
+    "user": ["user_id", "user", "userid", "uid", "customer_id", "customer", "visitor_id", "query_id", "qid",
+             "session_id"],
+    "item": ["item_id", "item", "itemid", "movie_id", "movieid", "product_id", "product", "doc_id", "docno",
+             "article_id"],
     "score": ["score", "prediction", "pred", "predicted", "probability", "logit"],
     "rank": ["rank", "position", "pos", "ranking"],
-    "relevance": ["rating", "relevance", "grade", "label", "target", "clicks", "relevant"],
+    "relevance": ["rating", "relevance", "grade", "label", "target", "clicks", "relevant", "stars", "judgment", "gain"],
 }
 NONE = "(none)"
 
@@ -27,12 +29,24 @@ def columns_of(data: bytes, name: str, role: str) -> list[str]:
     return [str(c) for c in frame.columns]
 
 
-def guess(options: list[str], kind: str, fallback: str | None = None) -> int:
+WORDS = {"user": ("user", "customer", "query", "visitor", "session", "client"),
+         "item": ("item", "product", "movie", "doc", "article", "track", "song", "sku")}
+
+
+def guess(options: list[str], kind: str, fallback: str | None = None, avoid: str | None = None) -> int:
+    """The index of the most likely column: a usual name, else a column containing a usual
+    word, else ``fallback``, else the first column that is not ``avoid``."""
     lowered = [o.lower() for o in options]
     for candidate in GUESSES[kind]:
         if candidate in lowered:
             return lowered.index(candidate)
-    return options.index(fallback) if fallback in options else 0
+    for word in WORDS.get(kind, ()):
+        for index, name in enumerate(lowered):
+            if word in name:
+                return index
+    if fallback in options:
+        return options.index(fallback)
+    return next((i for i, o in enumerate(options) if o != avoid), 0)
 
 
 st.title("Data")
@@ -80,7 +94,7 @@ for column, (file_name, _) in zip(st.columns(min(4, len(uploads))) * len(uploads
 st.subheader("Map the columns")
 left, middle, right = st.columns(3)
 user_column = left.selectbox("User column", rec_columns, index=guess(rec_columns, "user"))
-item_column = middle.selectbox("Item column", rec_columns, index=guess(rec_columns, "item"))
+item_column = middle.selectbox("Item column", rec_columns, index=guess(rec_columns, "item", avoid=user_column))
 with_none = [NONE, *rec_columns]
 score_column = right.selectbox("Score column", with_none, index=guess(with_none, "score", NONE) if any(
     c.lower() in GUESSES["score"] for c in rec_columns) else 0)

@@ -1,0 +1,134 @@
+"""The app as a user drives it, headless (streamlit.testing.v1.AppTest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard.glossary import fmt, label
+from dashboard.workspace import demo_workspace
+from metrics_core import Settings
+
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+PAGES = ["views/overview.py", "views/users.py", "views/popularity.py", "views/scores.py", "views/cases.py",
+         "views/compare.py", "views/data.py"]
+
+
+@pytest.fixture(scope="module")
+def demo_results():
+    dataset = demo_workspace().build()
+    return {k: dataset.evaluate_all(Settings(k=k)) for k in (10, 5)}
+
+
+def start(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(query)
+    at.run()
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_on_the_demo_workspace(page):
+    at = start()
+    assert_clean(at)
+    at.switch_page(page).run()
+    assert_clean(at)
+    assert at.title, "every page has a title"
+
+
+def test_overview_cards_equal_metrics_core(demo_results):
+    at = start()
+    model = at.selectbox(key="model").value
+    result = demo_results[10][model]
+    cards = {m.label: m.value for m in at.metric}
+    for name in ("precision", "recall", "ndcg", "map", "mrr", "hit_rate", "coverage", "novelty", "diversity"):
+        assert cards[label(name, 10)] == fmt(name, result.metrics[name]), name
+    assert len(at.metric) >= 18
+
+
+def test_moving_k_recomputes_and_is_shared_by_the_url(demo_results):
+    at = start()
+    at.slider(key="k").set_value(5).run()
+    assert_clean(at)
+    model = at.selectbox(key="model").value
+    cards = {m.label: m.value for m in at.metric}
+    assert cards[label("ndcg", 5)] == fmt("ndcg", demo_results[5][model].metrics["ndcg"])
+    assert at.query_params["k"] == ["5"] or at.query_params["k"] == "5"
+
+
+def test_settings_come_from_query_parameters(demo_results):
+    at = start(k="5", model="diverse", baseline="personalised")
+    assert at.slider(key="k").value == 5
+    assert at.selectbox(key="model").value == "diverse"
+    cards = {m.label: m.value for m in at.metric}
+    assert cards[label("recall", 5)] == fmt("recall", demo_results[5]["diverse"].metrics["recall"])
+
+
+def test_choices_survive_page_switches():
+    at = start()
+    at.slider(key="k").set_value(7).run()
+    at.switch_page("views/compare.py").run()
+    at.switch_page("views/overview.py").run()
+    assert at.slider(key="k").value == 7
+    assert_clean(at)
+
+
+def test_preset_fills_in_its_conventions():
+    at = start()
+    at.selectbox(key="preset").set_value("trec_eval").run()
+    assert_clean(at)
+    assert at.selectbox(key="ap_denominator").value == "relevant"
+
+
+def upload(at: AppTest, recs: bytes, truth: bytes) -> AppTest:
+    at.switch_page("views/data.py").run()
+    at.file_uploader(key="upload_recs").set_value([("model_a.csv", recs, "text/csv")])
+    at.file_uploader(key="upload_truth").set_value(("truth.csv", truth, "text/csv"))
+    return at.run()
+
+
+def test_upload_map_and_evaluate_your_own_files():
+    at = upload(start(), b"user,item,pos\n1,a,1\n1,b,2\n2,a,1\n2,c,2\n", b"user,item,stars\n1,b,5\n2,c,2\n")
+    assert_clean(at)
+    chosen = {box.label.split(" (")[0]: box.value for box in at.selectbox}
+    assert chosen["User column"] == "user" and chosen["Item column"] == "item"
+    assert chosen["Rank column"] == "pos" and chosen["Score column"] == "(none)"
+    assert chosen["Relevance grade in the ground truth"] == "stars"
+    at.number_input[0].set_value(3.0)
+    at.button[1].click().run()
+    assert_clean(at)
+    assert at.success and "Loaded 1 model" in at.success[0].value
+    at.switch_page("views/overview.py").run()
+    assert_clean(at)
+    cards = {m.label: m.value for m in at.metric}
+    assert cards[label("precision", 2)] == "0.5000"  # K is capped at the longest list (2); user 2 has no relevant item
+
+
+def test_bad_upload_shows_a_message_with_the_rows_and_keeps_the_workspace():
+    at = upload(start(), b"user_id,item_id,rank\n1,a,1\n1,b,1\n", b"user_id,item_id\n1,a\n")
+    at.button[1].click().run()
+    assert not at.exception
+    assert at.error and "share a rank" in at.error[0].value
+    assert at.dataframe, "the offending rows are shown"
+    at.switch_page("views/overview.py").run()
+    assert_clean(at)
+    assert "Demo workspace" in at.sidebar.markdown[0].value
+
+
+def test_unreadable_upload_is_a_message():
+    at = upload(start(), b"\x00\x01\x02garbage", b"user_id,item_id\n1,a\n")
+    assert not at.exception
+    assert at.error
+
+
+def test_cases_page_opens_a_linked_user():
+    at = start(case_user="12")
+    at.switch_page("views/cases.py").run()
+    assert_clean(at)
