@@ -9,8 +9,8 @@ import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dashboard import components, state  # noqa: E402
-from metrics_core import InputError  # noqa: E402
+from dashboard import components, state
+from metrics_core import InputError
 
 VIEWS = Path(__file__).resolve().parent / "views"
 
@@ -37,5 +37,5 @@ try:
 except InputError as error:
     components.show_error(error)
     st.page_link(pages["Data"][0], label="Go to the Data page to fix the input", icon=":material/upload_file:")
-except Exception as error:  # noqa: BLE001 - the user sees a message, never a traceback
+except Exception as error:
     components.show_error(error)

@@ -24,13 +24,15 @@ def sidebar() -> None:
         st.slider("K (cut-off)", 1, max(longest, 2), key="k", help="How many top items of each list count.")
         if st.session_state.get("baseline") not in models:
             st.session_state["baseline"] = models[0]
-        st.selectbox("Baseline model", models, key="baseline", help="Deltas on the cards and in Compare are against this model.")
+        st.selectbox("Baseline model", models, key="baseline",
+                     help="Deltas on the cards and in Compare are against this model.")
         with st.expander("Metric options", expanded=False):
             st.selectbox("Convention preset", list(PRESETS), key="preset", on_change=state.apply_preset,
                          help="Reproduce another tool's numbers: trec_eval, ranx or Evidently conventions.")
             st.number_input("β of F-beta", min_value=0.1, max_value=10.0, step=0.5, key="beta")
             st.selectbox("AP denominator", AP_DENOMINATORS, key="ap_denominator", format_func=AP_LABELS.get)
-            st.selectbox("NDCG gain", GAINS, key="gain", format_func=lambda g: "grade" if g == "linear" else "2^grade − 1")
+            st.selectbox("NDCG gain", GAINS, key="gain",
+                         format_func=lambda g: "grade" if g == "linear" else "2^grade − 1")
             st.radio("Users with a list but no relevant item", ["exclude", "zero"], key="users_without_relevant",
                      format_func={"exclude": "left out (counted)", "zero": "scored 0"}.get)
             st.radio("Users with relevant items but no list", ["zero", "drop"], key="users_without_list",

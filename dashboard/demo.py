@@ -116,10 +116,7 @@ def _top_k(scores, seen, items, genre_of, diverse):
     for user, item in seen:
         scores[user - 1, item - 1] = -np.inf
     candidates = np.argsort(-scores, axis=1, kind="stable")[:, : TOP_K * 4]
-    if diverse:
-        picked = _rerank_by_genre(scores, candidates, genre_of)
-    else:
-        picked = candidates[:, :TOP_K]
+    picked = _rerank_by_genre(scores, candidates, genre_of) if diverse else candidates[:, :TOP_K]
     value = np.take_along_axis(scores, picked, axis=1)
     return pd.DataFrame({
         "user_id": np.repeat(np.arange(1, n_users + 1), TOP_K),

@@ -8,6 +8,7 @@ moving the K slider or switching pages never repeats the parsing and the join.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import asdict, replace
 
 import streamlit as st
@@ -33,10 +34,8 @@ def start() -> None:
         for key in QUERY_KEYS:
             if key in st.query_params:
                 value = st.query_params[key]
-                try:
+                with contextlib.suppress(ValueError):
                     st.session_state[key] = CASTS.get(key, str)(value)
-                except ValueError:
-                    pass
     for key in SHARED_KEYS:  # keep widget values when the page that shows them is not rendered
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]

@@ -53,9 +53,9 @@ st.subheader("Item bias")
 if dataset.item_table is None:
     st.info("Load an item table to compare item attributes.")
 else:
-    attributes = [c for c in dataset.item_table.columns if c != dataset.columns.item
-                  and dataset.item_table[c].nunique() < max(50, len(dataset.item_table) // 2)
-                  or pd.api.types.is_numeric_dtype(dataset.item_table[c]) and c != dataset.columns.item]
+    attributes = [c for c in dataset.item_table.columns if (c != dataset.columns.item
+                  and dataset.item_table[c].nunique() < max(50, len(dataset.item_table) // 2))
+                  or (pd.api.types.is_numeric_dtype(dataset.item_table[c]) and c != dataset.columns.item)]
     attribute = st.selectbox("Item attribute", attributes, key="item_attribute")
     report = dataset.item_bias(model, attribute, k)
     figure = "Jensen–Shannon distance" if report.divergence == "jensen_shannon" else "KS statistic"
