@@ -16,7 +16,7 @@ $(STAMP_RUN): pyproject.toml | $(PY)
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[test]"
+	$(PY) -m pip install --quiet -e ".[test,peers]"
 	touch $@ $(STAMP_RUN)
 
 run: $(STAMP_RUN)

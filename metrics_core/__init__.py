@@ -14,6 +14,7 @@ from metrics_core.columns import Columns
 from metrics_core.dataset import Dataset
 from metrics_core.errors import InputError, Note
 from metrics_core.evaluate import evaluate, evaluate_models
+from metrics_core.rating import RatingErrors, rating_errors
 from metrics_core.result import Evaluation
 from metrics_core.settings import PRESETS, Settings, settings_for
 
@@ -24,9 +25,11 @@ __all__ = [
     "Evaluation",
     "InputError",
     "Note",
+    "RatingErrors",
     "Settings",
     "evaluate",
     "evaluate_models",
+    "rating_errors",
     "settings_for",
 ]
 __version__ = "0.1.0"

@@ -1,0 +1,61 @@
+"""Agreement with ranx and pytrec_eval on generated data (runs without ../shared).
+
+Where the definitions agree the numbers must be equal; the presets make them agree:
+trec_eval and ranx divide AP by R and order lists by score (trec_eval breaks ties by
+document id, descending, and does not cut RR at K).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from dashboard.demo import generate
+from metrics_core import Columns, evaluate
+from tests.test_movielens import COMPARED, _as_trec
+
+GRADED = Columns(relevance="rating", threshold=4)
+
+
+@pytest.fixture(scope="module")
+def demo():
+    tables = generate(n_users=400, n_items=300, seed=11)
+    return tables, tables["ground_truth"][tables["ground_truth"].rating >= 4]
+
+
+@pytest.mark.parametrize("model", ["recs_popularity", "recs_personalised", "recs_diverse"])
+def test_trec_eval_preset(demo, model):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    tables, relevant = demo
+    per_query = pytrec_eval.RelevanceEvaluator(_as_trec(relevant, "rating", int), set(COMPARED.values())).evaluate(
+        _as_trec(tables[model], "score"))
+    listed = set(tables[model].user_id.astype(str))
+    ours = evaluate(tables[model], tables["ground_truth"], k=10, columns=GRADED, preset="trec_eval")
+    # trec_eval skips users without a list; every demo user has one
+    assert len(per_query) == ours.users["evaluated"] and set(per_query) <= listed
+    for name, measure in COMPARED.items():
+        theirs = sum(v[measure] for v in per_query.values()) / len(per_query)
+        assert ours.metrics[name] == pytest.approx(theirs, abs=1e-12), name
+
+
+@pytest.mark.parametrize("model", ["recs_popularity", "recs_personalised"])
+def test_ranx_preset(demo, model):
+    ranx = pytest.importorskip("ranx")
+    tables, relevant = demo
+    names = {"precision": "precision@10", "recall": "recall@10", "ndcg": "ndcg@10", "map": "map@10",
+             "mrr": "mrr@10", "hit_rate": "hit_rate@10"}
+    theirs = ranx.evaluate(ranx.Qrels(_as_trec(relevant, "rating", int)), ranx.Run(_as_trec(tables[model], "score")),
+                           list(names.values()), make_comparable=True)
+    ours = evaluate(tables[model], tables["ground_truth"], k=10, columns=GRADED, preset="ranx")
+    for name, measure in names.items():
+        assert ours.metrics[name] == pytest.approx(theirs[measure], abs=1e-12), name
+
+
+def test_where_definitions_differ_the_difference_is_the_documented_one(demo):
+    """Default AP divides by min(K, R) <= R, so it is never below trec_eval's map_cut."""
+    tables, _ = demo
+    frame = pd.DataFrame(tables["recs_personalised"])
+    ours = evaluate(frame, tables["ground_truth"], k=10, columns=GRADED, order="score", tie_break="item_desc")
+    trec = evaluate(frame, tables["ground_truth"], k=10, columns=GRADED, preset="trec_eval")
+    assert ours.metrics["map"] >= trec.metrics["map"]
+    assert ours.metrics["precision"] == trec.metrics["precision"]
