@@ -25,7 +25,7 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return np.divide(numerator, denominator, out=np.zeros(numerator.shape), where=denominator > 0)
 
 
-def precision(H: np.ndarray, k: np.ndarray, F: np.ndarray, denominator: str = "k") -> np.ndarray:
+def precision(H: np.ndarray, k: np.ndarray, F: np.ndarray | None, denominator: str = "k") -> np.ndarray:
     """Precision@k = H[k] / k; with ``denominator="list"``, H[k] / F[k] (Evidently).
 
     >>> precision(np.array([[1, 1, 2]]), np.arange(1, 4), np.array([[1, 2, 3]])).round(3)
@@ -35,14 +35,24 @@ def precision(H: np.ndarray, k: np.ndarray, F: np.ndarray, denominator: str = "k
 
 
 def recall(H: np.ndarray, R: np.ndarray) -> np.ndarray:
-    """Recall@k = H[k] / R, R counting relevant items never recommended."""
-    return _ratio(H, R[:, None])
+    """Recall@k = H[k] / R, R counting relevant items never recommended (0 when R = 0)."""
+    return H * _inverse(R)[:, None]
+
+
+def _inverse(values: np.ndarray) -> np.ndarray:
+    return np.divide(1.0, values, out=np.zeros(len(values)), where=values > 0)
 
 
 def fbeta(P: np.ndarray, Rc: np.ndarray, beta: float) -> np.ndarray:
     """F-beta@k = (1 + b²)·P·R / (b²·P + R), 0 when P = R = 0."""
     b2 = beta * beta
     return _ratio((1 + b2) * P * Rc, b2 * P + Rc)
+
+
+def fbeta_from_hits(H: np.ndarray, R: np.ndarray, k: np.ndarray, beta: float) -> np.ndarray:
+    """F-beta@k with P = H/k and R' = H/R, simplified: (1 + b²)·H / (b²·R + k)."""
+    b2 = beta * beta
+    return (1 + b2) * H / (b2 * R[:, None] + k[None, :])
 
 
 def fbeta_of_means(mean_precision: np.ndarray, mean_recall: np.ndarray, beta: float) -> np.ndarray:
@@ -56,14 +66,12 @@ def average_precision(hit: np.ndarray, H: np.ndarray, k: np.ndarray, R: np.ndarr
     D is ``min_k_relevant`` = min(k, R) (default), ``relevant`` = R (trec_eval, ranx) or
     ``hits`` = H[k]. Every choice keeps AP within [0, 1].
     """
-    numerator = np.cumsum(hit * (H / k), axis=1)
+    numerator = np.cumsum(hit * H / k, axis=1)
     if denominator == "min_k_relevant":
-        D = np.minimum(k[None, :], R[:, None])
-    elif denominator == "relevant":
-        D = R[:, None]
-    else:
-        D = H
-    return _ratio(numerator, D)
+        return numerator / np.minimum(k[None, :], np.maximum(R, 1)[:, None])  # numerator is 0 when R = 0
+    if denominator == "relevant":
+        return numerator * _inverse(R)[:, None]
+    return _ratio(numerator, H)
 
 
 def average_recall(H: np.ndarray, R: np.ndarray) -> np.ndarray:
@@ -71,7 +79,7 @@ def average_recall(H: np.ndarray, R: np.ndarray) -> np.ndarray:
 
     At the j-th hit Recall = j / R, so the sum is H(H+1) / (2R) and AR@k = (H[k] + 1) / (2R).
     """
-    return np.where(H > 0, _ratio(H + 1.0, 2.0 * R[:, None]), 0.0)
+    return np.where(H > 0, (H + 1.0) * (0.5 * _inverse(R))[:, None], 0.0)
 
 
 def dcg(gain_at_hits: np.ndarray, discount: np.ndarray) -> np.ndarray:
@@ -82,7 +90,10 @@ def dcg(gain_at_hits: np.ndarray, discount: np.ndarray) -> np.ndarray:
 def ndcg(gain_at_hits: np.ndarray, ideal_dcg: np.ndarray, discount: np.ndarray) -> np.ndarray:
     """NDCG@k = DCG@k / IDCG@k; IDCG is the DCG of all the user's grades sorted descending
     (relevant items never recommended included), cut at k."""
-    return _ratio(dcg(gain_at_hits, discount), ideal_dcg)
+    gains = dcg(gain_at_hits, discount)
+    if ideal_dcg[:, 0].min(initial=1.0) > 0:  # IDCG grows with k: positive everywhere
+        return gains / ideal_dcg
+    return _ratio(gains, ideal_dcg)
 
 
 def hit_rate(H: np.ndarray) -> np.ndarray:
@@ -197,14 +208,15 @@ def _chunk(lists, truth, part, settings, candidates, ks, disc, ideal_dcg):
     filled = _fit(full_filled, width)
     R = truth.relevant_count[part].astype(np.float64)
     H = np.cumsum(hit, axis=1, dtype=np.float64)
-    F = np.cumsum(filled, axis=1, dtype=np.float64)
+    needs_F = settings.precision_denominator == "list" or candidates is not None
+    F = np.cumsum(filled, axis=1, dtype=np.float64) if needs_F else None
     P = precision(H, ks, F, settings.precision_denominator)
     Rc = recall(H, R)
     gains = hit if lists.grade is None else _gain(_fit(lists.grade[part], width).astype(np.float64), settings.gain)
     values = {
         "precision": P,
         "recall": Rc,
-        "fbeta": fbeta(P, Rc, settings.beta),
+        "fbeta": fbeta(P, Rc, settings.beta) if needs_F else fbeta_from_hits(H, R, ks, settings.beta),
         "ap": average_precision(hit, H, ks, R, settings.ap_denominator),
         "ar": average_recall(H, R),
         "ndcg": ndcg(gains, ideal_dcg, disc),
@@ -218,7 +230,8 @@ def _chunk(lists, truth, part, settings, candidates, ks, disc, ideal_dcg):
     column = settings.k - 1
     at_k = {name: value[:, column].copy() for name, value in values.items()}  # copies free the chunk
     sums = {name: value.sum(axis=0) for name, value in values.items()}
-    return at_k, sums, H[:, column].copy(), F[:, column].copy()
+    listed = filled[:, : column + 1].sum(axis=1) if F is None else F[:, column].copy()
+    return at_k, sums, H[:, column].copy(), listed
 
 
 def _fit(block: np.ndarray, width: int) -> np.ndarray:

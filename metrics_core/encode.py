@@ -237,15 +237,15 @@ def encode_lists(
                           "ranks are positions in a list (1 = best); renumber the lists.",
                           None, raw.frame.loc[bad])
     n_users = len(users)
-    items_at, scores = _place(user, item, position, raw.score, n_users, n_positions, raw)
+    items_at, scores, blocks = _place(user, item, position, raw.score, n_users, n_positions, raw)
     listed = np.zeros(n_users, dtype=bool)
-    listed[user] = True
+    listed[user if blocks is None else blocks] = True
     hit, grade, duplicates = _join(items_at, truth, len(items))
     if duplicates:
         notes.append(Note("duplicate_items", f"{duplicates} recommended items appear twice in the same "
                           "list; each counts once, at its best position, and its other positions stay "
                           "empty.", duplicates))
-    if ordered_by == "rank":
+    if ordered_by == "rank" and blocks is None:  # whole lists have no gaps
         gaps = _users_with_rank_gaps(items_at)
         if gaps:
             notes.append(Note("rank_gaps", f"{gaps} lists have gaps in their ranks (e.g. 1, 2, 5); the "
@@ -275,23 +275,27 @@ def _positions_by_score(user: np.ndarray, score: np.ndarray, tie_key: np.ndarray
 
 
 def _place(user, item, position, score, n_users, n_positions, raw: RawLists):
-    """The users x positions arrays of item codes (-1: empty) and scores (NaN: empty)."""
+    """The users x positions arrays of item codes (-1: empty) and scores (NaN: empty), and
+    the user of each list when the rows came as whole lists in order (else None)."""
     if score is not None and score.dtype.kind != "f":
         score = score.astype(np.float64)
     blocks = _full_sorted_blocks(user, position, n_positions)
     if blocks is not None:
         # every list has all P positions, rows in order: copy whole rows
-        items_at = np.empty((n_users, n_positions), dtype=np.int32)
-        items_at[blocks] = item.reshape(-1, n_positions)
+        # every list has all P positions, rows in order: copy whole rows (a plain copy when the
+        # listed users are consecutive codes)
+        where = slice(int(blocks[0]), int(blocks[-1]) + 1) if blocks[-1] - blocks[0] + 1 == len(blocks) else blocks
         unlisted = np.ones(n_users, dtype=bool)
-        unlisted[blocks] = False
+        unlisted[where] = False
+        items_at = np.empty((n_users, n_positions), dtype=np.int32)
+        items_at[where] = item.reshape(-1, n_positions)
         items_at[unlisted] = -1
         scores = None
         if score is not None:
             scores = np.empty((n_users, n_positions), dtype=score.dtype)
-            scores[blocks] = score.reshape(-1, n_positions)
+            scores[where] = score.reshape(-1, n_positions)
             scores[unlisted] = np.nan
-        return items_at, scores
+        return items_at, scores, blocks
     cell_type = np.int32 if n_users * n_positions < 2**31 else np.int64
     cell = user.astype(cell_type, copy=False) * cell_type(n_positions) + position.astype(cell_type, copy=False)
     items_at = np.full(n_users * n_positions, -1, dtype=np.int32)
@@ -307,7 +311,7 @@ def _place(user, item, position, score, n_users, n_positions, raw: RawLists):
         if scores is not None:
             scores[filled] = score[slot[filled]]
     items_at = items_at.reshape(n_users, n_positions)
-    return items_at, None if scores is None else scores.reshape(n_users, n_positions)
+    return items_at, None if scores is None else scores.reshape(n_users, n_positions), None
 
 
 def _full_sorted_blocks(user, position, n_positions) -> np.ndarray | None:
@@ -359,6 +363,7 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int):
     hit = np.zeros((n_users, n_positions), dtype=bool)
     grade = np.zeros((n_users, n_positions), dtype=np.float32) if truth.graded else None
     stride = (n_items + 1) * n_positions
+    pack_type = np.int32 if stride < 2**31 else np.int64  # sorting 32-bit keys moves half the bytes
     truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
     column = np.arange(n_positions, dtype=np.int64)
     chunk = max(1, JOIN_CHUNK_CELLS // n_positions)
@@ -366,10 +371,11 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int):
     for start in range(0, n_users, chunk):
         stop = min(n_users, start + chunk)
         block = items_at[start:stop]
-        packed = np.where(block < 0, n_items, block).astype(np.int64)
-        packed *= n_positions
-        packed += column
+        packed = np.where(block < 0, n_items, block).astype(pack_type)
+        packed *= pack_type(n_positions)
+        packed += column.astype(pack_type)
         packed.sort(axis=1)
+        packed = packed.astype(np.int64, copy=False)
         item_sorted = packed // n_positions
         again = (item_sorted[:, 1:] == item_sorted[:, :-1]) & (item_sorted[:, 1:] < n_items)
         if again.any():

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+CHUNK_CELLS = 1 << 20
+
 
 def score_entropy(top_scores: np.ndarray) -> np.ndarray:
     """Per user: entropy −Σ p ln p of softmax(top-K scores), within [0, ln K]; NaN for an
@@ -14,9 +16,17 @@ def score_entropy(top_scores: np.ndarray) -> np.ndarray:
     >>> score_entropy(np.array([[1.0, 1.0], [5.0, np.nan]])).round(4)
     array([0.6931, 0.    ])
     """
-    present = ~np.isnan(top_scores)
-    shifted = np.where(present, top_scores - np.nanmax(np.where(present, top_scores, -np.inf), axis=1,
-                                                       keepdims=True, initial=-np.inf), -np.inf)
+    out = np.empty(len(top_scores))
+    rows = max(1, CHUNK_CELLS // max(1, top_scores.shape[1]))
+    for start in range(0, len(top_scores), rows):
+        out[start:start + rows] = _softmax_entropy(top_scores[start:start + rows].astype(np.float64))
+    return out
+
+
+def _softmax_entropy(scores: np.ndarray) -> np.ndarray:
+    present = ~np.isnan(scores)
+    peak = np.max(np.where(present, scores, -np.inf), axis=1, keepdims=True, initial=-np.inf)
+    shifted = np.where(present, scores - np.where(np.isfinite(peak), peak, 0.0), -np.inf)
     weights = np.exp(shifted)
     total = weights.sum(axis=1, keepdims=True)
     p = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
