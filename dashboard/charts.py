@@ -129,3 +129,31 @@ def scatter(frame: pd.DataFrame, a: str, b: str, metric_label: str) -> alt.Layer
         strokeDash=[4, 4], color="#888").encode(x="x:Q", y="y:Q")
     return (diagonal + points).properties(
         title=f"Per-user {metric_label}: {b} against {a} (above the line: {b} is better)", height=380)
+
+
+def intervals(frame: pd.DataFrame, metric_label: str, models: list[str], level: float = 0.95) -> alt.LayerChart:
+    """``frame``: columns model, value, ci_low, ci_high. A point per model with its interval."""
+    color = alt.Color("model:N", scale=model_scale(models), title="model", legend=None)
+    y = alt.Y("model:N", sort=models, title=None)
+    bars = alt.Chart(frame).mark_errorbar(ticks=True, thickness=2).encode(
+        x=alt.X("ci_low:Q", title=f"{metric_label} ({level:.0%} bootstrap interval)", scale=alt.Scale(zero=False)),
+        x2="ci_high:Q", y=y, color=color,
+    )
+    points = alt.Chart(frame).mark_point(filled=True, size=80).encode(
+        x=alt.X("value:Q", title=f"{metric_label} ({level:.0%} bootstrap interval)"), y=y, color=color,
+        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("value:Q", format=".4f"),
+                 alt.Tooltip("ci_low:Q", format=".4f", title="low"),
+                 alt.Tooltip("ci_high:Q", format=".4f", title="high")],
+    )
+    return (bars + points).properties(title=f"{metric_label} with confidence intervals", height=alt.Step(34))
+
+
+def segment_deltas(frame: pd.DataFrame, segment: str, metric_label: str, model: str, baseline: str) -> alt.Chart:
+    """``frame``: columns segment, delta, users, wins, losses (from compare_segments)."""
+    return alt.Chart(frame).mark_bar().encode(
+        x=alt.X("delta:Q", title=f"{metric_label}: {model} − {baseline}"),
+        y=alt.Y("segment:N", title=segment, sort="-x"),
+        color=alt.condition("datum.delta >= 0", alt.value("#54A24B"), alt.value("#E45756")),
+        tooltip=[alt.Tooltip("segment:N", title=segment), alt.Tooltip("delta:Q", format="+.4f"),
+                 alt.Tooltip("users:Q"), alt.Tooltip("wins:Q"), alt.Tooltip("losses:Q")],
+    ).properties(title=f"{model} against {baseline} by {segment}", height=alt.Step(26))

@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 
 from metrics_core.columns import Columns
+from metrics_core.compare import CORRECTIONS, TESTS
 from metrics_core.dataset import Dataset, model_name
 from metrics_core.errors import InputError, input_error
 from metrics_core.result import Evaluation
@@ -34,15 +35,44 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     ev = commands.add_parser("evaluate", help="metrics of one or more models against a ground truth")
     add_loading_arguments(ev)
-    ev.add_argument("--k", type=int, default=10, help="cut-off K (default 10)")
-    ev.add_argument("--beta", type=float, default=None, help="F-beta weight of recall (default 1.0)")
-    ev.add_argument("--ap-denominator", choices=AP_DENOMINATORS, default=None,
-                    help="D of AP@K: min(K,R) (default), R, or hits in the top K")
-    ev.add_argument("--gain", choices=GAINS, default=None, help="NDCG gain of a grade (default linear)")
-    ev.add_argument("--preset", choices=list(PRESETS), default=None,
-                    help="reproduce another tool's conventions (see the README)")
+    add_metric_arguments(ev)
     ev.add_argument("--format", choices=["json", "table"], default="json")
+    for name, text in (("compare", "paired tests, intervals and win/tie/loss against a baseline"),
+                       ("report", "write a self-contained HTML report (and every number as JSON/CSV)")):
+        sub = commands.add_parser(name, help=text)
+        add_loading_arguments(sub)
+        add_metric_arguments(sub)
+        add_comparison_arguments(sub)
+        if name == "compare":
+            sub.add_argument("--format", choices=["json", "table"], default="json")
+        else:
+            sub.add_argument("--output", required=True, metavar="PATH", help="the HTML report to write")
+            sub.add_argument("--json", metavar="PATH", help="also write every number as JSON")
+            sub.add_argument("--csv", metavar="PATH", help="also write every number as CSV")
     return parser
+
+
+def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--k", type=int, default=10, help="cut-off K (default 10)")
+    parser.add_argument("--beta", type=float, default=None, help="F-beta weight of recall (default 1.0)")
+    parser.add_argument("--ap-denominator", choices=AP_DENOMINATORS, default=None,
+                        help="D of AP@K: min(K,R) (default), R, or hits in the top K")
+    parser.add_argument("--gain", choices=GAINS, default=None, help="NDCG gain of a grade (default linear)")
+    parser.add_argument("--preset", choices=list(PRESETS), default=None,
+                        help="reproduce another tool's conventions (see the README)")
+
+
+def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--baseline", metavar="NAME", help="the model the others are compared with (default: first)")
+    parser.add_argument("--metrics", default="ndcg,map,recall", metavar="A,B",
+                        help="per-user metrics to compare (default ndcg,map,recall)")
+    parser.add_argument("--test", choices=TESTS, default="wilcoxon", help="paired test (default wilcoxon)")
+    parser.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                        help="multiple-comparison correction (default holm)")
+    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--fail-if", action="append", default=[], metavar="GATE",
+                        help='exit 1 when the condition holds, e.g. "ndcg < 0.30" or "B.ndcg < baseline.ndcg"')
 
 
 def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,8 +112,7 @@ def load_dataset(args: argparse.Namespace, order: str, tie_break: str) -> Datase
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
-    settings = settings_for(args.preset, k=args.k, beta=args.beta, ap_denominator=args.ap_denominator,
-                            gain=args.gain)
+    settings = _settings(args)
     dataset = load_dataset(args, settings.order, settings.tie_break)
     results = dataset.evaluate_all(settings, curves=False)
     if args.format == "json":
@@ -91,6 +120,57 @@ def run_evaluate(args: argparse.Namespace) -> int:
     else:
         print(format_table(results))
     return 0
+
+
+def _settings(args: argparse.Namespace, **extra):
+    return settings_for(args.preset, k=args.k, beta=args.beta, ap_denominator=args.ap_denominator, gain=args.gain,
+                        **extra)
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """Compare, print (or write the report), then apply the gates: exit 1 when one fails."""
+    from metrics_core.compare import compare
+    from metrics_core.gates import check_gates
+
+    settings = _settings(args, users_without_list="zero")  # a missing list scores 0, never dropped
+    dataset = load_dataset(args, settings.order, settings.tie_break)
+    results = dataset.evaluate_all(settings, curves=args.command == "report")
+    if args.baseline is not None and args.baseline not in results:
+        raise input_error("--baseline", f"no model named {args.baseline!r}.", f"choose one of: {', '.join(results)}.")
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    comparison = compare(results, args.baseline, metrics, args.test, args.correction, args.bootstrap, args.seed)
+    gates = check_gates(args.fail_if, {name: r.metrics for name, r in results.items()}, comparison.baseline)
+    if args.command == "report":
+        from dashboard.report import file_fingerprints, numbers, numbers_csv, write_report
+
+        files = {"ground truth": args.ground_truth, "train": args.train, "items": args.items, "users": args.users,
+                 **{f"recommendations {n}": p for n, p in (parse_model_source(v) for v in args.recommendations)}}
+        prints = file_fingerprints(files)
+        write_report(args.output, results, comparison, prints)
+        if args.json:
+            Path(args.json).write_text(json.dumps(numbers(results, comparison, fingerprints=prints), indent=2))
+        if args.csv:
+            Path(args.csv).write_text(numbers_csv(results, comparison))
+        print(f"wrote {args.output}")
+    elif args.format == "json":
+        out = comparison.to_dict()
+        out["gates"] = [g.__dict__ for g in gates]
+        print(json.dumps(out, indent=2))
+    else:
+        print(format_comparison(comparison))
+    for gate in gates:
+        if gate.failed:
+            print(gate.message(), file=sys.stderr)
+    return 1 if any(g.failed for g in gates) else 0
+
+
+def format_comparison(comparison) -> str:
+    frame = comparison.rows[["model", "metric", "value", "baseline_value", "delta", "ci_low", "ci_high",
+                             "p_value", "p_adjusted", "wins", "ties", "losses"]]
+    lines = [f"baseline: {comparison.baseline} · K = {comparison.k} · {comparison.test} test, "
+             f"{comparison.correction} correction", frame.to_string(index=False, float_format=lambda v: f"{v:.4g}"), ""]
+    lines += [comparison.sentence(row.model, row.metric) for row in comparison.rows.itertuples()]
+    return "\n".join(lines)
 
 
 def format_table(results: dict[str, Evaluation]) -> str:
@@ -122,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return run_evaluate(args)
+        return run_evaluate(args) if args.command == "evaluate" else run_compare(args)
     except InputError as error:
         print(f"rankscope: {error}", file=sys.stderr)
         return 2

@@ -1,0 +1,140 @@
+"""One self-contained HTML report of an evaluation, and every number as JSON or CSV.
+
+The charts are Vega-Lite specs rendered in the page by Vega-Embed, whose JavaScript is
+inlined from the installed ``vl-convert-python`` package: the file opens offline and loads
+no script or style from the network. No Streamlit here: the CLI and the app both use it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import html
+import json
+from dataclasses import asdict
+from pathlib import Path
+
+import altair as alt
+import pandas as pd
+
+from dashboard import charts
+from metrics_core import __version__
+from metrics_core.compare import Comparison
+from metrics_core.result import Evaluation
+
+
+def fingerprint(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def file_fingerprints(paths: dict[str, str | Path | None]) -> dict[str, str]:
+    return {name: fingerprint(Path(path).read_bytes()) for name, path in paths.items()
+            if path is not None and Path(path).is_file()}
+
+
+def numbers(results: dict[str, Evaluation], comparison: Comparison | None = None, **context) -> dict:
+    """Every number of the evaluation as one JSON-ready dict."""
+    first = next(iter(results.values()))
+    out = {"rankscope_version": __version__, "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+           "settings": asdict(first.settings), **context,
+           "models": {name: {**r.to_dict(), "curves": r.curves.reset_index().to_dict(orient="list")}
+                      for name, r in results.items()}}
+    if comparison is not None:
+        out["comparison"] = comparison.to_dict()
+    return json.loads(json.dumps(out, default=_plain))
+
+
+def numbers_csv(results: dict[str, Evaluation], comparison: Comparison | None = None) -> str:
+    """A long table: model, metric, value, and the comparison columns where there is one."""
+    rows = [{"model": name, "metric": metric, "value": value} for name, r in results.items()
+            for metric, value in r.metrics.items()]
+    frame = pd.DataFrame(rows)
+    if comparison is not None and len(comparison.rows):
+        extra = comparison.rows.drop(columns=["value"]).rename(columns={"users": "paired_users"})
+        frame = frame.merge(extra, on=["model", "metric"], how="left")
+    return frame.to_csv(index=False)
+
+
+def _plain(value):
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
+
+
+def report_html(results: dict[str, Evaluation], comparison: Comparison | None = None, title: str = "rankscope report",
+                fingerprints: dict[str, str] | None = None) -> str:
+    """The report as one HTML string."""
+    import vl_convert as vlc
+
+    models = list(results)
+    first = next(iter(results.values()))
+    k = first.k
+    figures: list[tuple[str, alt.TopLevelMixin]] = []
+    curves = pd.concat([r.curves[["ndcg"]].rename(columns={"ndcg": "value"}).assign(model=name).reset_index()
+                        for name, r in results.items()], ignore_index=True)
+    figures.append(("NDCG at every cut-off", charts.metric_curves(curves, "NDCG", k, models)))
+    if comparison is not None:
+        for metric in comparison.intervals["metric"].unique():
+            part = comparison.intervals[comparison.intervals.metric == metric]
+            figures.append((f"{metric}@{k} with intervals",
+                            charts.intervals(part, f"{metric}@{k}", models, comparison.level)))
+    table = pd.DataFrame({name: r.metrics for name, r in results.items()}).T
+    sections = [
+        f"<h1>{html.escape(title)}</h1>",
+        f"<p class='meta'>rankscope {__version__} · created {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M UTC} · "
+        f"K = {k}</p>",
+        "<h2>Settings</h2>", _table(pd.Series(asdict(first.settings), name="value").to_frame()),
+    ]
+    if fingerprints:
+        sections += ["<h2>Data fingerprints (SHA-256, first 16 hex digits)</h2>",
+                     _table(pd.Series(fingerprints, name="sha256").to_frame())]
+    sections += ["<h2>Metrics</h2>", _table(table.map(lambda v: f"{v:.4f}" if isinstance(v, float) else v)),
+                 "<h2>Users</h2>", _table(pd.DataFrame({n: r.users for n, r in results.items()}).T)]
+    if comparison is not None and len(comparison.rows):
+        readable = "".join(f"<li>{html.escape(comparison.sentence(row.model, row.metric))}</li>"
+                           for row in comparison.rows.itertuples())
+        sections += [f"<h2>Against the baseline ({html.escape(comparison.baseline)})</h2>", f"<ul>{readable}</ul>",
+                     _table(comparison.rows.set_index(["model", "metric"]), "{:.4g}")]
+    notes = "".join(f"<li><b>{html.escape(n)}</b>: {html.escape(note.message)}</li>"
+                    for n, r in results.items() for note in r.warnings)
+    if notes:
+        sections += ["<h2>Notes about the data</h2>", f"<ul>{notes}</ul>"]
+    sections.append("<h2>Charts</h2>")
+    calls = []
+    for index, (name, figure) in enumerate(figures):
+        sections.append(f"<h3>{html.escape(name)}</h3><div class='chart' id='chart{index}'></div>")
+        spec = json.dumps(figure.properties(width=640).to_dict()).replace("</", "<\\/")
+        calls.append(f"vegaEmbed('#chart{index}', {spec}, {{actions: false, renderer: 'svg'}});")
+    version = alt.SCHEMA_VERSION.lstrip("v").rsplit(".", 1)[0]
+    bundle = vlc.javascript_bundle(vl_version=version if version in vlc.get_vegalite_versions() else None)
+    bundle = bundle.replace("</script", "<\\/script")
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
+        + "\n".join(sections)
+        + f"<script>{bundle}</script><script>{''.join(calls)}</script></body></html>"
+    )
+
+
+def _table(frame: pd.DataFrame, number_format: str | None = None) -> str:
+    formatters = None
+    if number_format:
+        formatters = {c: number_format.format for c in frame.columns if pd.api.types.is_float_dtype(frame[c])}
+    return frame.to_html(classes="numbers", border=0, na_rep="–", escape=True, formatters=formatters)
+
+
+STYLE = """
+body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2rem auto; max-width: 1100px;
+       color: #1f2430; padding: 0 1rem; }
+h1 { font-size: 1.8rem; margin-bottom: 0.2rem; } h2 { margin-top: 2rem; border-bottom: 1px solid #e3e6ee; }
+.meta { color: #6b7280; } table.numbers { border-collapse: collapse; font-size: 0.9rem; margin: 0.5rem 0; }
+table.numbers th, table.numbers td { padding: 0.3rem 0.6rem; border-bottom: 1px solid #eef0f5; text-align: right; }
+table.numbers th { background: #f4f6fa; } .chart { margin: 1rem 0; }
+"""
+
+
+def write_report(path: str | Path, results: dict[str, Evaluation], comparison: Comparison | None = None,
+                 fingerprints: dict[str, str] | None = None) -> Path:
+    path = Path(path)
+    path.write_text(report_html(results, comparison, fingerprints=fingerprints), encoding="utf-8")
+    return path

@@ -1,0 +1,235 @@
+"""Is model B really better than model A, and for whom?
+
+Per-user paired tests between each model and a baseline over the same users, a
+multiple-comparison correction across everything tested at once, percentile bootstrap
+confidence intervals (resampling users, vectorised as resample-count matrices times the
+per-user values), win/tie/loss counts, and the same comparison per user segment.
+
+Users are paired by id. Accuracy metrics cover the same evaluated users in every model (a
+user without a list in one model has an empty list there and scores 0, never dropped);
+beyond-accuracy per-user metrics are compared over users that have a value in both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from metrics_core.errors import input_error
+from metrics_core.result import Evaluation
+
+PER_USER_COLUMN = {
+    "precision": "precision", "recall": "recall", "fbeta": "fbeta", "map": "ap", "mar": "ar", "ndcg": "ndcg",
+    "hit_rate": "hit", "mrr": "rr", "lauc": "lauc", "mcc": "mcc", "diversity": "diversity",
+    "intra_list_similarity": "intra_list_similarity", "novelty": "novelty", "serendipity": "serendipity",
+    "arp": "arp", "score_entropy": "score_entropy",
+}
+TESTS = ("wilcoxon", "t")
+CORRECTIONS = ("holm", "bonferroni", "none")
+RESAMPLE_BATCH_CELLS = 1 << 24
+
+
+def paired_test(b: np.ndarray, a: np.ndarray, test: str = "wilcoxon") -> tuple[float, float]:
+    """p-value and effect size of the per-user differences ``b - a``.
+
+    ``t``: :func:`scipy.stats.ttest_rel`, effect size Cohen's d_z = mean(d) / sd(d).
+    ``wilcoxon``: :func:`scipy.stats.wilcoxon` with scipy's defaults, effect size the
+    matched-pairs rank-biserial correlation (sum of positive minus negative signed ranks over
+    their total, zero differences left out). When every difference is 0 there is no evidence
+    of a difference: p = 1 and the effect is 0.
+    """
+    d = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
+    if len(d) == 0 or np.all(d == 0):
+        return 1.0, 0.0
+    if test == "t":
+        sd = d.std(ddof=1) if len(d) > 1 else 0.0
+        if sd == 0:
+            return 0.0, float(np.sign(d.mean()) * np.inf)
+        return float(stats.ttest_rel(b, a).pvalue), float(d.mean() / sd)
+    nonzero = d[d != 0]
+    ranks = stats.rankdata(np.abs(nonzero))
+    effect = float((ranks[nonzero > 0].sum() - ranks[nonzero < 0].sum()) / ranks.sum())
+    return float(stats.wilcoxon(b, a).pvalue), effect
+
+
+def adjust(p_values: np.ndarray, method: str = "holm") -> np.ndarray:
+    """p-values corrected for testing several hypotheses at once.
+
+    ``bonferroni``: min(1, m·p). ``holm``: with p sorted ascending, the i-th (1-based) becomes
+    max over j ≤ i of min(1, (m − j + 1)·p_(j)) (step-down, never below Bonferroni's power).
+    ``none``: unchanged.
+
+    >>> adjust(np.array([0.01, 0.04, 0.03]), "holm").round(4).tolist()
+    [0.03, 0.06, 0.06]
+    """
+    p = np.asarray(p_values, dtype=np.float64)
+    m = len(p)
+    if method == "none" or m == 0:
+        return p.copy()
+    if method == "bonferroni":
+        return np.minimum(1.0, m * p)
+    if method != "holm":
+        raise input_error("settings", f"correction {method!r} is unknown.",
+                          f"choose one of: {', '.join(CORRECTIONS)}.")
+    order = np.argsort(p, kind="stable")
+    stepped = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.maximum.accumulate(stepped)
+    return out
+
+
+def bootstrap_means(values: np.ndarray, resamples: int = 1000, seed: int = 0, level: float = 0.95) -> np.ndarray:
+    """Percentile bootstrap interval of the mean of each column of ``values`` (users x columns).
+
+    All columns share the same resampled users (so paired differences stay paired). Each batch
+    draws user indices, turns them into per-user counts, and multiplies the count matrix by the
+    values. Returns an array (columns x 2) of the lower and upper bounds.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim == 1:
+        values = values[:, None]
+    n = len(values)
+    if n == 0 or resamples < 1:
+        return np.full((values.shape[1], 2), np.nan)
+    rng = np.random.default_rng(seed)
+    means = np.empty((resamples, values.shape[1]))
+    batch = max(1, RESAMPLE_BATCH_CELLS // n)
+    for start in range(0, resamples, batch):
+        size = min(batch, resamples - start)
+        picks = rng.integers(0, n, size=(size, n))
+        counts = np.bincount((picks + (np.arange(size) * n)[:, None]).ravel(), minlength=size * n).reshape(size, n)
+        means[start:start + size] = counts @ values / n
+    tail = (1 - level) / 2 * 100
+    return np.percentile(means, [tail, 100 - tail], axis=0).T
+
+
+def win_tie_loss(b: np.ndarray, a: np.ndarray) -> tuple[int, int, int]:
+    """Users for whom ``b`` is higher, equal, lower than ``a``.
+
+    >>> win_tie_loss(np.array([1.0, 0.5, 0.0]), np.array([0.5, 0.5, 0.5]))
+    (1, 1, 1)
+    """
+    return int((b > a).sum()), int((b == a).sum()), int((b < a).sum())
+
+
+@dataclass
+class Comparison:
+    """``rows``: one per (model, metric) against the baseline, with the columns of the CLI's
+    JSON; ``intervals``: the bootstrap interval of every model's aggregate (model, metric,
+    value, ci_low, ci_high, users)."""
+
+    k: int
+    baseline: str
+    test: str
+    correction: str
+    level: float
+    rows: pd.DataFrame
+    intervals: pd.DataFrame
+
+    def to_dict(self) -> dict:
+        return {"k": self.k, "baseline": self.baseline, "test": self.test, "correction": self.correction,
+                "rows": _records(self.rows), "intervals": _records(self.intervals)}
+
+    def sentence(self, model: str, metric: str) -> str:
+        """The comparison in plain words."""
+        row = self.rows[(self.rows.model == model) & (self.rows.metric == metric)].iloc[0]
+        total = row.wins + row.ties + row.losses
+        better = "beats" if row.delta > 0 else "trails" if row.delta < 0 else "ties with"
+        significant = "is significant" if row.p_adjusted < 1 - self.level else "is not significant"
+        after = {"holm": " after Holm correction", "bonferroni": " after Bonferroni correction"}.get(
+            self.correction, "")
+        return (f"{model} {better} {self.baseline} on {metric}@{self.k} by {row.delta:+.4f} "
+                f"({self.level:.0%} CI {row.ci_low:+.4f} to {row.ci_high:+.4f}); it is better for "
+                f"{row.wins / max(1, total):.0%} of users and worse for {row.losses / max(1, total):.0%}; "
+                f"the difference {significant}{after} (p = {row.p_adjusted:.3g}).")
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    return [{k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in row.items()}
+            for row in frame.to_dict(orient="records")]
+
+
+def paired_values(results: dict[str, Evaluation], metric: str, models: list[str]) -> pd.DataFrame:
+    """Per-user values of ``metric`` for ``models``, users in every model only (paired)."""
+    column = PER_USER_COLUMN.get(metric)
+    if column is None:
+        raise input_error("compare", f"metric {metric!r} has no per-user values to compare.",
+                          f"choose among: {', '.join(PER_USER_COLUMN)}.")
+    frames = {}
+    for model in models:
+        per_user = results[model].per_user
+        if column not in per_user.columns:
+            raise input_error("compare", f"model {model!r} has no per-user {metric} "
+                              f"({results[model].skipped.get(metric, 'not computed')}).",
+                              "give the inputs this metric needs, or compare other metrics.")
+        values = per_user[column]
+        frames[model] = values[per_user["evaluated"]] if metric in _ACCURACY else values
+    return pd.DataFrame(frames).dropna()
+
+
+_ACCURACY = {"precision", "recall", "fbeta", "map", "mar", "ndcg", "hit_rate", "mrr", "lauc", "mcc"}
+
+
+def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics: list[str] | None = None,
+            test: str = "wilcoxon", correction: str = "holm", resamples: int = 1000, seed: int = 0,
+            level: float = 0.95) -> Comparison:
+    """Compare every model with ``baseline`` (default: the first) on ``metrics``."""
+    models = list(results)
+    baseline = baseline or models[0]
+    if baseline not in results:
+        raise input_error("compare", f"no model named {baseline!r} to use as the baseline.",
+                          f"choose one of: {', '.join(models)}.")
+    if test not in TESTS:
+        raise input_error("compare", f"test {test!r} is unknown.", f"choose one of: {', '.join(TESTS)}.")
+    if correction not in CORRECTIONS:
+        raise input_error("compare", f"correction {correction!r} is unknown.",
+                          f"choose one of: {', '.join(CORRECTIONS)}.")
+    metrics = metrics or ["ndcg", "map", "recall", "precision"]
+    rows, intervals = [], []
+    for metric in metrics:
+        paired = paired_values(results, metric, models)
+        others = [m for m in models if m != baseline]
+        base = paired[baseline].to_numpy()
+        columns = np.column_stack([paired[m].to_numpy() for m in models]
+                                  + [paired[m].to_numpy() - base for m in others]) if len(paired) else \
+            np.zeros((0, len(models) + len(others)))
+        bounds = bootstrap_means(columns, resamples, seed, level)
+        for i, model in enumerate(models):
+            intervals.append({"model": model, "metric": metric, "value": float(paired[model].mean()),
+                              "ci_low": bounds[i, 0], "ci_high": bounds[i, 1], "users": len(paired)})
+        for j, model in enumerate(others):
+            values = paired[model].to_numpy()
+            p, effect = paired_test(values, base, test)
+            wins, ties, losses = win_tie_loss(values, base)
+            rows.append({"model": model, "metric": metric, "value": float(values.mean()),
+                         "baseline_value": float(base.mean()), "delta": float(values.mean() - base.mean()),
+                         "ci_low": bounds[len(models) + j, 0], "ci_high": bounds[len(models) + j, 1],
+                         "p_value": p, "p_adjusted": np.nan, "test": test, "wins": wins, "ties": ties,
+                         "losses": losses, "effect_size": effect, "users": len(paired)})
+    frame = pd.DataFrame(rows, columns=["model", "metric", "value", "baseline_value", "delta", "ci_low", "ci_high",
+                                        "p_value", "p_adjusted", "test", "wins", "ties", "losses", "effect_size",
+                                        "users"])
+    if len(frame):
+        frame["p_adjusted"] = adjust(frame["p_value"].to_numpy(), correction)
+    k = next(iter(results.values())).k
+    return Comparison(k, baseline, test, correction, level, frame, pd.DataFrame(intervals))
+
+
+def compare_segments(results: dict[str, Evaluation], baseline: str, model: str, metric: str,
+                     segments: pd.Series, test: str = "wilcoxon") -> pd.DataFrame:
+    """The comparison of ``model`` with ``baseline`` within each segment (``segments``: the
+    segment of each user id). Columns: segment, users, baseline_value, value, delta, wins,
+    ties, losses, p_value."""
+    paired = paired_values(results, metric, [baseline, model])
+    groups = segments.reindex(paired.index).fillna("(unknown)").astype(str)
+    out = []
+    for segment, users in paired.groupby(groups.to_numpy()):
+        a, b = users[baseline].to_numpy(), users[model].to_numpy()
+        wins, ties, losses = win_tie_loss(b, a)
+        out.append({"segment": segment, "users": len(users), "baseline_value": float(a.mean()),
+                    "value": float(b.mean()), "delta": float(b.mean() - a.mean()), "wins": wins, "ties": ties,
+                    "losses": losses, "p_value": paired_test(b, a, test)[0]})
+    return pd.DataFrame(out)

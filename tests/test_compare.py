@@ -1,0 +1,153 @@
+"""Model comparison: paired tests equal scipy's, corrections equal a hand computation,
+win/tie/loss on a hand-made case, a seeded bootstrap that covers the truth about 95% of the
+time, segments, gates, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from metrics_core import Dataset, InputError, Settings
+from metrics_core.compare import adjust, bootstrap_means, compare, compare_segments, paired_test, win_tie_loss
+from metrics_core.gates import check_gates
+
+
+@pytest.fixture(scope="module")
+def results():
+    rng = np.random.default_rng(5)
+    users, items = 300, 60
+    truth = pd.DataFrame([(u, int(i)) for u in range(users) for i in rng.choice(items, 4, replace=False)],
+                         columns=["user_id", "item_id"])
+    relevant = truth.groupby("user_id")["item_id"].apply(list)
+    frames = {}
+    for name, skill in (("A", 0.1), ("B", 0.3), ("C", 0.3)):
+        rows = []
+        for u in range(users if name != "C" else users - 20):  # C has no list for 20 users
+            good = [i for i in relevant[u] if rng.random() < skill]
+            rest = [int(i) for i in rng.permutation(items) if i not in good][: 10 - len(good)]
+            rows += [(u, int(i), r + 1) for r, i in enumerate(good + rest)]
+        frames[name] = pd.DataFrame(rows, columns=["user_id", "item_id", "rank"])
+    return Dataset.build(frames, truth).evaluate_all(Settings(k=10))
+
+
+def test_p_values_equal_scipy_on_the_same_arrays(results):
+    comparison = compare(results, "A", ["ndcg", "recall"], test="t", correction="none", resamples=50)
+    a = results["A"].per_user["ndcg"]
+    b = results["B"].per_user["ndcg"]
+    row = comparison.rows.query("model == 'B' and metric == 'ndcg'").iloc[0]
+    assert row.p_value == pytest.approx(stats.ttest_rel(b, a).pvalue, rel=1e-12)
+    wilcoxon = compare(results, "A", ["ndcg"], test="wilcoxon", correction="none", resamples=50)
+    row = wilcoxon.rows.query("model == 'B'").iloc[0]
+    assert row.p_value == pytest.approx(stats.wilcoxon(b, a).pvalue, rel=1e-12)
+    assert row.wins + row.ties + row.losses == results["A"].users["evaluated"] == row.users
+
+
+def test_missing_lists_count_as_empty_never_dropped(results):
+    comparison = compare(results, "A", ["ndcg"], correction="none", resamples=20)
+    row = comparison.rows.query("model == 'C'").iloc[0]
+    assert row.users == results["A"].users["evaluated"]  # the 20 users without a C list are still paired
+    assert (results["C"].per_user.loc[list(range(280, 300)), "ndcg"] == 0).all()
+
+
+def test_corrections_by_hand():
+    p = np.array([0.01, 0.04, 0.03, 0.20])
+    # Holm: sorted 0.01, 0.03, 0.04, 0.20 times 4, 3, 2, 1 = 0.04, 0.09, 0.08, 0.20, then running max
+    assert adjust(p, "holm").tolist() == pytest.approx([0.04, 0.09, 0.09, 0.20])
+    assert adjust(p, "bonferroni").tolist() == pytest.approx([0.04, 0.16, 0.12, 0.80])
+    assert adjust(p, "none").tolist() == p.tolist()
+    assert adjust(np.array([0.5, 0.9]), "bonferroni").tolist() == [1.0, 1.0]
+
+
+def test_win_tie_loss_and_effect_sizes():
+    a = np.array([0.0, 0.5, 1.0, 0.2, 0.2])
+    b = np.array([1.0, 0.5, 0.0, 0.4, 0.2])
+    assert win_tie_loss(b, a) == (2, 2, 1)
+    _, d = paired_test(b, a, "t")
+    diff = b - a
+    assert d == pytest.approx(diff.mean() / diff.std(ddof=1))
+    _, r = paired_test(b, a, "wilcoxon")
+    # nonzero |d|: 1, 1, 0.2 -> ranks 2.5, 2.5, 1; positive ranks 2.5 + 1, negative 2.5
+    assert r == pytest.approx((3.5 - 2.5) / 6)
+    assert paired_test(a, a, "wilcoxon") == (1.0, 0.0)
+
+
+def test_bootstrap_is_seeded_and_covers_the_truth_about_95_percent():
+    rng = np.random.default_rng(0)
+    values = rng.normal(size=(200, 2))
+    assert np.array_equal(bootstrap_means(values, 300, seed=4), bootstrap_means(values, 300, seed=4))
+    covered, runs, true_difference = 0, 200, 0.3
+    for run in range(runs):
+        sample = np.random.default_rng(1000 + run)
+        a = sample.normal(0.0, 1.0, 150)
+        b = a + true_difference + sample.normal(0.0, 1.0, 150)
+        low, high = bootstrap_means(b - a, 400, seed=run)[0]
+        covered += low <= true_difference <= high
+    assert 0.89 <= covered / runs <= 0.99
+
+
+def test_plain_language_reading(results):
+    comparison = compare(results, "A", ["ndcg"], resamples=100)
+    text = comparison.sentence("B", "ndcg")
+    assert text.startswith("B beats A on ndcg@10 by +") and "after Holm correction" in text
+
+
+def test_segments(results):
+    segments = pd.Series(np.where(np.arange(300) % 2, "odd", "even"), index=range(300))
+    frame = compare_segments(results, "A", "B", "ndcg", segments)
+    assert set(frame.segment) == {"odd", "even"}
+    assert frame.users.sum() == results["A"].users["evaluated"]
+    assert (frame.wins + frame.ties + frame.losses == frame.users).all()
+
+
+def test_gates():
+    metrics = {"A": {"ndcg": 0.25}, "B": {"ndcg": 0.31}}
+    failed = [g for g in check_gates(["ndcg < 0.30"], metrics, "A") if g.failed]
+    assert [g.model for g in failed] == ["A"]
+    assert not any(g.failed for g in check_gates(["B.ndcg < baseline.ndcg"], metrics, "A"))
+    assert all(g.failed for g in check_gates(["baseline.ndcg <= 0.25"], metrics, "A"))
+    with pytest.raises(InputError, match="unknown model"):
+        check_gates(["Z.ndcg < 1"], metrics, "A")
+    with pytest.raises(InputError, match="cannot read"):
+        check_gates(["ndcg is bad"], metrics, "A")
+
+
+def test_cli_compare_json_gates_and_report(tmp_path):
+    rng = np.random.default_rng(1)
+    truth = pd.DataFrame({"user_id": np.repeat(np.arange(50), 3), "item_id": rng.integers(0, 30, 150)})
+    truth.drop_duplicates().to_csv(tmp_path / "truth.csv", index=False)
+    for name, shift in (("old", 0), ("new", 1)):
+        recs = pd.DataFrame({"user_id": np.repeat(np.arange(50), 5),
+                             "item_id": (np.tile(np.arange(5), 50) + shift * truth.item_id.to_numpy()[::3].repeat(5))
+                             % 30, "rank": np.tile(np.arange(1, 6), 50)})
+        recs.drop_duplicates(["user_id", "item_id"]).to_csv(tmp_path / f"{name}.csv", index=False)
+    base = [sys.executable, "-m", "metrics_core"]
+    files = ["--recommendations", f"old={tmp_path / 'old.csv'}", "--recommendations", f"new={tmp_path / 'new.csv'}",
+             "--ground-truth", str(tmp_path / "truth.csv"), "--k", "5", "--bootstrap", "200"]
+    done = subprocess.run([*base, "compare", *files, "--baseline", "old", "--metrics", "ndcg,recall"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["baseline"] == "old" and out["k"] == 5
+    row = out["rows"][0]
+    assert set(row) >= {"model", "metric", "value", "baseline_value", "delta", "ci_low", "ci_high", "p_value",
+                        "p_adjusted", "test", "wins", "ties", "losses"}
+    assert row["ci_low"] <= row["delta"] <= row["ci_high"]
+    gated = subprocess.run([*base, "compare", *files, "--fail-if", "new.ndcg < baseline.ndcg", "--fail-if",
+                            "ndcg > 0.0"], capture_output=True, text=True)
+    assert gated.returncode == 1
+    assert "gate FAILED" in gated.stderr and "Traceback" not in gated.stderr
+    bad = subprocess.run([*base, "compare", *files, "--fail-if", "nonsense"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "cannot read the gate" in bad.stderr
+    report = subprocess.run([*base, "report", *files, "--output", str(tmp_path / "r.html"), "--json",
+                             str(tmp_path / "n.json"), "--csv", str(tmp_path / "n.csv")], capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    numbers = json.loads((tmp_path / "n.json").read_text())
+    assert set(numbers["models"]) == {"old", "new"} and numbers["comparison"]["rows"]
+    assert "fingerprints" in numbers and len(numbers["fingerprints"]) == 3
+    assert pd.read_csv(tmp_path / "n.csv").shape[0] > 10
