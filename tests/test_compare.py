@@ -145,7 +145,8 @@ def test_cli_compare_json_gates_and_report(tmp_path):
     bad = subprocess.run([*base, "compare", *files, "--fail-if", "nonsense"], capture_output=True, text=True)
     assert bad.returncode == 2 and "cannot read the gate" in bad.stderr
     report = subprocess.run([*base, "report", *files, "--output", str(tmp_path / "r.html"), "--json",
-                             str(tmp_path / "n.json"), "--csv", str(tmp_path / "n.csv")], capture_output=True, text=True)
+                             str(tmp_path / "n.json"), "--csv", str(tmp_path / "n.csv")],
+                            capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
     numbers = json.loads((tmp_path / "n.json").read_text())
     assert set(numbers["models"]) == {"old", "new"} and numbers["comparison"]["rows"]
