@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import asdict, replace
 
+import pandas as pd
 import streamlit as st
 
 from dashboard.workspace import Workspace, demo_workspace
@@ -110,3 +111,80 @@ def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
 def max_positions() -> int:
     data = dataset()
     return max(lists.positions for lists in data.lists.values())
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _comparison(fingerprint: str, settings_items: tuple, baseline: str, metrics: tuple, test: str, correction: str,
+                resamples: int, seed: int, _results: dict):
+    from metrics_core.compare import compare
+
+    return compare(_results, baseline, list(metrics), test, correction, resamples, seed)
+
+
+def comparison(results: dict, baseline: str, metrics: list[str], test: str = "wilcoxon", correction: str = "holm",
+               resamples: int = 1000, seed: int = 0):
+    """Paired tests and bootstrap intervals against ``baseline`` (cached with the settings)."""
+    current = settings()
+    with st.spinner("Bootstrapping confidence intervals…"):
+        return _comparison(workspace().fingerprint(), tuple(asdict(current).items()), baseline, tuple(metrics), test,
+                           correction, resamples, seed, results)
+
+
+def comparable_metrics(results: dict) -> list[str]:
+    """Metrics with per-user values in every model (those that can be tested and bootstrapped)."""
+    from metrics_core.compare import PER_USER_COLUMN
+
+    return [m for m, column in PER_USER_COLUMN.items()
+            if all(column in r.per_user.columns and r.per_user[column].notna().any() for r in results.values())]
+
+
+def segments(choice: str) -> pd.Series | None:
+    """The segment of every user id: an activity quartile or a user attribute (None: no slicing)."""
+    data = dataset()
+    ids = pd.Index(data.users.ids)
+    if choice == ACTIVITY:
+        if data.training is None:
+            return None
+        counts = pd.Series(data.training.items_per_user, index=ids)
+        return pd.qcut(counts.rank(method="first"), 4, labels=["least active", "less active", "more active",
+                                                               "most active"]).astype(str).rename("activity")
+    if data.user_table is None or choice not in data.user_table.columns:
+        return None
+    values = data._values_by_code(data.user_table, choice, data.user_table_codes, "user table")
+    return pd.Series(values.reindex(range(len(ids))).to_numpy(), index=ids).astype(str).rename(choice)
+
+
+def segment_choices() -> list[str]:
+    data = dataset()
+    choices = [ACTIVITY] if data.training is not None else []
+    if data.user_table is not None:
+        choices += [c for c in data.user_table.columns if c != data.columns.user]
+    return choices
+
+
+ACTIVITY = "activity (training interactions)"
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _card_intervals(fingerprint: str, settings_items: tuple, model: str, resamples: int, _result) -> dict:
+    from metrics_core.compare import PER_USER_COLUMN, bootstrap_means
+
+    out = {}
+    per_user = _result.per_user
+    for metric, column in PER_USER_COLUMN.items():
+        if metric in _result.metrics and column in per_user.columns:
+            values = per_user.loc[per_user["evaluated"], column] if metric in ACCURACY_METRICS else per_user[column]
+            values = values.dropna().to_numpy()
+            if len(values):
+                out[metric] = tuple(bootstrap_means(values, resamples, seed=0)[0])
+    return out
+
+
+def card_intervals(model: str, resamples: int = 500) -> dict[str, tuple[float, float]]:
+    """95% bootstrap interval of each per-user-mean metric of ``model`` (its own users)."""
+    current = settings()
+    return _card_intervals(workspace().fingerprint(), tuple(asdict(current).items()), model, resamples,
+                           evaluation(model, current))
+
+
+ACCURACY_METRICS = {"precision", "recall", "fbeta", "map", "mar", "ndcg", "hit_rate", "mrr", "lauc", "mcc"}

@@ -132,3 +132,22 @@ def test_cases_page_opens_a_linked_user():
     at = start(case_user="12")
     at.switch_page("views/cases.py").run()
     assert_clean(at)
+
+
+def test_compare_page_tests_significance_and_reads_it_out():
+    at = start(baseline="popularity")
+    at.switch_page("views/compare.py").run()
+    assert_clean(at)
+    sentences = [m.value for m in at.markdown if "beats popularity" in m.value]
+    assert any("personalised beats popularity on ndcg@10" in s and "Holm" in s for s in sentences)
+    assert any(e.label == "HTML report (works offline)" for e in at.get("download_button"))
+    at.radio(key="test").set_value("t").run()
+    assert_clean(at)
+    at.selectbox(key="correction").set_value("bonferroni").run()
+    assert any("Bonferroni" in m.value for m in at.markdown)
+
+
+def test_overview_cards_show_confidence_intervals():
+    at = start()
+    captions = [c.value for c in at.caption if "95% CI" in c.value]
+    assert len(captions) >= 10

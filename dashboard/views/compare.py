@@ -1,11 +1,16 @@
 """Compare: all models side by side, the best value per metric highlighted, deltas against
-the baseline, metric@k curves, and a per-user scatter of two models."""
+the baseline, significance (intervals, paired tests, win/tie/loss, plain-language reading),
+segments, exports (offline HTML report, JSON, CSV), metric@k curves and a per-user scatter."""
+
+import json
 
 import pandas as pd
 import streamlit as st
 
 from dashboard import charts, components, state
 from dashboard.glossary import ACCURACY, BEYOND, METRICS, PER_USER_LABELS, label
+from dashboard.report import fingerprint, numbers, numbers_csv, report_html
+from metrics_core.compare import compare_segments
 
 settings = state.settings()
 results = state.evaluations(settings)
@@ -51,6 +56,79 @@ if len(models) > 1:
                  width="stretch")
 else:
     st.info("Only one model is loaded.")
+
+st.subheader("Is the difference real?")
+comparable = state.comparable_metrics(results)
+left, right = st.columns([3, 2])
+with left:
+    chosen = st.multiselect("Metrics to test", comparable, default=[m for m in ("ndcg", "map", "recall")
+                                                                    if m in comparable], key="tested_metrics",
+                            format_func=lambda m: METRICS[m].label)
+with right, st.expander("Test settings"):
+    test = st.radio("Paired test", ["wilcoxon", "t"], horizontal=True, key="test",
+                    format_func={"wilcoxon": "Wilcoxon signed-rank", "t": "paired t-test"}.get)
+    correction = st.selectbox("Multiple-comparison correction", ["holm", "bonferroni", "none"], key="correction")
+    resamples = st.number_input("Bootstrap resamples", 100, 20_000, 1000, step=100, key="resamples")
+    seed = st.number_input("Seed", 0, 10_000, 0, key="seed")
+comparison = None
+if len(models) < 2:
+    st.info("Load a second model to test differences.")
+elif chosen:
+    comparison = state.comparison(results, baseline, chosen, test, correction, int(resamples), int(seed))
+    for metric, column in zip(chosen, st.columns(min(3, len(chosen))) * len(chosen), strict=False):
+        part = comparison.intervals[comparison.intervals.metric == metric]
+        with column:
+            st.altair_chart(charts.intervals(part, label(metric, k), models, comparison.level), width="stretch")
+    table = comparison.rows.assign(
+        metric=comparison.rows.metric.map(lambda m: label(m, k)),
+        interval=[f"{lo:+.4f} to {hi:+.4f}" for lo, hi in zip(comparison.rows.ci_low, comparison.rows.ci_high,
+                                                                  strict=True)],
+        significant=comparison.rows.p_adjusted < 0.05,
+    )[["model", "metric", "value", "baseline_value", "delta", "interval", "p_value", "p_adjusted", "significant",
+       "wins", "ties", "losses", "effect_size"]]
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "value": st.column_config.NumberColumn(format="%.4f"),
+        "baseline_value": st.column_config.NumberColumn("baseline", format="%.4f"),
+        "delta": st.column_config.NumberColumn(format="%+.4f"),
+        "interval": st.column_config.TextColumn("95% CI of the delta"),
+        "p_value": st.column_config.NumberColumn("p", format="%.3g"),
+        "p_adjusted": st.column_config.NumberColumn(f"p ({correction})", format="%.3g"),
+        "effect_size": st.column_config.NumberColumn("effect", format="%.3f",
+                                                     help="rank-biserial r (Wilcoxon) or Cohen's d_z (t-test)"),
+    })
+    for row in comparison.rows.itertuples():
+        st.markdown(f"- {comparison.sentence(row.model, row.metric)}")
+    components.download_table(comparison.rows.set_index(["model", "metric"]), "significance", "dl_significance")
+
+    choices = state.segment_choices()
+    if choices and len(models) > 1:
+        st.subheader("Who gains, who loses")
+        a, b, c = st.columns(3)
+        segment = a.selectbox("Segment users by", choices, key="compare_segment")
+        challenger = b.selectbox("Model", [m for m in models if m != baseline], key="segment_model")
+        metric = c.selectbox("Metric", chosen, key="segment_metric", format_func=lambda m: METRICS[m].label)
+        groups = state.segments(segment)
+        by_segment = compare_segments(results, baseline, challenger, metric, groups, test)
+        components.chart(charts.segment_deltas(by_segment, groups.name, label(metric, k), challenger, baseline),
+                         "segments", "dl_segments")
+        st.dataframe(by_segment, hide_index=True, width="stretch", column_config={
+            "baseline_value": st.column_config.NumberColumn(baseline, format="%.4f"),
+            "value": st.column_config.NumberColumn(challenger, format="%.4f"),
+            "delta": st.column_config.NumberColumn(format="%+.4f"),
+            "p_value": st.column_config.NumberColumn("p (uncorrected)", format="%.3g")})
+
+st.subheader("Export")
+workspace = state.workspace()
+files = {**{f"recommendations {m}": t for m, t in workspace.models.items()}, "ground truth": workspace.ground_truth}
+prints = {name: f"{table.name} · {fingerprint(table.data)}" for name, table in files.items()}
+e1, e2, e3 = st.columns(3)
+e1.download_button("HTML report (works offline)", lambda: report_html(results, comparison, fingerprints=prints),
+                   "rankscope-report.html", "text/html", key="dl_report", icon=":material/description:")
+e2.download_button("Every number (JSON)",
+                   lambda: json.dumps(numbers(results, comparison, fingerprints=prints), indent=2),
+                   "rankscope-numbers.json", "application/json", key="dl_json", icon=":material/data_object:")
+e3.download_button("Every number (CSV)", lambda: numbers_csv(results, comparison), "rankscope-numbers.csv",
+                   "text/csv", key="dl_csv", icon=":material/table:")
 
 st.subheader("Metric at every cut-off")
 curve_metrics = [m for m in ("ndcg", "precision", "recall", "map", "hit_rate", "mrr") if m in results[baseline].curves]

@@ -18,6 +18,7 @@ with left:
     model = components.model_picker()
 baseline = st.session_state["baseline"]
 result, base = results[model], results[baseline]
+interval_of = state.card_intervals(model)
 with right:
     st.caption(f"{state.workspace().label} · {result.users['evaluated']:,} users evaluated · "
                f"{result.users['without_relevant']:,} with a list but no relevant item left out · "
@@ -41,7 +42,9 @@ def cards(names: list[str], users_of) -> None:
                         "inverse" if info.higher_is_better is False else "off"),
                     help=components.metric_help(name, users_of(name), k),
                 )
-                st.caption(f"{users_of(name):,} users")
+                low_high = interval_of.get(name)
+                spread = f" · 95% CI {fmt(name, low_high[0])}–{fmt(name, low_high[1])}" if low_high else ""
+                st.caption(f"{users_of(name):,} users{spread}")
 
 
 def accuracy_users(_name: str) -> int:

@@ -1,6 +1,5 @@
 """Users: how a metric spreads over users, by segment, and who is served worst and best."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -19,40 +18,21 @@ per_user_metrics = [c for c in PER_USER_LABELS if c in result.per_user.columns]
 left, right = st.columns(2)
 with left:
     column = st.selectbox("Metric", per_user_metrics, format_func=PER_USER_LABELS.get, key="users_metric")
-segments = ["nobody (all users)", "activity (training interactions)"]
-if dataset.user_table is not None:
-    segments += [c for c in dataset.user_table.columns if c != dataset.columns.user]
+choices = ["nobody (all users)", *state.segment_choices()]
 with right:
-    segment = st.selectbox("Slice by", segments, key="users_segment")
+    segment = st.selectbox("Slice by", choices, key="users_segment")
 metric_label = f"{PER_USER_LABELS[column]}@{settings.k}"
-
-
-def segment_of(frame_index: pd.Index) -> pd.Series | None:
-    """The segment of each user id in ``frame_index``."""
-    if segment == segments[0]:
-        return None
-    codes = dataset.users.codes(np.asarray(frame_index.to_numpy()))
-    if segment == segments[1]:
-        if dataset.training is None:
-            return None
-        counts = pd.Series(dataset.training.items_per_user[codes], index=frame_index)
-        return pd.qcut(counts, 4, duplicates="drop").astype(str).rename("activity")
-    values = dataset._values_by_code(dataset.user_table, segment, dataset.user_table_codes, "user table")
-    return pd.Series(values.reindex(codes).to_numpy(), index=frame_index).astype(str).rename(segment)
-
+slices = state.segments(segment) if segment != choices[0] else None
 
 frames = []
 for name in models:
     values = results[name].per_user[column].dropna()
     frame = pd.DataFrame({"model": name, "value": values.to_numpy()}, index=values.index)
-    slices = segment_of(values.index)
     if slices is not None:
-        frame[slices.name] = slices.to_numpy()
+        frame[slices.name] = slices.reindex(values.index).to_numpy()
     frames.append(frame)
 values = pd.concat(frames)
-by = None if segment == segments[0] else values.columns[-1]
-if segment == segments[1] and dataset.training is None:
-    st.info("Activity buckets need training interactions; showing all users.")
+by = None if slices is None else slices.name
 components.chart(charts.distribution(values.reset_index(drop=True), metric_label, models, by), f"users_{column}",
                  "dl_users")
 
