@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from dataclasses import asdict, replace
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -30,13 +31,14 @@ def start() -> None:
     """Run first on every rerun: defaults, values from the URL (once), widget values kept."""
     if WORKSPACE not in st.session_state:
         st.session_state[WORKSPACE] = demo_workspace()
+    if "_started" not in st.session_state:
+        st.session_state["_started"] = True
         for key, value in DEFAULTS.items():
             st.session_state.setdefault(key, value)
         for key in QUERY_KEYS:
             if key in st.query_params:
-                value = st.query_params[key]
                 with contextlib.suppress(ValueError):
-                    st.session_state[key] = CASTS.get(key, str)(value)
+                    st.session_state[key] = CASTS.get(key, str)(st.query_params[key])
     for key in SHARED_KEYS:  # keep widget values when the page that shows them is not rendered
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
@@ -169,18 +171,18 @@ ACTIVITY = "activity (training interactions)"
 def _card_intervals(fingerprint: str, settings_items: tuple, model: str, resamples: int, _result) -> dict:
     from metrics_core.compare import PER_USER_COLUMN, bootstrap_means
 
-    out = {}
     per_user = _result.per_user
-    for metric, column in PER_USER_COLUMN.items():
-        if metric in _result.metrics and column in per_user.columns:
-            values = per_user.loc[per_user["evaluated"], column] if metric in ACCURACY_METRICS else per_user[column]
-            values = values.dropna().to_numpy()
-            if len(values):
-                out[metric] = tuple(bootstrap_means(values, resamples, seed=0)[0])
-    return out
+    names = [m for m, c in PER_USER_COLUMN.items() if m in _result.metrics and c in per_user.columns]
+    if not names:
+        return {}
+    table = pd.DataFrame({m: per_user[PER_USER_COLUMN[m]] for m in names})
+    accuracy = [m for m in names if m in ACCURACY_METRICS]
+    table.loc[~per_user["evaluated"].to_numpy(), accuracy] = np.nan  # accuracy: evaluated users only
+    bounds = bootstrap_means(table.to_numpy(dtype=np.float64), resamples, seed=0)
+    return {m: (float(lo), float(hi)) for m, (lo, hi) in zip(names, bounds, strict=True)}
 
 
-def card_intervals(model: str, resamples: int = 500) -> dict[str, tuple[float, float]]:
+def card_intervals(model: str, resamples: int = 200) -> dict[str, tuple[float, float]]:
     """95% bootstrap interval of each per-user-mean metric of ``model`` (its own users)."""
     current = settings()
     return _card_intervals(workspace().fingerprint(), tuple(asdict(current).items()), model, resamples,

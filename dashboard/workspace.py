@@ -33,9 +33,16 @@ class Workspace:
     users: TableFile | None = None
     feature_columns: tuple[str, ...] | None = None
     embedding_column: str | None = None
+    _fingerprint: str | None = field(default=None, repr=False, compare=False)
 
     def fingerprint(self) -> str:
-        """A hash of every byte and of the mapping: the cache key of the encoded data."""
+        """A hash of every byte and of the mapping: the cache key of the encoded data
+        (computed once: a workspace is not changed after it is made)."""
+        if self._fingerprint is None:
+            self._fingerprint = self._digest()
+        return self._fingerprint
+
+    def _digest(self) -> str:
         digest = hashlib.sha256()
         for name, table in sorted(self.models.items()):
             digest.update(name.encode() + b"\0" + table.name.encode() + b"\0" + table.data)

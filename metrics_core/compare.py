@@ -13,6 +13,7 @@ beyond-accuracy per-user metrics are compared over users that have a value in bo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -30,6 +31,7 @@ PER_USER_COLUMN = {
 TESTS = ("wilcoxon", "t")
 CORRECTIONS = ("holm", "bonferroni", "none")
 RESAMPLE_BATCH_CELLS = 1 << 24
+CACHED_RESAMPLE_CELLS = 1 << 25  # ~256 MB of float64 counts at most
 
 
 def paired_test(b: np.ndarray, a: np.ndarray, test: str = "wilcoxon") -> tuple[float, float]:
@@ -84,8 +86,9 @@ def adjust(p_values: np.ndarray, method: str = "holm") -> np.ndarray:
 def bootstrap_means(values: np.ndarray, resamples: int = 1000, seed: int = 0, level: float = 0.95) -> np.ndarray:
     """Percentile bootstrap interval of the mean of each column of ``values`` (users x columns).
 
-    All columns share the same resampled users (so paired differences stay paired). Each batch
-    draws user indices, turns them into per-user counts, and multiplies the count matrix by the
+    All columns share the same resampled users (so paired differences stay paired); NaN
+    cells are users without a value, left out of that column's mean in every resample. Each
+    batch of resamples is a matrix of how often each user was drawn, multiplied by the
     values. Returns an array (columns x 2) of the lower and upper bounds.
     """
     values = np.asarray(values, dtype=np.float64)
@@ -94,16 +97,41 @@ def bootstrap_means(values: np.ndarray, resamples: int = 1000, seed: int = 0, le
     n = len(values)
     if n == 0 or resamples < 1:
         return np.full((values.shape[1], 2), np.nan)
-    rng = np.random.default_rng(seed)
+    present = ~np.isnan(values)
+    filled = np.where(present, values, 0.0)
     means = np.empty((resamples, values.shape[1]))
+    for start, counts in _resample_counts(n, resamples, seed):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means[start:start + len(counts)] = (counts @ filled) / (counts @ present)
+    tail = (1 - level) / 2 * 100
+    return np.nanpercentile(means, [tail, 100 - tail], axis=0).T
+
+
+def _resample_counts(n: int, resamples: int, seed: int):
+    """Batches of (first resample, counts matrix): how often each of n users is drawn."""
+    if n * resamples <= CACHED_RESAMPLE_CELLS:
+        yield 0, _cached_counts(n, resamples, seed)
+        return
+    rng = np.random.default_rng(seed)
     batch = max(1, RESAMPLE_BATCH_CELLS // n)
     for start in range(0, resamples, batch):
-        size = min(batch, resamples - start)
-        picks = rng.integers(0, n, size=(size, n))
-        counts = np.bincount((picks + (np.arange(size) * n)[:, None]).ravel(), minlength=size * n).reshape(size, n)
-        means[start:start + size] = counts @ values / n
-    tail = (1 - level) / 2 * 100
-    return np.percentile(means, [tail, 100 - tail], axis=0).T
+        yield start, _draw_counts(rng, n, min(batch, resamples - start))
+
+
+def _draw_counts(rng: np.random.Generator, n: int, size: int) -> np.ndarray:
+    picks = rng.integers(0, n, size=(size, n))
+    offsets = (np.arange(size) * n)[:, None]
+    return np.bincount((picks + offsets).ravel(), minlength=size * n).reshape(size, n).astype(np.float64)
+
+
+@lru_cache(maxsize=4)
+def _cached_counts(n: int, resamples: int, seed: int) -> np.ndarray:
+    """The same draws as the batched path, kept for repeated use (a K slider, several metrics)."""
+    rng = np.random.default_rng(seed)
+    batch = max(1, RESAMPLE_BATCH_CELLS // n)
+    counts = np.vstack([_draw_counts(rng, n, min(batch, resamples - s)) for s in range(0, resamples, batch)])
+    counts.setflags(write=False)
+    return counts
 
 
 def win_tie_loss(b: np.ndarray, a: np.ndarray) -> tuple[int, int, int]:

@@ -13,6 +13,7 @@ sorted int64 keys that the ground-truth pairs are located in with ``searchsorted
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 import numpy as np
@@ -105,22 +106,22 @@ class Training:
     matrix: sp.csr_matrix
     catalog_size: int
 
-    @property
+    @cached_property
     def items_per_user(self) -> np.ndarray:
         """Distinct training items of each user."""
         return np.diff(self.matrix.indptr)
 
-    @property
+    @cached_property
     def users_per_item(self) -> np.ndarray:
         """Distinct training users of each item."""
         return np.bincount(self.matrix.indices, minlength=self.matrix.shape[1])
 
-    @property
+    @cached_property
     def interactions_per_item(self) -> np.ndarray:
         """Training rows of each item (repeats included)."""
         return np.bincount(self.item, minlength=self.matrix.shape[1])
 
-    @property
+    @cached_property
     def n_users(self) -> int:
         """Users with at least one training interaction."""
         return int(np.count_nonzero(self.items_per_user))
