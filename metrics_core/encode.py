@@ -241,7 +241,7 @@ def encode_lists(
     items_at, scores, blocks = _place(user, item, position, raw.score, n_users, n_positions, raw)
     listed = np.zeros(n_users, dtype=bool)
     listed[user if blocks is None else blocks] = True
-    hit, grade, duplicates = _join(items_at, truth, len(items))
+    items_at, hit, grade, duplicates = _join(items_at, truth, len(items))
     if duplicates:
         notes.append(Note("duplicate_items", f"{duplicates} recommended items appear twice in the same "
                           "list; each counts once, at its best position, and its other positions stay "
@@ -252,7 +252,7 @@ def encode_lists(
             notes.append(Note("rank_gaps", f"{gaps} lists have gaps in their ranks (e.g. 1, 2, 5); the "
                               "missing positions are empty.", gaps))
     if scores is not None and duplicates:
-        scores[items_at < 0] = np.nan
+        scores = np.where(items_at < 0, np.nan, scores)
     return Lists(raw.name, items_at, hit, grade if truth.graded else None, scores, listed, ordered_by, notes)
 
 
@@ -281,6 +281,15 @@ def _place(user, item, position, score, n_users, n_positions, raw: RawLists):
     if score is not None and score.dtype.kind != "f":
         score = score.astype(np.float64)
     blocks = _full_sorted_blocks(user, position, n_positions)
+    if blocks is not None and len(blocks) == n_users and item.dtype == np.int32:
+        # every user has a whole list, in order: the input arrays already are the matrices (read-only
+        # views; the join copies the items only if it must blank a duplicate)
+        items_at = item.reshape(n_users, n_positions)
+        items_at.flags.writeable = False
+        scores = None if score is None else score.reshape(n_users, n_positions)
+        if scores is not None:
+            scores.flags.writeable = False
+        return items_at, scores, blocks
     if blocks is not None:
         # every list has all P positions, rows in order: copy whole rows
         # every list has all P positions, rows in order: copy whole rows (a plain copy when the
@@ -353,7 +362,8 @@ def _slot_of_each_cell(cell: np.ndarray, n_cells: int, raw: RawLists) -> np.ndar
 
 
 def _join(items_at: np.ndarray, truth: Truth, n_items: int):
-    """Mark relevant cells and blank duplicate items; return ``(hit, grade, n_duplicates)``.
+    """Mark relevant cells and blank duplicate items; return ``(items, hit, grade, n_duplicates)``
+    (``items`` is a copy when ``items_at`` is read-only and holds a duplicate).
 
     Per chunk of users: pack ``item * P + position`` (empty cells sort last), sort each row,
     flag equal neighbours as duplicates (the later position is blanked), then offset rows by
@@ -380,8 +390,10 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int):
         item_sorted = packed // n_positions
         again = (item_sorted[:, 1:] == item_sorted[:, :-1]) & (item_sorted[:, 1:] < n_items)
         if again.any():
+            if not items_at.flags.writeable:
+                items_at = items_at.copy()
             rows, cols = np.nonzero(again)
-            block[rows, packed[rows, cols + 1] % n_positions] = -1
+            items_at[start + rows, packed[rows, cols + 1] % n_positions] = -1
             duplicates += len(rows)
         packed += (np.arange(stop - start, dtype=np.int64) * stride)[:, None]
         keys = packed.ravel()
@@ -396,7 +408,7 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int):
         hit[rows, position] = True
         if grade is not None:
             grade[rows, position] = truth.grade[lo:hi][found]
-    return hit, grade, duplicates
+    return items_at, hit, grade, duplicates
 
 
 def _users_with_rank_gaps(items_at: np.ndarray) -> int:

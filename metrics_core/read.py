@@ -109,7 +109,8 @@ def _read_parquet(path: Path, columns: list[str] | None) -> pd.DataFrame:
     if columns is not None:
         present = set(pq.read_schema(path).names)
         columns = [name for name in dict.fromkeys(columns) if name in present] or None
-    return pq.read_table(path, columns=columns).to_pandas()
+    # split_blocks/self_destruct: numeric columns become pandas columns without a consolidating copy
+    return pq.read_table(path, columns=columns).to_pandas(split_blocks=True, self_destruct=True)
 
 
 def read_trec(path: str | os.PathLike[str], qrels: bool) -> pd.DataFrame:

@@ -154,3 +154,19 @@ def test_ap_denominators_on_seed003(seed003):
     assert m["min_k_relevant"] == pytest.approx((1 / 2 + 1 + (1 / 2 + 2 / 3) / 3) / 3)
     assert m["relevant"] == pytest.approx((1 / 2 + 1 + (1 / 2 + 2 / 3) / 3) / 3)  # R <= K here
     assert m["hits"] == pytest.approx((1 / 2 + 1 + (1 / 2 + 2 / 3) / 2) / 3)
+
+
+def test_whole_lists_with_a_duplicate_leave_the_input_untouched():
+    """Whole, ordered lists of int32 ids are used in place; a duplicate forces a private copy."""
+    import numpy as np
+
+    lists = pd.DataFrame({"user_id": np.array([0, 0, 0, 1, 1, 1], dtype=np.int32),
+                          "item_id": np.array([0, 1, 1, 2, 0, 1], dtype=np.int32),
+                          "rank": np.array([1, 2, 3, 1, 2, 3], dtype=np.int32),
+                          "score": np.array([3, 2, 1, 3, 2, 1], dtype=np.float32)})
+    before = lists.copy()
+    result = evaluate(lists, truth([(0, 1), (1, 1)]), k=3)
+    pd.testing.assert_frame_equal(lists, before)
+    assert result.per_user.loc[0, "hits"] == 1 and result.per_user.loc[0, "listed"] == 2
+    assert result.per_user.loc[1, "hits"] == 1 and result.per_user.loc[1, "listed"] == 3
+    assert next(n for n in result.warnings if n.code == "duplicate_items").count == 1
