@@ -9,7 +9,7 @@ moving the K slider or switching pages never repeats the parsing and the join.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -190,3 +190,23 @@ def card_intervals(model: str, resamples: int = 200) -> dict[str, tuple[float, f
 
 
 ACCURACY_METRICS = {"precision", "recall", "fbeta", "map", "mar", "ndcg", "hit_rate", "mrr", "lauc", "mcc"}
+
+
+@dataclass
+class Page:
+    """What an analysis page starts from: the settings, every model's evaluation, the dataset."""
+
+    settings: Settings
+    results: dict[str, Evaluation]
+    models: list[str]
+    dataset: Dataset
+
+    @property
+    def k(self) -> int:
+        return self.settings.k
+
+
+def page() -> Page:
+    current = settings()
+    results = evaluations(current)
+    return Page(current, results, list(results), dataset(current))

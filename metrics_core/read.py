@@ -45,17 +45,7 @@ def read_table(
         raise input_error(label, f"no file at {path}.", "check the path and that the file exists.")
     if path.stat().st_size == 0:
         raise input_error(label, "the file is empty.", "export the table again with a header row.")
-    try:
-        frame = _read_path(path, columns)
-    except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise input_error(
-            label,
-            f"could not be read ({type(exc).__name__}: {str(exc).splitlines()[0]}).",
-            "save it as UTF-8 CSV with a header row, Parquet, or a TREC run/qrels file.",
-        ) from None
-    if frame.empty:
-        raise input_error(label, "the file has no rows.", "export the table again with its rows.")
-    return frame, label
+    return _checked(lambda: _read_path(path, columns), label), label
 
 
 def read_bytes(data: bytes, filename: str, role: str) -> tuple[pd.DataFrame, str]:
@@ -68,25 +58,33 @@ def read_bytes(data: bytes, filename: str, role: str) -> tuple[pd.DataFrame, str
     if not data:
         raise input_error(label, "the file is empty.", "upload the table again with a header row.")
     suffix = Path(filename).suffix.lower()
-    try:
+
+    def parse() -> pd.DataFrame:
         if suffix in PARQUET_SUFFIXES:
-            frame = pd.read_parquet(io.BytesIO(data))
-        elif suffix in TREC_SUFFIXES:
+            return pd.read_parquet(io.BytesIO(data))
+        if suffix in TREC_SUFFIXES:
             with tempfile.NamedTemporaryFile(suffix=suffix) as handle:
                 handle.write(data)
                 handle.flush()
-                frame = read_trec(handle.name, qrels=suffix == ".qrels")
-        else:
-            frame = pd.read_csv(io.BytesIO(data), sep="\t" if suffix == ".tsv" else ",")
+                return read_trec(handle.name, qrels=suffix == ".qrels")
+        return pd.read_csv(io.BytesIO(data), sep="\t" if suffix == ".tsv" else ",")
+
+    return _checked(parse, label), label
+
+
+def _checked(parse, label: str) -> pd.DataFrame:
+    """Run ``parse``; a parser failure or an empty table becomes an :class:`InputError`."""
+    try:
+        frame = parse()
     except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise input_error(
             label,
             f"could not be read ({type(exc).__name__}: {str(exc).splitlines()[0]}).",
-            "upload UTF-8 CSV with a header row, Parquet, or a TREC run/qrels file.",
+            "save it as UTF-8 CSV with a header row, Parquet, or a TREC run/qrels file.",
         ) from None
     if frame.empty:
-        raise input_error(label, "the file has no rows.", "upload the table with its rows.")
-    return frame, label
+        raise input_error(label, "the file has no rows.", "export the table again with its rows.")
+    return frame
 
 
 def _read_path(path: Path, columns: list[str] | None) -> pd.DataFrame:

@@ -12,9 +12,8 @@ from dashboard.glossary import ACCURACY, BEYOND, METRICS, PER_USER_LABELS, label
 from dashboard.report import fingerprint, numbers, numbers_csv, report_html
 from metrics_core.compare import compare_segments
 
-settings = state.settings()
-results = state.evaluations(settings)
-models = list(results)
+context = state.page()
+settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
 k = settings.k
 baseline = st.session_state["baseline"]
 

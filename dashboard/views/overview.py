@@ -7,9 +7,8 @@ import streamlit as st
 from dashboard import charts, components, state
 from dashboard.glossary import ACCURACY, BEYOND, METRICS, fmt, label
 
-settings = state.settings()
-results = state.evaluations(settings)
-models = list(results)
+context = state.page()
+settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
 k = settings.k
 
 st.title("Overview")

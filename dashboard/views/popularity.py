@@ -7,10 +7,8 @@ import streamlit as st
 from dashboard import charts, components, state
 from dashboard.glossary import fmt, label
 
-settings = state.settings()
-results = state.evaluations(settings)
-models = list(results)
-dataset = state.dataset(settings)
+context = state.page()
+settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
 k = settings.k
 
 st.title("Popularity and bias")

@@ -5,10 +5,8 @@ import streamlit as st
 
 from dashboard import charts, components, state
 
-settings = state.settings()
-results = state.evaluations(settings)
-models = list(results)
-dataset = state.dataset(settings)
+context = state.page()
+settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
 k = settings.k
 
 st.title("Scores")

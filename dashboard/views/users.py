@@ -6,10 +6,8 @@ import streamlit as st
 from dashboard import charts, components, state
 from dashboard.glossary import PER_USER_LABELS
 
-settings = state.settings()
-results = state.evaluations(settings)
-models = list(results)
-dataset = state.dataset(settings)
+context = state.page()
+settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
 
 st.title("Users")
 model = components.model_picker()
