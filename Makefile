@@ -32,8 +32,9 @@ lint: $(STAMP_TEST)
 demo: $(STAMP_RUN)
 	$(PY) -m dashboard.demo data
 
+# make bench BENCH_DATA="/tmp/syn100k /tmp/syn1m"  (directories written by make_synthetic.py)
 bench: $(STAMP_TEST)
-	$(PY) bench/run.py
+	$(PY) bench/run.py $(foreach d,$(BENCH_DATA),--data $(d)) --peers-python $(PY)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -152,7 +152,7 @@ def segments(choice: str) -> pd.Series | None:
                                                                "most active"]).astype(str).rename("activity")
     if data.user_table is None or choice not in data.user_table.columns:
         return None
-    values = data._values_by_code(data.user_table, choice, data.user_table_codes, "user table")
+    values = data.user_attribute(choice)
     return pd.Series(values.reindex(range(len(ids))).to_numpy(), index=ids).astype(str).rename(choice)
 
 

@@ -298,7 +298,7 @@ class Dataset:
 
         if self.item_table is None:
             raise input_error("item bias", "needs an item table.", "give an item table with the attribute.")
-        values = self._values_by_code(self.item_table, attribute, self.item_table_codes, "item table")
+        values = self.item_attribute(attribute)
         top = self.lists[model].items[:, :k]
         catalog = np.flatnonzero(self.training.users_per_item > 0) if self.training is not None \
             else np.unique(self.item_table_codes)
@@ -311,9 +311,17 @@ class Dataset:
         if self.user_table is None or self.training is None:
             raise input_error("user bias", "needs a user table and training interactions.",
                               "give both a user table with the attribute and the training data.")
-        values = self._values_by_code(self.user_table, attribute, self.user_table_codes, "user table")
+        values = self.user_attribute(attribute)
         evaluated = np.flatnonzero(self.truth.relevant_count > 0)
         return user_bias(attribute, values, evaluated, np.flatnonzero(self.training.items_per_user > 0))
+
+    def item_attribute(self, attribute: str) -> pd.Series:
+        """An item-table column indexed by item code."""
+        return self._values_by_code(self.item_table, attribute, self.item_table_codes, "item table")
+
+    def user_attribute(self, attribute: str) -> pd.Series:
+        """A user-table column indexed by user code."""
+        return self._values_by_code(self.user_table, attribute, self.user_table_codes, "user table")
 
     @staticmethod
     def _values_by_code(table: pd.DataFrame, attribute: str, codes: np.ndarray, what: str) -> pd.Series:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 
@@ -55,9 +54,6 @@ class Evaluation:
         if self.left_out:
             out["left_out"] = dict(self.left_out)
         return out
-
-    def to_json(self) -> str:
-        return json.dumps({"k": self.k, "models": {self.model: self.to_dict()}}, indent=2)
 
 
 def _finite(value: float) -> float | None:
