@@ -374,36 +374,38 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int):
     hit = np.zeros((n_users, n_positions), dtype=bool)
     grade = np.zeros((n_users, n_positions), dtype=np.float32) if truth.graded else None
     stride = (n_items + 1) * n_positions
-    pack_type = np.int32 if stride < 2**31 else np.int64  # sorting 32-bit keys moves half the bytes
-    truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
-    column = np.arange(n_positions, dtype=np.int64)
     chunk = max(1, JOIN_CHUNK_CELLS // n_positions)
+    # 32-bit keys (half the bytes to sort and search) when a chunk's keys fit
+    key_type = np.int32 if stride * min(chunk, 64) < 2**31 else np.int64
+    if key_type is np.int32:
+        chunk = max(1, min(chunk, (2**31 - 1) // stride))
+    truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
+    column = np.arange(n_positions, dtype=key_type)
+    width, end = key_type(n_positions), key_type(n_items)
     duplicates = 0
     for start in range(0, n_users, chunk):
         stop = min(n_users, start + chunk)
         block = items_at[start:stop]
-        packed = np.where(block < 0, n_items, block).astype(pack_type)
-        packed *= pack_type(n_positions)
-        packed += column.astype(pack_type)
+        packed = np.where(block < 0, end, block).astype(key_type, copy=False)
+        packed = packed * width + column
         packed.sort(axis=1)
-        packed = packed.astype(np.int64, copy=False)
-        item_sorted = packed // n_positions
-        again = (item_sorted[:, 1:] == item_sorted[:, :-1]) & (item_sorted[:, 1:] < n_items)
+        item_sorted = packed // width
+        again = (item_sorted[:, 1:] == item_sorted[:, :-1]) & (item_sorted[:, 1:] < end)
         if again.any():
             if not items_at.flags.writeable:
                 items_at = items_at.copy()
             rows, cols = np.nonzero(again)
-            items_at[start + rows, packed[rows, cols + 1] % n_positions] = -1
+            items_at[start + rows, packed[rows, cols + 1] % width] = -1
             duplicates += len(rows)
-        packed += (np.arange(stop - start, dtype=np.int64) * stride)[:, None]
+        packed += (np.arange(stop - start, dtype=key_type) * key_type(stride))[:, None]
         keys = packed.ravel()
         lo, hi = truth_starts[start], truth_starts[stop]
         t_user = truth.user[lo:hi] - start
-        wanted = t_user * stride + truth.item[lo:hi] * n_positions
+        wanted = (t_user * stride + truth.item[lo:hi] * n_positions).astype(key_type)
         where = np.searchsorted(keys, wanted).clip(0, len(keys) - 1)
         found_key = keys[where]
-        found = (found_key // n_positions) == (wanted // n_positions)
-        position = found_key[found] % n_positions
+        found = (found_key // width) == (wanted // width)
+        position = found_key[found] % width
         rows = t_user[found] + start
         hit[rows, position] = True
         if grade is not None:

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 LOOKUP_TABLE_LIMIT = 1 << 26  # ids spanning fewer values than this use a direct lookup table
+SCATTER_CHUNK = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,11 @@ class IdIndex:
             if high - low < LOOKUP_TABLE_LIMIT:
                 present = np.zeros(high - low + 1, dtype=bool)
                 for a in arrays:
-                    present[a - low if low else a] = True
+                    if _grouped(a):  # ids sorted or grouped (users in a list file): one per run
+                        a = _runs(a)
+                    for start in range(0, len(a), SCATTER_CHUNK):  # small index temporaries, reused
+                        part = a[start:start + SCATTER_CHUNK]
+                        present[part - low if low else part] = True
                 ids = np.flatnonzero(present) + low
                 table = np.full(high - low + 1, -1, dtype=np.int32 if len(ids) < 2**31 else np.int64)
                 table[ids - low] = np.arange(len(ids))
@@ -88,6 +93,12 @@ class IdIndex:
         place = np.empty(len(text), dtype=np.int64)
         place[order] = np.arange(len(text))
         return place
+
+
+def _grouped(values: np.ndarray, sample: int = 1000) -> bool:
+    """Whether most neighbours in the first ``sample`` values are equal (runs of one id)."""
+    head = values[:sample]
+    return len(head) > 1 and np.count_nonzero(head[1:] == head[:-1]) * 2 > len(head)
 
 
 def _runs(values: np.ndarray) -> np.ndarray:
