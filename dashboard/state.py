@@ -92,7 +92,7 @@ def dataset(current: Settings | None = None) -> Dataset:
         return _dataset(ws.fingerprint(), current.order, current.tie_break, ws)
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=24, show_spinner=False)  # shared, not copied: pages only read it
 def _evaluation(fingerprint: str, settings_items: tuple, model: str, _dataset: Dataset) -> Evaluation:
     return _dataset.evaluate(model, Settings(**dict(settings_items)))
 

@@ -61,7 +61,9 @@ def read_bytes(data: bytes, filename: str, role: str) -> tuple[pd.DataFrame, str
 
     def parse() -> pd.DataFrame:
         if suffix in PARQUET_SUFFIXES:
-            return pd.read_parquet(io.BytesIO(data))
+            import pyarrow.parquet as pq
+
+            return pq.read_table(io.BytesIO(data)).to_pandas(split_blocks=True, self_destruct=True)
         if suffix in TREC_SUFFIXES:
             with tempfile.NamedTemporaryFile(suffix=suffix) as handle:
                 handle.write(data)

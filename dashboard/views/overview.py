@@ -9,6 +9,7 @@ from dashboard.glossary import ACCURACY, BEYOND, METRICS, fmt, label
 
 context = state.page()
 settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
+INTERVALS_BY_DEFAULT_UP_TO = 50_000
 k = settings.k
 
 st.title("Overview")
@@ -17,7 +18,12 @@ with left:
     model = components.model_picker()
 baseline = st.session_state["baseline"]
 result, base = results[model], results[baseline]
-interval_of = state.card_intervals(model)
+large = len(result.per_user) > INTERVALS_BY_DEFAULT_UP_TO
+with right:
+    show_intervals = st.toggle("95% confidence intervals on the cards", value=not large, key="card_intervals",
+                               help="Percentile bootstrap over users (200 resamples). Off by default above "
+                                    f"{INTERVALS_BY_DEFAULT_UP_TO:,} users, where it takes a moment.")
+interval_of = state.card_intervals(model) if show_intervals else {}
 with right:
     st.caption(f"{state.workspace().label} · {result.users['evaluated']:,} users evaluated · "
                f"{result.users['without_relevant']:,} with a list but no relevant item left out · "
