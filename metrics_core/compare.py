@@ -97,14 +97,24 @@ def bootstrap_means(values: np.ndarray, resamples: int = 1000, seed: int = 0, le
     n = len(values)
     if n == 0 or resamples < 1:
         return np.full((values.shape[1], 2), np.nan)
+    return percentile_interval(resampled_means(values, resamples, seed), level)
+
+
+def resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """The mean of each column in every resample (resamples x columns); NaN = no value."""
     present = ~np.isnan(values)
     filled = np.where(present, values, 0.0)
     means = np.empty((resamples, values.shape[1]))
-    for start, counts in _resample_counts(n, resamples, seed):
+    for start, counts in _resample_counts(len(values), resamples, seed):
         with np.errstate(invalid="ignore", divide="ignore"):
             means[start:start + len(counts)] = (counts @ filled) / (counts @ present)
+    return means
+
+
+def percentile_interval(samples: np.ndarray, level: float) -> np.ndarray:
+    """Percentile interval of each column of ``samples`` (resamples x columns) -> columns x 2."""
     tail = (1 - level) / 2 * 100
-    return np.nanpercentile(means, [tail, 100 - tail], axis=0).T
+    return np.nanpercentile(samples, [tail, 100 - tail], axis=0).T
 
 
 def _resample_counts(n: int, resamples: int, seed: int):
@@ -164,15 +174,18 @@ class Comparison:
     def sentence(self, model: str, metric: str) -> str:
         """The comparison in plain words."""
         row = self.rows[(self.rows.model == model) & (self.rows.metric == metric)].iloc[0]
-        total = row.wins + row.ties + row.losses
         better = "beats" if row.delta > 0 else "trails" if row.delta < 0 else "ties with"
+        text = (f"{model} {better} {self.baseline} on {metric}@{self.k} by {row.delta:+.4f} "
+                f"({self.level:.0%} CI {row.ci_low:+.4f} to {row.ci_high:+.4f})")
+        if row.test == "bootstrap":
+            clear = row.ci_low > 0 or row.ci_high < 0
+            return text + f"; the interval {'excludes' if clear else 'includes'} 0."
+        total = row.wins + row.ties + row.losses
         significant = "is significant" if row.p_adjusted < 1 - self.level else "is not significant"
         after = {"holm": " after Holm correction", "bonferroni": " after Bonferroni correction"}.get(
             self.correction, "")
-        return (f"{model} {better} {self.baseline} on {metric}@{self.k} by {row.delta:+.4f} "
-                f"({self.level:.0%} CI {row.ci_low:+.4f} to {row.ci_high:+.4f}); it is better for "
-                f"{row.wins / max(1, total):.0%} of users and worse for {row.losses / max(1, total):.0%}; "
-                f"the difference {significant}{after} (p = {row.p_adjusted:.3g}).")
+        return (text + f"; it is better for {row.wins / max(1, total):.0%} of users and worse for "
+                f"{row.losses / max(1, total):.0%}; the difference {significant}{after} (p = {row.p_adjusted:.3g}).")
 
 
 def _records(frame: pd.DataFrame) -> list[dict]:
@@ -201,10 +214,25 @@ def paired_values(results: dict[str, Evaluation], metric: str, models: list[str]
 _ACCURACY = {"precision", "recall", "fbeta", "map", "mar", "ndcg", "hit_rate", "mrr", "lauc", "mcc"}
 
 
+CATALOG_METRICS = ("coverage", "aggregate_diversity", "gini", "entropy", "entropy_normalised", "personalization")
+NO_INTERVAL = ("counts of distinct items and users shrink when users are drawn with replacement, so a bootstrap "
+               "interval of a catalog metric does not even cover its own value; rankscope gives none rather "
+               "than a wrong one")
+COLUMNS = ["model", "metric", "value", "baseline_value", "delta", "ci_low", "ci_high", "p_value", "p_adjusted", "test",
+           "wins", "ties", "losses", "effect_size", "users"]
+
+
 def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics: list[str] | None = None,
             test: str = "wilcoxon", correction: str = "holm", resamples: int = 1000, seed: int = 0,
             level: float = 0.95) -> Comparison:
-    """Compare every model with ``baseline`` (default: the first) on ``metrics``."""
+    """Compare every model with ``baseline`` (default: the first) on ``metrics``.
+
+    Per-user metrics get paired tests, intervals and win/tie/loss. ``fbeta_of_means`` (a
+    smooth function of two means) gets intervals from the resampled mean precision and recall
+    but no paired test (``p_value`` empty, ``test`` = ``bootstrap``). Catalog metrics
+    (coverage, Gini, entropy, personalization, distinct items) are refused with the reason:
+    resampling users with replacement biases them (see ``NO_INTERVAL``).
+    """
     models = list(results)
     baseline = baseline or models[0]
     if baseline not in results:
@@ -216,10 +244,18 @@ def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics
         raise input_error("compare", f"correction {correction!r} is unknown.",
                           f"choose one of: {', '.join(CORRECTIONS)}.")
     metrics = metrics or ["ndcg", "map", "recall", "precision"]
+    others = [m for m in models if m != baseline]
+    k = next(iter(results.values())).k
     rows, intervals = [], []
     for metric in metrics:
+        if metric in CATALOG_METRICS:
+            raise input_error("compare", f"{metric} cannot be compared by resampling users: {NO_INTERVAL}.",
+                              "compare per-user metrics (ndcg, recall, novelty, diversity, ...) or fbeta_of_means.")
+        if metric == "fbeta_of_means":
+            samples, users = _fbeta_of_means_resamples(results, models, resamples, seed)
+            _add_bootstrap_only(rows, intervals, results, metric, models, baseline, samples, users, level)
+            continue
         paired = paired_values(results, metric, models)
-        others = [m for m in models if m != baseline]
         base = paired[baseline].to_numpy()
         columns = np.column_stack([paired[m].to_numpy() for m in models]
                                   + [paired[m].to_numpy() - base for m in others]) if len(paired) else \
@@ -237,13 +273,37 @@ def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics
                          "ci_low": bounds[len(models) + j, 0], "ci_high": bounds[len(models) + j, 1],
                          "p_value": p, "p_adjusted": np.nan, "test": test, "wins": wins, "ties": ties,
                          "losses": losses, "effect_size": effect, "users": len(paired)})
-    frame = pd.DataFrame(rows, columns=["model", "metric", "value", "baseline_value", "delta", "ci_low", "ci_high",
-                                        "p_value", "p_adjusted", "test", "wins", "ties", "losses", "effect_size",
-                                        "users"])
-    if len(frame):
-        frame["p_adjusted"] = adjust(frame["p_value"].to_numpy(), correction)
-    k = next(iter(results.values())).k
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    tested = frame["p_value"].notna().to_numpy()
+    if tested.any():
+        frame.loc[tested, "p_adjusted"] = adjust(frame.loc[tested, "p_value"].to_numpy(dtype=float), correction)
     return Comparison(k, baseline, test, correction, level, frame, pd.DataFrame(intervals))
+
+
+def _add_bootstrap_only(rows, intervals, results, metric, models, baseline, samples, users, level):
+    """Intervals of a metric that is not a mean of per-user values, and of its differences."""
+    value = {m: float(results[m].metrics[metric]) for m in models}
+    bounds = percentile_interval(np.column_stack([samples[m] for m in models]), level)
+    for i, model in enumerate(models):
+        intervals.append({"model": model, "metric": metric, "value": value[model], "ci_low": bounds[i, 0],
+                          "ci_high": bounds[i, 1], "users": users})
+    for model in (m for m in models if m != baseline):
+        low, high = percentile_interval((samples[model] - samples[baseline])[:, None], level)[0]
+        rows.append({"model": model, "metric": metric, "value": value[model], "baseline_value": value[baseline],
+                     "delta": value[model] - value[baseline], "ci_low": low, "ci_high": high, "p_value": np.nan,
+                     "p_adjusted": np.nan, "test": "bootstrap", "wins": None, "ties": None, "losses": None,
+                     "effect_size": np.nan, "users": users})
+
+
+def _fbeta_of_means_resamples(results, models, resamples, seed):
+    """F-beta of the resampled mean precision and recall, per model (same resamples)."""
+    from metrics_core.accuracy import fbeta_of_means
+
+    beta = next(iter(results.values())).settings.beta
+    p, r = paired_values(results, "precision", models), paired_values(results, "recall", models)
+    means = resampled_means(np.column_stack([p.to_numpy(), r.to_numpy()]), resamples, seed)
+    n = len(models)
+    return {m: fbeta_of_means(means[:, i], means[:, n + i], beta) for i, m in enumerate(models)}, len(p)
 
 
 def compare_segments(results: dict[str, Evaluation], baseline: str, model: str, metric: str,

@@ -152,3 +152,21 @@ def test_cli_compare_json_gates_and_report(tmp_path):
     assert set(numbers["models"]) == {"old", "new"} and numbers["comparison"]["rows"]
     assert "fingerprints" in numbers and len(numbers["fingerprints"]) == 3
     assert pd.read_csv(tmp_path / "n.csv").shape[0] > 10
+
+
+def test_fbeta_of_means_gets_an_interval_and_catalog_metrics_are_refused(results):
+    comparison = compare(results, "A", ["fbeta_of_means"], resamples=200)
+    row = comparison.rows.query("model == 'B'").iloc[0]
+    assert row.test == "bootstrap" and np.isnan(row.p_value)
+    assert row.ci_low <= row.delta <= row.ci_high
+    assert "the interval excludes 0" in comparison.sentence("B", "fbeta_of_means")
+    value = comparison.intervals.query("model == 'B'").iloc[0]
+    assert value.ci_low <= results["B"].metrics["fbeta_of_means"] <= value.ci_high
+    with pytest.raises(InputError, match="does not even cover its own value"):
+        compare(results, "A", ["coverage"])
+
+
+def test_bootstrap_leaves_missing_values_out_of_each_column():
+    values = np.array([[1.0, np.nan], [2.0, 5.0], [3.0, 5.0]])
+    low, high = bootstrap_means(values, 500, seed=1)[1]
+    assert low == high == 5.0
