@@ -203,17 +203,16 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
 def _chunk(lists, truth, part, settings, candidates, ks, disc, ideal_dcg):
     width = len(ks)
     whole_lists = candidates is not None or not settings.rr_cutoff  # these look past the cut-off
-    rows = slice(int(part[0]), int(part[-1]) + 1) if len(part) and part[-1] - part[0] + 1 == len(part) else part
-    hit = _fit(lists.hit[rows] if whole_lists else lists.hit[rows, :width], width)
-    filled = _fit((lists.items[rows] if candidates is not None else lists.items[rows, :width]) >= 0, width)
-    full_hit = lists.hit[rows] if whole_lists else hit
+    hit = _fit(lists.hit[part] if whole_lists else lists.hit[part, :width], width)
+    filled = _fit((lists.items[part] if candidates is not None else lists.items[part, :width]) >= 0, width)
+    full_hit = lists.hit[part] if whole_lists else hit
     R = truth.relevant_count[part].astype(np.float64)
     H = np.cumsum(hit, axis=1, dtype=np.float64)
     needs_F = settings.precision_denominator == "list" or candidates is not None
     F = np.cumsum(filled, axis=1, dtype=np.float64) if needs_F else None
     P = precision(H, ks, F, settings.precision_denominator)
     Rc = recall(H, R)
-    gains = hit if lists.grade is None else _gain(_fit(lists.grade[rows, :width], width).astype(np.float64),
+    gains = hit if lists.grade is None else _gain(_fit(lists.grade[part, :width], width).astype(np.float64),
                                                   settings.gain)
     values = {
         "precision": P,
@@ -226,7 +225,7 @@ def _chunk(lists, truth, part, settings, candidates, ks, disc, ideal_dcg):
         "rr": reciprocal_rank(first_relevant_rank(full_hit), ks, settings.rr_cutoff),
     }
     if candidates is not None:
-        full_filled = lists.items[rows] >= 0
+        full_filled = lists.items[part] >= 0
         n_negative = negatives(candidates, R, full_filled.sum(axis=1), full_hit.sum(axis=1))
         values["lauc"] = lauc(hit, filled, H, F, R, n_negative)
         values["mcc"] = mcc(H, F, R, n_negative)
