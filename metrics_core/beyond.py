@@ -20,6 +20,9 @@ NEEDS_CATALOG = "needs the catalog: give an item table or training interactions"
 NEEDS_TRAINING = "needs training interactions (--train)"
 NEEDS_FEATURES = "needs item features: an item table with numeric/categorical feature columns or an embedding"
 PER_USER = ("diversity", "intra_list_similarity", "novelty", "serendipity", "arp", "score_entropy")
+METRICS = ("diversity", "intra_list_similarity", "novelty", "serendipity", "personalization", "arp", "arp_normalised",
+           "coverage", "aggregate_diversity", "gini", "entropy", "entropy_normalised", "score_entropy")
+
 
 
 @dataclass
@@ -29,6 +32,11 @@ class BeyondPass:
     metrics: dict[str, float]
     skipped: dict[str, str]
     left_out: dict[str, int] = field(default_factory=dict)
+
+
+def not_requested() -> BeyondPass:
+    """The result when only accuracy metrics were asked for: every beyond metric skipped."""
+    return BeyondPass(np.zeros(0, dtype=np.int64), {}, {}, dict.fromkeys(METRICS, "not requested (beyond=False)"))
 
 
 def beyond_pass(lists: Lists, k: int, n_items: int, in_catalog: np.ndarray | None, training: Training | None,

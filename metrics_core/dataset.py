@@ -10,7 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics_core import accuracy, beyond, validate
+from metrics_core import accuracy, validate
+from metrics_core import beyond as beyond_accuracy
 from metrics_core.columns import Columns
 from metrics_core.encode import (
     Lists,
@@ -183,9 +184,11 @@ class Dataset:
         catalog = self.training.catalog_size or len(np.unique(self.training.item))
         return (catalog - self.training.items_per_user).astype(np.float64)
 
-    def evaluate(self, model: str | None = None, settings: Settings | None = None, curves: bool = True) -> Evaluation:
+    def evaluate(self, model: str | None = None, settings: Settings | None = None, curves: bool = True,
+                 beyond: bool = True) -> Evaluation:
         """Every metric of one model at ``settings.k``, per user; accuracy metrics also at every
-        k up to the longest list (``curves=False``: only up to K, which is cheaper)."""
+        k up to the longest list (``curves=False``: only up to K, which is cheaper;
+        ``beyond=False``: accuracy metrics only)."""
         settings = settings or Settings()
         if (settings.order, settings.tie_break) != (self.order, self.tie_break):
             raise input_error("settings", f"these lists were ordered by {self.order} (ties: {self.tie_break}); "
@@ -220,8 +223,9 @@ class Dataset:
         counts["evaluated"] = len(rows)
         candidates = self.candidates(settings)
         result = accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates, curves)
-        extra = beyond.beyond_pass(lists, settings.k, len(self.items), self.in_catalog, self.training,
-                                   self.vectors, self.history)
+        extra = beyond_accuracy.beyond_pass(lists, settings.k, len(self.items), self.in_catalog, self.training,
+                                            self.vectors, self.history) if beyond else \
+            beyond_accuracy.not_requested()
         return self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None)
 
     def evaluate_all(self, settings: Settings | None = None, curves: bool = True) -> dict[str, Evaluation]:

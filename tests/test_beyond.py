@@ -182,3 +182,13 @@ def test_fast_equals_slow_pairwise(seed):
     # personalization against all pairs of users
     overlaps = [len(set(lists[a]) & set(lists[b])) / k for a, b in itertools.combinations(range(n_users), 2)]
     assert result.metrics["personalization"] == pytest.approx(1 - np.mean(overlaps))
+
+
+def test_accuracy_only_evaluation_lists_every_beyond_metric_as_skipped(seed003):
+    recs, truth, train = seed003
+    dataset = Dataset.build(recs, truth, train=train)
+    full = dataset.evaluate(settings=Settings(k=3))
+    only = dataset.evaluate(settings=Settings(k=3), beyond=False)
+    assert {m: only.metrics[m] for m in only.metrics} == {m: full.metrics[m] for m in only.metrics}
+    assert "coverage" in full.metrics and "coverage" not in only.metrics
+    assert only.skipped["coverage"] == "not requested (beyond=False)"
