@@ -28,28 +28,38 @@ CASTS = {"k": int, "beta": float}
 
 
 def start() -> None:
-    """Run first on every rerun: defaults, values from the URL (once), widget values kept."""
+    """Run first on every rerun: defaults, values from the URL, widget values kept.
+
+    A URL value is applied when it differs from what the app itself last wrote there: the
+    first visit of a shared link, or a link such as the Users page's "open this user's case".
+    """
     if WORKSPACE not in st.session_state:
         st.session_state[WORKSPACE] = demo_workspace()
     if "_started" not in st.session_state:
         st.session_state["_started"] = True
         for key, value in DEFAULTS.items():
             st.session_state.setdefault(key, value)
-        for key in QUERY_KEYS:
-            if key in st.query_params:
-                with contextlib.suppress(ValueError):
-                    st.session_state[key] = CASTS.get(key, str)(st.query_params[key])
+    published = st.session_state.setdefault("_published", {})
+    for key in QUERY_KEYS:
+        value = st.query_params.get(key)
+        if value is not None and value != published.get(key):
+            with contextlib.suppress(ValueError):
+                st.session_state[key] = CASTS.get(key, str)(value)
+            published[key] = value
     for key in SHARED_KEYS:  # keep widget values when the page that shows them is not rendered
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
 
 
 def publish_query_params() -> None:
-    """Mirror the shareable choices in the URL."""
+    """Mirror the shareable choices in the URL (and remember what was written)."""
+    published = st.session_state.setdefault("_published", {})
     for key in QUERY_KEYS:
         value = st.session_state.get(key)
         if value is not None and st.query_params.get(key) != str(value):
             st.query_params[key] = str(value)
+        if value is not None:
+            published[key] = str(value)
 
 
 def workspace() -> Workspace:

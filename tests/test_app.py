@@ -151,3 +151,13 @@ def test_overview_cards_show_confidence_intervals():
     at = start()
     captions = [c.value for c in at.caption if "95% CI" in c.value]
     assert len(captions) >= 10
+
+
+def test_a_link_with_a_user_opens_that_users_case():
+    at = start()
+    at.switch_page("views/cases.py").run()
+    first = at.selectbox(key="case_user").value
+    at.query_params["case_user"] = "12" if first != "12" else "13"
+    at.switch_page("views/cases.py").run()
+    assert_clean(at)
+    assert at.selectbox(key="case_user").value == at.query_params["case_user"]

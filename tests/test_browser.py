@@ -8,6 +8,7 @@ tests/artifacts/. Skipped when /usr/bin/chromium is not installed (``.ci/run`` i
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -149,6 +150,22 @@ def test_upload_map_overview_and_compare(server, browser, tmp_path):
         page.get_by_role("button", name="Download models (CSV)").click()
     saved = pd.read_csv(download.value.path(), index_col="model")
     assert saved.loc[model, label("ndcg", 10)] == pytest.approx(expected[model].metrics["ndcg"])
+    assert page.get_by_text("recs_personalised beats recs_popularity on ndcg@10").count() == 1
+    with page.expect_download() as download:
+        page.get_by_role("button", name="HTML report (works offline)").click()
+    report = Path(download.value.path()).read_text(encoding="utf-8")
+    assert "vegaEmbed" in report and "<script src=" not in report
+
+    page.goto(f"{server}/users")
+    settle(page)
+    worst = page.locator('[data-testid="stPageLink"] a').filter(has_text="user ").first
+    chosen = re.search(r"user (\S+):", worst.inner_text()).group(1)
+    worst.click()
+    settle(page)
+    assert f"case_user={chosen}" in page.url
+    picker = page.locator('[data-testid="stMain"] [data-testid="stSelectbox"] input').first
+    assert picker.input_value() == chosen
+    shot(page, "9_case_from_users")
 
     for path, name in (("users", "5_users"), ("popularity", "6_popularity"), ("scores", "7_scores"),
                        ("cases", "8_cases")):
