@@ -70,20 +70,13 @@ def test_k_must_be_positive(k):
     check(e.value, "K = ")
 
 
-def test_empty_file(tmp_path):
+@pytest.mark.parametrize(("content", "problem"), [("", "empty"), ("user_id,item_id,rank\n", "no rows")])
+def test_empty_and_header_only_files(tmp_path, content, problem):
     path = tmp_path / "recs.csv"
-    path.write_text("")
+    path.write_text(content)
     with pytest.raises(InputError) as e:
         evaluate(path, GOOD_TRUTH)
-    check(e.value, "recs.csv", "empty")
-
-
-def test_header_only_file(tmp_path):
-    path = tmp_path / "recs.csv"
-    path.write_text("user_id,item_id,rank\n")
-    with pytest.raises(InputError) as e:
-        evaluate(path, GOOD_TRUTH)
-    check(e.value, "recs.csv", "no rows")
+    check(e.value, "recs.csv", problem)
 
 
 def test_missing_ids():
