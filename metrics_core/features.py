@@ -88,20 +88,30 @@ def _feature_block(table: pd.DataFrame, column: str, source: str, item_column: s
 
 
 def _embedding_block(table: pd.DataFrame, column: str, source: str, item_column: str) -> np.ndarray:
-    values = table[column].to_list()
+    """One row per item from a list/array column, through Arrow's list layout (no Python loop
+    over items); rows that are not lists of numbers are found only when reporting the error."""
+    import pyarrow as pa
+
     context = [item_column, column]
-    lengths = np.array([_length(v) for v in values])
-    if (lengths < 0).any():
+    try:
+        lists = pa.array(table[column].to_numpy(dtype=object), type=pa.list_(pa.float64()), from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
+        lengths = np.array([_length(v) for v in table[column].to_list()])  # diagnosis only
         bad = lengths < 0
         raise input_error(source, f"{int(bad.sum())} rows have an embedding that is not a list of numbers.",
-                          "store one list or array of numbers per item.", column, table.loc[bad, context])
+                          "store one list or array of numbers per item.", column, table.loc[bad, context]) from None
+    lengths = np.diff(lists.offsets.to_numpy())
+    missing = lists.is_null().to_numpy(zero_copy_only=False)
+    if missing.any():
+        raise input_error(source, f"{int(missing.sum())} rows have no embedding.",
+                          "give every item an embedding or drop these rows.", column, table.loc[missing, context])
     common = np.bincount(lengths).argmax()
     if (lengths != common).any():
         bad = lengths != common
         raise input_error(source, f"embeddings have uneven lengths: {int(bad.sum())} rows differ from the usual "
                           f"length {common}.", f"give every item an embedding of length {common}.", column,
                           table.loc[bad, context].assign(length=lengths[bad]))
-    matrix = np.array([np.asarray(v, dtype=np.float64) for v in values]).reshape(len(values), common)
+    matrix = lists.flatten().to_numpy(zero_copy_only=False).reshape(len(lengths), common)
     if not np.isfinite(matrix).all():
         bad = ~np.isfinite(matrix).all(axis=1)
         raise input_error(source, f"{int(bad.sum())} embeddings contain NaN or infinite values.",
