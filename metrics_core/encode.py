@@ -225,20 +225,20 @@ def encode_lists(
     item = items.codes(raw.item)
     notes: list[Note] = []
     if raw.rank is not None and (order == "rank" or raw.score is None):
-        position = raw.rank - 1
+        position, first = raw.rank, 1  # ranks are used as they are: no copy of the column
         ordered_by: Order = "rank"
     else:
         tie_key = None if tie_break == "input" else items.descending_text_order()[item]
-        position = _positions_by_score(user, raw.score, tie_key)
+        position, first = _positions_by_score(user, raw.score, tie_key), 0
         ordered_by = "score"
-    n_positions = int(position.max()) + 1
+    n_positions = int(position.max()) + 1 - first
     if n_positions > MAX_POSITIONS:
-        bad = position >= MAX_POSITIONS
+        bad = position - first >= MAX_POSITIONS
         raise input_error(raw.source, f"{int(bad.sum())} rows have a rank above {MAX_POSITIONS}.",
                           "ranks are positions in a list (1 = best); renumber the lists.",
                           None, raw.frame.loc[bad])
     n_users = len(users)
-    items_at, scores, blocks = _place(user, item, position, raw.score, n_users, n_positions, raw)
+    items_at, scores, blocks = _place(user, item, position, first, raw.score, n_users, n_positions, raw)
     listed = np.zeros(n_users, dtype=bool)
     listed[user if blocks is None else blocks] = True
     items_at, hit, grade, duplicates = _join(items_at, truth, len(items))
@@ -275,12 +275,13 @@ def _positions_by_score(user: np.ndarray, score: np.ndarray, tie_key: np.ndarray
     return position
 
 
-def _place(user, item, position, score, n_users, n_positions, raw: RawLists):
+def _place(user, item, position, first, score, n_users, n_positions, raw: RawLists):
     """The users x positions arrays of item codes (-1: empty) and scores (NaN: empty), and
-    the user of each list when the rows came as whole lists in order (else None)."""
+    the user of each list when the rows came as whole lists in order (else None).
+    ``position`` counts from ``first`` (1 for ranks, 0 for score order)."""
     if score is not None and score.dtype.kind != "f":
         score = score.astype(np.float64)
-    blocks = _full_sorted_blocks(user, position, n_positions)
+    blocks = _full_sorted_blocks(user, position, first, n_positions)
     if blocks is not None and len(blocks) == n_users and item.dtype == np.int32:
         # every user has a whole list, in order: the input arrays already are the matrices (read-only
         # views; the join copies the items only if it must blank a duplicate)
@@ -308,6 +309,8 @@ def _place(user, item, position, score, n_users, n_positions, raw: RawLists):
         return items_at, scores, blocks
     cell_type = np.int32 if n_users * n_positions < 2**31 else np.int64
     cell = user.astype(cell_type, copy=False) * cell_type(n_positions) + position.astype(cell_type, copy=False)
+    if first:
+        cell -= cell_type(first)
     items_at = np.full(n_users * n_positions, -1, dtype=np.int32)
     scores = None if score is None else np.full(n_users * n_positions, np.nan, dtype=score.dtype)
     if len(cell) < 2 or bool((cell[1:] > cell[:-1]).all()):
@@ -324,7 +327,7 @@ def _place(user, item, position, score, n_users, n_positions, raw: RawLists):
     return items_at, None if scores is None else scores.reshape(n_users, n_positions), None
 
 
-def _full_sorted_blocks(user, position, n_positions) -> np.ndarray | None:
+def _full_sorted_blocks(user, position, first, n_positions) -> np.ndarray | None:
     """The user of each block when rows come as whole lists (positions 0..P-1 in order, one
     block per user, users ascending); None otherwise."""
     if len(user) == 0 or len(user) % n_positions:
@@ -333,7 +336,7 @@ def _full_sorted_blocks(user, position, n_positions) -> np.ndarray | None:
     heads = users_2d[:, 0]
     if not (np.diff(heads) > 0).all():
         return None
-    if not (position.reshape(-1, n_positions) == np.arange(n_positions)).all():
+    if not (position.reshape(-1, n_positions) == np.arange(first, first + n_positions)).all():
         return None
     if not (users_2d == heads[:, None]).all():
         return None
