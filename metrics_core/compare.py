@@ -227,9 +227,9 @@ def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics
             level: float = 0.95) -> Comparison:
     """Compare every model with ``baseline`` (default: the first) on ``metrics``.
 
-    Per-user metrics get paired tests, intervals and win/tie/loss. ``fbeta_of_means`` (a
-    smooth function of two means) gets intervals from the resampled mean precision and recall
-    but no paired test (``p_value`` empty, ``test`` = ``bootstrap``). Catalog metrics
+    Per-user metrics get paired tests, intervals and win/tie/loss. ``fbeta_of_means`` and
+    ``arp_normalised`` (smooth functions of means) get intervals from the resampled means but
+    no paired test (``p_value`` empty, ``test`` = ``bootstrap``). Catalog metrics
     (coverage, Gini, entropy, personalization, distinct items) are refused with the reason:
     resampling users with replacement biases them (see ``NO_INTERVAL``).
     """
@@ -250,9 +250,10 @@ def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics
     for metric in metrics:
         if metric in CATALOG_METRICS:
             raise input_error("compare", f"{metric} cannot be compared by resampling users: {NO_INTERVAL}.",
-                              "compare per-user metrics (ndcg, recall, novelty, diversity, ...) or fbeta_of_means.")
-        if metric == "fbeta_of_means":
-            samples, users = _fbeta_of_means_resamples(results, models, resamples, seed)
+                              "compare per-user metrics (ndcg, recall, novelty, diversity, ...), fbeta_of_means "
+                              "or arp_normalised.")
+        if metric in ("fbeta_of_means", "arp_normalised"):
+            samples, users = _smooth_resamples(results, metric, models, resamples, seed)
             _add_bootstrap_only(rows, intervals, results, metric, models, baseline, samples, users, level)
             continue
         paired = paired_values(results, metric, models)
@@ -295,14 +296,20 @@ def _add_bootstrap_only(rows, intervals, results, metric, models, baseline, samp
                      "effect_size": np.nan, "users": users})
 
 
-def _fbeta_of_means_resamples(results, models, resamples, seed):
-    """F-beta of the resampled mean precision and recall, per model (same resamples)."""
+def _smooth_resamples(results, metric: str, models: list[str], resamples: int, seed: int):
+    """Resampled values (model -> array) of an aggregate that is a smooth function of means:
+    F-beta of the mean precision and recall, or ARP divided by the training users."""
+    n = len(models)
+    if metric == "arp_normalised":
+        arp = paired_values(results, "arp", models)
+        means = resampled_means(arp.to_numpy(), resamples, seed)
+        scale = {m: results[m].metrics["arp_normalised"] / results[m].metrics["arp"] for m in models}
+        return {m: means[:, i] * scale[m] for i, m in enumerate(models)}, len(arp)
     from metrics_core.accuracy import fbeta_of_means
 
     beta = next(iter(results.values())).settings.beta
     p, r = paired_values(results, "precision", models), paired_values(results, "recall", models)
     means = resampled_means(np.column_stack([p.to_numpy(), r.to_numpy()]), resamples, seed)
-    n = len(models)
     return {m: fbeta_of_means(means[:, i], means[:, n + i], beta) for i, m in enumerate(models)}, len(p)
 
 

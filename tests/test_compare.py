@@ -170,3 +170,14 @@ def test_bootstrap_leaves_missing_values_out_of_each_column():
     values = np.array([[1.0, np.nan], [2.0, 5.0], [3.0, 5.0]])
     low, high = bootstrap_means(values, 500, seed=1)[1]
     assert low == high == 5.0
+
+
+def test_arp_normalised_interval_is_the_arp_interval_scaled():
+    from dashboard.workspace import demo_workspace
+
+    results = demo_workspace().build().evaluate_all(Settings(k=10))
+    comparison = compare(results, "popularity", ["arp", "arp_normalised"], resamples=300)
+    arp = comparison.intervals.query("metric == 'arp' and model == 'diverse'").iloc[0]
+    scaled = comparison.intervals.query("metric == 'arp_normalised' and model == 'diverse'").iloc[0]
+    scale = results["diverse"].metrics["arp_normalised"] / results["diverse"].metrics["arp"]
+    assert scaled.ci_low == pytest.approx(arp.ci_low * scale) and scaled.ci_high == pytest.approx(arp.ci_high * scale)
