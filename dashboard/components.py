@@ -61,14 +61,14 @@ def show_error(error: Exception) -> None:
 
 def download_table(frame: pd.DataFrame, name: str, key: str) -> None:
     st.download_button(f"Download {name} (CSV)", frame.to_csv(index=True).encode(), f"{name}.csv", "text/csv",
-                       key=key)
+                       key=key, on_click="ignore")
 
 
 def chart(figure: alt.TopLevelMixin, name: str, key: str) -> None:
     """Show a chart with a download of its Vega-Lite JSON (PNG/SVG from the chart's menu)."""
     st.altair_chart(figure, width="stretch")
     st.download_button("Download chart (Vega-Lite JSON)", figure.to_json().encode(), f"{name}.vl.json",
-                       "application/json", key=key)
+                       "application/json", key=key, on_click="ignore")
 
 
 def metric_help(name: str, users: int, k: int) -> str:

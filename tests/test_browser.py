@@ -146,12 +146,13 @@ def test_upload_map_overview_and_compare(server, browser, tmp_path):
     shot(page, "4_compare")
     table = page.locator('[data-testid="stDataFrame"]').first
     assert table.is_visible()
-    with page.expect_download() as download:
+    with page.expect_download(timeout=90_000) as download:
         page.get_by_role("button", name="Download models (CSV)").click()
     saved = pd.read_csv(download.value.path(), index_col="model")
     assert saved.loc[model, label("ndcg", 10)] == pytest.approx(expected[model].metrics["ndcg"])
     assert page.get_by_text("recs_personalised beats recs_popularity on ndcg@10").count() == 1
-    with page.expect_download() as download:
+    settle(page)
+    with page.expect_download(timeout=90_000) as download:
         page.get_by_role("button", name="HTML report (works offline)").click()
     report = Path(download.value.path()).read_text(encoding="utf-8")
     assert "vegaEmbed" in report and "<script src=" not in report

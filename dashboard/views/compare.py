@@ -122,12 +122,14 @@ files = {**{f"recommendations {m}": t for m, t in workspace.models.items()}, "gr
 prints = {name: f"{table.name} · {fingerprint(table.data)}" for name, table in files.items()}
 e1, e2, e3 = st.columns(3)
 e1.download_button("HTML report (works offline)", lambda: report_html(results, comparison, fingerprints=prints),
-                   "rankscope-report.html", "text/html", key="dl_report", icon=":material/description:")
+                   "rankscope-report.html", "text/html", key="dl_report", icon=":material/description:",
+                   on_click="ignore")
 e2.download_button("Every number (JSON)",
                    lambda: json.dumps(numbers(results, comparison, fingerprints=prints), indent=2),
-                   "rankscope-numbers.json", "application/json", key="dl_json", icon=":material/data_object:")
+                   "rankscope-numbers.json", "application/json", key="dl_json", icon=":material/data_object:",
+                   on_click="ignore")
 e3.download_button("Every number (CSV)", lambda: numbers_csv(results, comparison), "rankscope-numbers.csv",
-                   "text/csv", key="dl_csv", icon=":material/table:")
+                   "text/csv", key="dl_csv", icon=":material/table:", on_click="ignore")
 
 st.subheader("Metric at every cut-off")
 curve_metrics = [m for m in ("ndcg", "precision", "recall", "map", "hit_rate", "mrr") if m in results[baseline].curves]
