@@ -9,6 +9,7 @@ moving the K slider or switching pages never repeats the parsing and the join.
 from __future__ import annotations
 
 import contextlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -102,22 +103,24 @@ def dataset(current: Settings | None = None) -> Dataset:
         return _dataset(ws.fingerprint(), current.order, current.tie_break, ws)
 
 
-@st.cache_resource(max_entries=24, show_spinner=False)  # shared, not copied: pages only read it
-def _evaluation(fingerprint: str, settings_items: tuple, model: str, _dataset: Dataset) -> Evaluation:
-    return _dataset.evaluate(model, Settings(**dict(settings_items)))
-
-
-def evaluation(model: str, current: Settings | None = None) -> Evaluation:
-    current = current or settings()
-    data = dataset(current)
-    return _evaluation(workspace().fingerprint(), tuple(asdict(current).items()), model, data)
+@st.cache_resource(max_entries=12, show_spinner=False)  # shared, not copied: pages only read it
+def _evaluations(fingerprint: str, settings_items: tuple, _dataset: Dataset) -> dict[str, Evaluation]:
+    current = Settings(**dict(settings_items))
+    with ThreadPoolExecutor(min(2, len(_dataset.models))) as pool:  # numpy releases the GIL
+        done = pool.map(lambda name: (name, _dataset.evaluate(name, current)), _dataset.models)
+        return dict(done)
 
 
 def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
+    """Every model's evaluation at the current settings (computed once per settings)."""
     current = current or settings()
     data = dataset(current)
     with st.spinner("Computing metrics…"):
-        return {name: evaluation(name, current) for name in data.models}
+        return _evaluations(workspace().fingerprint(), tuple(asdict(current).items()), data)
+
+
+def evaluation(model: str, current: Settings | None = None) -> Evaluation:
+    return evaluations(current)[model]
 
 
 def max_positions() -> int:
