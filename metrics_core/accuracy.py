@@ -97,8 +97,8 @@ def ndcg(gain_at_hits: np.ndarray, ideal_dcg: np.ndarray, discount: np.ndarray) 
 
 
 def hit_rate(H: np.ndarray) -> np.ndarray:
-    """HitRate@k = 1 when at least one relevant item is in the top k."""
-    return (H > 0).astype(np.float64)
+    """HitRate@k = 1 when at least one relevant item is in the top k (as booleans)."""
+    return H > 0
 
 
 def first_relevant_rank(full_hit: np.ndarray) -> np.ndarray:
@@ -230,7 +230,7 @@ def _chunk(lists, truth, part, settings, candidates, ks, disc, ideal_dcg):
         values["lauc"] = lauc(hit, filled, H, F, R, n_negative)
         values["mcc"] = mcc(H, F, R, n_negative)
     column = settings.k - 1
-    at_k = {name: value[:, column].copy() for name, value in values.items()}  # copies free the chunk
+    at_k = {name: value[:, column].astype(np.float64) for name, value in values.items()}  # copies free the chunk
     sums = {name: value.sum(axis=0) for name, value in values.items()}
     listed = filled[:, : column + 1].sum(axis=1) if F is None else F[:, column].copy()
     return at_k, sums, H[:, column].copy(), listed
