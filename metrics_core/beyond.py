@@ -19,7 +19,6 @@ from metrics_core.features import ItemVectors
 NEEDS_CATALOG = "needs the catalog: give an item table or training interactions"
 NEEDS_TRAINING = "needs training interactions (--train)"
 NEEDS_FEATURES = "needs item features: an item table with numeric/categorical feature columns or an embedding"
-PER_USER = ("diversity", "intra_list_similarity", "novelty", "serendipity", "arp", "score_entropy")
 METRICS = ("diversity", "intra_list_similarity", "novelty", "serendipity", "personalization", "arp", "arp_normalised",
            "coverage", "aggregate_diversity", "gini", "entropy", "entropy_normalised", "score_entropy")
 

@@ -32,8 +32,6 @@ from metrics_core.read import read_table, split_long_table
 from metrics_core.result import Evaluation
 from metrics_core.settings import Settings
 
-SourceLike = "str | os.PathLike[str] | pd.DataFrame"
-
 
 def model_name(source, fallback: str) -> str:
     """A model's default name: the file's stem, or ``fallback`` for a DataFrame."""

@@ -14,12 +14,9 @@ import pandas as pd
 
 from metrics_core.errors import input_error
 
-Source = "str | os.PathLike[str] | pd.DataFrame"
-
 TREC_RUN_COLUMNS = ["user_id", "iteration", "item_id", "rank", "score", "tag"]
 TREC_QRELS_COLUMNS = ["user_id", "iteration", "item_id", "relevance"]
 PARQUET_SUFFIXES = {".parquet", ".pq"}
-CSV_SUFFIXES = {".csv", ".tsv", ".txt"}
 TREC_SUFFIXES = {".run", ".trec", ".qrels"}
 
 

@@ -58,8 +58,6 @@ def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np
 
 
 def _as_str(values: np.ndarray) -> np.ndarray:
-    if values.dtype.kind == "f":
-        return np.array([repr(v) for v in values], dtype=object)
     return pd.Series(values, copy=False).astype(str).to_numpy(dtype=object)
 
 

@@ -161,3 +161,13 @@ def test_a_link_with_a_user_opens_that_users_case():
     at.switch_page("views/cases.py").run()
     assert_clean(at)
     assert at.selectbox(key="case_user").value == at.query_params["case_user"]
+
+
+def test_upload_without_rank_or_score_asks_for_one():
+    at = upload(start(), b"user_id,item_id,when\n1,a,3\n", b"user_id,item_id\n1,a\n")
+    assert_clean(at)
+    assert next(b for b in at.selectbox if b.label.startswith("Rank column")).value == "(none)"
+    assert next(b for b in at.selectbox if b.label.startswith("Score column")).value == "(none)"
+    at.button[1].click().run()
+    assert not at.exception
+    assert at.error and "Choose the rank column or the score column" in at.error[0].value

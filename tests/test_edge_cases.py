@@ -170,3 +170,9 @@ def test_whole_lists_with_a_duplicate_leave_the_input_untouched():
     assert result.per_user.loc[0, "hits"] == 1 and result.per_user.loc[0, "listed"] == 2
     assert result.per_user.loc[1, "hits"] == 1 and result.per_user.loc[1, "listed"] == 3
     assert next(n for n in result.warnings if n.code == "duplicate_items").count == 1
+
+
+def test_fractional_float_ids_are_read_as_text():
+    lists = pd.DataFrame({"user_id": [1.5, 1.5], "item_id": ["a", "b"], "rank": [1, 2]})
+    result = evaluate(lists, truth([("1.5", "b")]), k=2)
+    assert list(result.per_user.index) == ["1.5"] and result.metrics["mrr"] == 0.5

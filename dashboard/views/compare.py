@@ -77,7 +77,8 @@ elif chosen:
     for metric, column in zip(chosen, st.columns(min(3, len(chosen))) * len(chosen), strict=False):
         part = comparison.intervals[comparison.intervals.metric == metric]
         with column:
-            st.altair_chart(charts.intervals(part, label(metric, k), models, comparison.level), width="stretch")
+            components.chart(charts.intervals(part, label(metric, k), models, comparison.level),
+                             f"intervals_{metric}", f"dl_intervals_{metric}")
     table = comparison.rows.assign(
         metric=comparison.rows.metric.map(lambda m: label(m, k)),
         interval=[f"{lo:+.4f} to {hi:+.4f}" for lo, hi in zip(comparison.rows.ci_low, comparison.rows.ci_high,

@@ -115,6 +115,10 @@ if item_columns:
                                    "numeric column.")
 
 if st.button("Check and evaluate these files", type="primary", icon=":material/check_circle:"):
+    if score_column == NONE and rank_column == NONE:
+        st.error("Choose the rank column or the score column of the recommendations: one of them orders each "
+                 "list.", icon=":material/error:")
+        st.stop()
     workspace = Workspace(
         label="Uploaded data",
         models={names[name]: table for name, table in uploads.items()},
