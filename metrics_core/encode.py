@@ -29,6 +29,7 @@ Order = Literal["rank", "score"]
 TieBreak = Literal["input", "item_desc"]
 MAX_POSITIONS = 100_000
 JOIN_CHUNK_CELLS = 1 << 22
+CHECK_CHUNK_CELLS = 1 << 16
 
 
 @dataclass
@@ -188,17 +189,20 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
             user, item, grade = user[keep], item[keep], grade[keep]
     key = user * n_items + item
     if len(key) > 1 and not (key[1:] > key[:-1]).all():
-        order = np.argsort(key, kind="stable")
-        key, grade = key[order], grade[order]
+        if raw.grade is None:
+            key = np.sort(key, kind="stable")  # no grades to carry: sort the keys (runs per user: timsort)
+        else:
+            order = np.argsort(key, kind="stable")
+            key, grade = key[order], grade[order]
         first = np.concatenate([[True], key[1:] != key[:-1]])
         duplicates = int((~first).sum())
         if duplicates:
             starts = np.flatnonzero(first)
-            grade = np.maximum.reduceat(grade, starts)
+            grade = np.maximum.reduceat(grade, starts) if raw.grade is not None else grade[starts]
             key = key[starts]
             notes.append(Note("duplicate_truth", f"{duplicates} duplicate ground-truth rows (same user and "
                               "item) were merged, keeping the highest grade.", duplicates))
-    user, item = key // n_items, key % n_items
+        user, item = np.divmod(key, n_items)
     graded = raw.grade is not None and not np.all(grade == grade[:1])
     if graded:
         order = np.lexsort((-grade, user))
@@ -221,13 +225,14 @@ def encode_lists(
     the score, higher first, ties broken by input row order ("input") or by item id compared
     as text, larger first ("item_desc", as trec_eval).
     """
-    user = users.codes(raw.user)
     item = items.codes(raw.item)
+    user = None  # coded only when needed: rows that come as whole lists need one code per list
     notes: list[Note] = []
     if raw.rank is not None and (order == "rank" or raw.score is None):
         position, first = raw.rank, 1  # ranks are used as they are: no copy of the column
         ordered_by: Order = "rank"
     else:
+        user = users.codes(raw.user)
         tie_key = None if tie_break == "input" else items.descending_text_order()[item]
         position, first = _positions_by_score(user, raw.score, tie_key), 0
         ordered_by = "score"
@@ -238,19 +243,21 @@ def encode_lists(
                           "ranks are positions in a list (1 = best); renumber the lists.",
                           None, raw.frame.loc[bad])
     n_users = len(users)
-    items_at, scores, blocks = _place(user, item, position, first, raw.score, n_users, n_positions, raw)
+    blocks = _whole_lists(raw.user, position, first, n_positions, users)
+    if blocks is None and user is None:
+        user = users.codes(raw.user)
+    items_at, scores = _place(user, item, position, first, raw.score, n_users, n_positions, blocks, raw)
     listed = np.zeros(n_users, dtype=bool)
     listed[user if blocks is None else blocks] = True
-    items_at, hit, grade, duplicates = _join(items_at, truth, len(items))
+    gaps = _users_with_rank_gaps(items_at) if ordered_by == "rank" and blocks is None else 0  # before
+    items_at, hit, grade, duplicates = _join(items_at, truth, len(items))  # duplicates leave blanks
     if duplicates:
         notes.append(Note("duplicate_items", f"{duplicates} recommended items appear twice in the same "
                           "list; each counts once, at its best position, and its other positions stay "
                           "empty.", duplicates))
-    if ordered_by == "rank" and blocks is None:  # whole lists have no gaps
-        gaps = _users_with_rank_gaps(items_at)
-        if gaps:
-            notes.append(Note("rank_gaps", f"{gaps} lists have gaps in their ranks (e.g. 1, 2, 5); the "
-                              "missing positions are empty.", gaps))
+    if gaps:  # whole lists have none
+        notes.append(Note("rank_gaps", f"{gaps} lists have gaps in their ranks (e.g. 1, 2, 5); the "
+                          "missing positions are empty.", gaps))
     if scores is not None and duplicates:
         scores = np.where(items_at < 0, np.nan, scores)
     return Lists(raw.name, items_at, hit, grade if truth.graded else None, scores, listed, ordered_by, notes)
@@ -275,13 +282,14 @@ def _positions_by_score(user: np.ndarray, score: np.ndarray, tie_key: np.ndarray
     return position
 
 
-def _place(user, item, position, first, score, n_users, n_positions, raw: RawLists):
-    """The users x positions arrays of item codes (-1: empty) and scores (NaN: empty), and
-    the user of each list when the rows came as whole lists in order (else None).
-    ``position`` counts from ``first`` (1 for ranks, 0 for score order)."""
+def _place(user, item, position, first, score, n_users, n_positions, blocks, raw: RawLists):
+    """The users x positions arrays of item codes (-1: empty) and scores (NaN: empty).
+
+    ``blocks`` is the user code of each list when the rows come as whole lists in order (see
+    :func:`_whole_lists`), else None and ``user`` codes every row. ``position`` counts from
+    ``first`` (1 for ranks, 0 for score order)."""
     if score is not None and score.dtype.kind != "f":
         score = score.astype(np.float64)
-    blocks = _full_sorted_blocks(user, position, first, n_positions)
     if blocks is not None and len(blocks) == n_users and item.dtype == np.int32:
         # every user has a whole list, in order: the input arrays already are the matrices (read-only
         # views; the join copies the items only if it must blank a duplicate)
@@ -290,9 +298,8 @@ def _place(user, item, position, first, score, n_users, n_positions, raw: RawLis
         scores = None if score is None else score.reshape(n_users, n_positions)
         if scores is not None:
             scores.flags.writeable = False
-        return items_at, scores, blocks
+        return items_at, scores
     if blocks is not None:
-        # every list has all P positions, rows in order: copy whole rows
         # every list has all P positions, rows in order: copy whole rows (a plain copy when the
         # listed users are consecutive codes)
         where = slice(int(blocks[0]), int(blocks[-1]) + 1) if blocks[-1] - blocks[0] + 1 == len(blocks) else blocks
@@ -306,7 +313,7 @@ def _place(user, item, position, first, score, n_users, n_positions, raw: RawLis
             scores = np.empty((n_users, n_positions), dtype=score.dtype)
             scores[where] = score.reshape(-1, n_positions)
             scores[unlisted] = np.nan
-        return items_at, scores, blocks
+        return items_at, scores
     cell_type = np.int32 if n_users * n_positions < 2**31 else np.int64
     cell = user.astype(cell_type, copy=False) * cell_type(n_positions) + position.astype(cell_type, copy=False)
     if first:
@@ -324,22 +331,38 @@ def _place(user, item, position, first, score, n_users, n_positions, raw: RawLis
         if scores is not None:
             scores[filled] = score[slot[filled]]
     items_at = items_at.reshape(n_users, n_positions)
-    return items_at, None if scores is None else scores.reshape(n_users, n_positions), None
+    return items_at, None if scores is None else scores.reshape(n_users, n_positions)
 
 
-def _full_sorted_blocks(user, position, first, n_positions) -> np.ndarray | None:
-    """The user of each block when rows come as whole lists (positions 0..P-1 in order, one
-    block per user, users ascending); None otherwise."""
-    if len(user) == 0 or len(user) % n_positions:
+def _whole_lists(user_ids, position, first, n_positions, users: IdIndex) -> np.ndarray | None:
+    """The user code of each block when rows come as whole lists (each run of P rows one user
+    with positions 0..P-1 in order, users ascending); None otherwise. Checked on the raw ids,
+    so only one id per list is coded."""
+    if len(user_ids) == 0 or len(user_ids) % n_positions:
         return None
-    users_2d = user.reshape(-1, n_positions)
-    heads = users_2d[:, 0]
+    ids_2d = user_ids.reshape(-1, n_positions)
+    heads = users.codes(ids_2d[:, 0])
     if not (np.diff(heads) > 0).all():
         return None
-    if not (position.reshape(-1, n_positions) == np.arange(first, first + n_positions)).all():
+    rows = max(1, CHECK_CHUNK_CELLS // n_positions)
+    in_order = np.tile(np.arange(first, first + n_positions, dtype=position.dtype), rows)
+    flat_position = position.reshape(-1)
+    numeric = user_ids.dtype.kind in "iu"
+    if numeric and not (ids_2d[:, 0] == ids_2d[:, -1]).all():
         return None
-    if not (users_2d == heads[:, None]).all():
-        return None
+    step = len(in_order)
+    for start in range(0, len(user_ids), step):  # chunks: the comparison masks stay in cache
+        part = flat_position[start:start + step]
+        if not (part == in_order[:len(part)]).all():
+            return None
+        if numeric:  # ids never decreasing and equal at both ends of each block: constant per block
+            ids = user_ids[start:start + step + 1]
+            same = (ids[1:] >= ids[:-1]).all()
+        else:
+            block = ids_2d[start // n_positions:(start + step) // n_positions]
+            same = (block == block[:, :1]).all()
+        if not same:
+            return None
     return heads
 
 
@@ -368,15 +391,18 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int):
     """Mark relevant cells and blank duplicate items; return ``(items, hit, grade, n_duplicates)``
     (``items`` is a copy when ``items_at`` is read-only and holds a duplicate).
 
-    Per chunk of users: pack ``item * P + position`` (empty cells sort last), sort each row,
-    flag equal neighbours as duplicates (the later position is blanked), then offset rows by
-    ``user * (n_items + 1) * P`` to get globally sorted keys and locate each ground-truth pair
-    with one ``searchsorted``; the first match is the item's best position.
+    Per chunk of users: pack ``item << b | position`` (``2**b`` >= P; an empty cell packs as
+    item -1 and sorts first), sort each row, flag equal items next to each other as duplicates
+    (the later position is blanked), then add ``row * (n_items + 1) << b`` to get globally
+    sorted keys (the spare item slot keeps a row's empty cells above the row before) and
+    locate each ground-truth pair with one ``searchsorted``; the first match is the item's
+    best position.
     """
     n_users, n_positions = items_at.shape
     hit = np.zeros((n_users, n_positions), dtype=bool)
     grade = np.zeros((n_users, n_positions), dtype=np.float32) if truth.graded else None
-    stride = (n_items + 1) * n_positions
+    bits = max(1, int(n_positions - 1).bit_length())
+    stride = (n_items + 1) << bits
     chunk = max(1, JOIN_CHUNK_CELLS // n_positions)
     # 32-bit keys (half the bytes to sort and search) when a chunk's keys fit
     key_type = np.int32 if stride * min(chunk, 64) < 2**31 else np.int64
@@ -384,32 +410,34 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int):
         chunk = max(1, min(chunk, (2**31 - 1) // stride))
     truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
     column = np.arange(n_positions, dtype=key_type)
-    width, end = key_type(n_positions), key_type(n_items)
+    mask = key_type((1 << bits) - 1)
     duplicates = 0
     for start in range(0, n_users, chunk):
         stop = min(n_users, start + chunk)
-        block = items_at[start:stop]
-        packed = np.where(block < 0, end, block).astype(key_type, copy=False)
-        packed = packed * width + column
+        packed = items_at[start:stop].astype(key_type)  # a copy, sorted in place
+        packed <<= bits
+        packed |= column
         packed.sort(axis=1)
-        item_sorted = packed // width
-        again = (item_sorted[:, 1:] == item_sorted[:, :-1]) & (item_sorted[:, 1:] < end)
+        item_sorted = packed >> bits
+        again = item_sorted[:, 1:] == item_sorted[:, :-1]
+        if again.any():
+            again &= item_sorted[:, 1:] >= 0  # empty cells are not duplicates of each other
         if again.any():
             if not items_at.flags.writeable:
                 items_at = items_at.copy()
             rows, cols = np.nonzero(again)
-            items_at[start + rows, packed[rows, cols + 1] % width] = -1
+            items_at[start + rows, packed[rows, cols + 1] & mask] = -1
             duplicates += len(rows)
         packed += (np.arange(stop - start, dtype=key_type) * key_type(stride))[:, None]
         keys = packed.ravel()
         lo, hi = truth_starts[start], truth_starts[stop]
-        t_user = truth.user[lo:hi] - start
-        wanted = (t_user * stride + truth.item[lo:hi] * n_positions).astype(key_type)
+        wanted = (truth.user[lo:hi] - start) * stride + (truth.item[lo:hi] << bits)
+        wanted = wanted.astype(key_type)
         where = np.searchsorted(keys, wanted).clip(0, len(keys) - 1)
         found_key = keys[where]
-        found = (found_key // width) == (wanted // width)
-        position = found_key[found] % width
-        rows = t_user[found] + start
+        found = (found_key >> bits) == (wanted >> bits)
+        position = found_key[found] & mask
+        rows = truth.user[lo:hi][found]
         hit[rows, position] = True
         if grade is not None:
             grade[rows, position] = truth.grade[lo:hi][found]

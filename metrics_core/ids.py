@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 LOOKUP_TABLE_LIMIT = 1 << 26  # ids spanning fewer values than this use a direct lookup table
-SCATTER_CHUNK = 1 << 20
+INDEX_CHUNK = 1 << 16  # values per pass when used as indices: the index buffer stays in cache
 
 
 @dataclass(frozen=True)
@@ -35,11 +35,7 @@ class IdIndex:
             if high - low < LOOKUP_TABLE_LIMIT:
                 present = np.zeros(high - low + 1, dtype=bool)
                 for a in arrays:
-                    if _grouped(a):  # ids sorted or grouped (users in a list file): one per run
-                        a = _runs(a)
-                    for start in range(0, len(a), SCATTER_CHUNK):  # small index temporaries, reused
-                        part = a[start:start + SCATTER_CHUNK]
-                        present[part - low if low else part] = True
+                    _mark_present(present, _runs(a) if _grouped(a) else a, low)  # grouped ids: one per run
                 ids = np.flatnonzero(present) + low
                 table = np.full(high - low + 1, -1, dtype=np.int32 if len(ids) < 2**31 else np.int64)
                 table[ids - low] = np.arange(len(ids))
@@ -67,9 +63,9 @@ class IdIndex:
                 heads = _runs(values)
                 if len(heads) * 4 < len(values):  # grouped ids (sorted by user): code each run once
                     starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
-                    codes = self._table[heads - self._low]
+                    codes = _lookup(self._table, heads, self._low)
                     return np.repeat(codes, np.diff(np.append(starts, len(values))))
-                return self._table[values - self._low if self._low else values]
+                return _lookup(self._table, values, self._low)
             shifted = values.astype(np.int64) - self._low
             inside = (shifted >= 0) & (shifted < len(self._table))
             out = np.full(len(values), -1, dtype=self._table.dtype)
@@ -93,6 +89,32 @@ class IdIndex:
         place = np.empty(len(text), dtype=np.int64)
         place[order] = np.arange(len(text))
         return place
+
+
+def _index_chunks(values: np.ndarray, low: int):
+    """``values - low`` as native index integers, one cache-sized chunk at a time (numpy casts
+    narrower index arrays on every fancy-index call, which costs more than the gather itself).
+    Yields ``(start, stop, indices)``; the buffer is reused between chunks."""
+    buffer = np.empty(min(INDEX_CHUNK, len(values)), dtype=np.intp)
+    for start in range(0, len(values), INDEX_CHUNK):
+        part = values[start:start + INDEX_CHUNK]
+        indices = buffer[:len(part)]
+        np.subtract(part, low, out=indices, casting="unsafe")
+        yield start, start + len(part), indices
+
+
+def _mark_present(present: np.ndarray, values: np.ndarray, low: int) -> None:
+    """``present[values - low] = True``."""
+    for _, _, indices in _index_chunks(values, low):
+        present[indices] = True
+
+
+def _lookup(table: np.ndarray, values: np.ndarray, low: int) -> np.ndarray:
+    """``table[values - low]``."""
+    out = np.empty(len(values), dtype=table.dtype)
+    for start, stop, indices in _index_chunks(values, low):
+        np.take(table, indices, out=out[start:stop])
+    return out
 
 
 def _grouped(values: np.ndarray, sample: int = 1000) -> bool:

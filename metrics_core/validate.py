@@ -38,6 +38,8 @@ def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np
     Missing ids are an error. Integral floats (``3.0``, as CSV readers produce) become ints.
     """
     series = frame[column]
+    if isinstance(series.dtype, np.dtype) and series.dtype.kind in "iu":
+        return series.to_numpy()  # plain integers cannot be missing
     missing = series.isna().to_numpy()
     if missing.any():
         raise input_error(
@@ -80,6 +82,8 @@ def numbers(
         values = series.to_numpy()
     else:
         values = pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+    if len(values) and np.isfinite(values.min()) and np.isfinite(values.max()):
+        return values  # NaN and infinities would show in the extremes: no mask needed
     bad = ~np.isfinite(values)
     if bad.any():
         raise input_error(
@@ -98,8 +102,11 @@ def ranks(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> 
         frame, column, source, context, "rank",
         "ranks must be positive integers (1 = best); fill or drop these rows.",
     )
-    bad = values < 1 if values.dtype.kind in "iu" else (values < 1) | (values != np.round(values))
-    if bad.any():
+    if values.dtype.kind in "iu":
+        bad = values < 1 if len(values) and values.min() < 1 else None
+    else:
+        bad = (values < 1) | (values != np.round(values))
+    if bad is not None and bad.any():
         raise input_error(
             source,
             f"{int(bad.sum())} rows have a rank that is not a positive integer.",

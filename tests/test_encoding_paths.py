@@ -1,0 +1,95 @@
+"""The encoder's fast paths (whole sorted lists used in place, 32- or 64-bit join keys, coded
+ids through a lookup table) must give exactly what the general path gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metrics_core import Columns, Dataset, Settings, encode
+from tests.reference import relevant_grades, user_metrics
+
+
+def whole_lists(n_users: int, length: int, item_space: int, seed: int):
+    """Every user has a full list, rows sorted by user then rank; a few duplicate items."""
+    rng = np.random.default_rng(seed)
+    users = np.repeat(np.arange(1, n_users + 1) * 7, length)  # sparse ids: the lookup table has holes
+    items = rng.integers(0, item_space, n_users * length)
+    items[5] = items[3]  # a duplicate in the first list
+    ranks = np.tile(np.arange(1, length + 1), n_users)
+    recs = pd.DataFrame({"user_id": users, "item_id": items, "rank": ranks.astype(np.int32),
+                         "score": -ranks.astype(np.float64)})
+    pairs = [(u, int(i), int(rng.integers(1, 4))) for u in np.unique(users)
+             for i in rng.choice(recs.item_id[recs.user_id == u].to_numpy(), 4, replace=False)]
+    pairs += [(u, int(rng.integers(0, item_space)), 1) for u in np.unique(users)]
+    return recs, pd.DataFrame(pairs, columns=["user_id", "item_id", "grade"])
+
+
+def encoded(recs: pd.DataFrame, truth: pd.DataFrame, **options) -> Dataset:
+    return Dataset.build(recs, truth, columns=Columns(relevance="grade", threshold=1), **options)
+
+
+def assert_same_encoding(a: Dataset, b: Dataset) -> None:
+    np.testing.assert_array_equal(a.users.ids, b.users.ids)
+    np.testing.assert_array_equal(a.items.ids, b.items.ids)
+    for name in a.models:
+        left, right = a.lists[name], b.lists[name]
+        np.testing.assert_array_equal(left.items, right.items)
+        np.testing.assert_array_equal(left.hit, right.hit)
+        np.testing.assert_array_equal(left.grade, right.grade)
+        np.testing.assert_array_equal(left.listed, right.listed)
+        assert [n.code for n in left.notes] == [n.code for n in right.notes]
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+@pytest.mark.parametrize("order", ["rank", "score"])
+def test_whole_sorted_lists_encode_like_shuffled_rows(as_text, order, monkeypatch):
+    recs, truth = whole_lists(n_users=60, length=12, item_space=200, seed=1)
+    if as_text:
+        def text(ids: pd.Series, prefix: str) -> pd.Series:  # padded: text order = number order
+            return prefix + ids.astype(str).str.zfill(6)
+
+        recs = recs.assign(user_id=text(recs.user_id, "u"), item_id=text(recs.item_id, "i"))
+        truth = truth.assign(user_id=text(truth.user_id, "u"), item_id=text(truth.item_id, "i"))
+    if order == "score":
+        recs = recs.drop(columns=["rank"])
+    shuffled = recs.sample(frac=1.0, random_state=3)
+    found = []
+    detect = encode._whole_lists
+    monkeypatch.setattr(encode, "_whole_lists", lambda *args: found.append(detect(*args)) or found[-1])
+    fast, general = encoded(recs, truth, order=order), encoded(shuffled, truth, order=order)
+    assert found[0] is not None and found[1] is None  # the sorted input took the whole-list path
+    assert_same_encoding(fast, general)
+    assert any(n.code == "duplicate_items" for n in fast.lists["model"].notes)
+
+
+def test_blocks_of_equal_length_holding_two_users_are_not_taken_for_whole_lists():
+    # user 1 has ranks 1-4; users 2 and 3 share the second block of four rows (ranks 1, 2 and 3, 4)
+    recs = pd.DataFrame({"user_id": [1, 1, 1, 1, 2, 2, 3, 3], "item_id": [10, 11, 12, 13, 10, 11, 12, 13],
+                         "rank": [1, 2, 3, 4, 1, 2, 3, 4]})
+    truth = pd.DataFrame({"user_id": [1, 2, 3], "item_id": [13, 11, 12], "grade": [1, 1, 1]})
+    dataset = encoded(recs, truth)
+    items = dataset.lists["model"].items
+    np.testing.assert_array_equal(items, [[0, 1, 2, 3], [0, 1, -1, -1], [-1, -1, 2, 3]])
+    np.testing.assert_array_equal(dataset.lists["model"].hit, [[0, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 0]])
+    assert any(n.code == "rank_gaps" for n in dataset.lists["model"].notes)
+
+
+def test_catalog_too_large_for_32_bit_join_keys_matches_the_definitions():
+    # 300k distinct items: a chunk's packed keys no longer fit 32 bits, the join uses int64
+    recs, truth = whole_lists(n_users=3_000, length=100, item_space=10_000_000, seed=2)
+    assert recs.item_id.nunique() > 262_144
+    dataset = encoded(recs, truth)
+    shuffled = encoded(recs.sample(frac=1.0, random_state=5), truth)
+    assert_same_encoding(dataset, shuffled)
+    result = dataset.evaluate(settings=Settings(k=20))
+    grades = relevant_grades(list(truth.itertuples(index=False, name=None)), threshold=1)
+    for user in list(grades)[:40]:
+        ranked = recs[recs.user_id == user].sort_values("rank").item_id.tolist()
+        seen: set = set()
+        listed = [i for i in ranked if not (i in seen or seen.add(i))]
+        want = user_metrics(listed, grades[user], 20)
+        got = result.per_user.loc[user]
+        for metric in ("precision", "recall", "ap", "ndcg", "rr"):
+            assert got[metric] == pytest.approx(want[metric], abs=1e-12), (user, metric)
