@@ -41,6 +41,43 @@ def running_sum(values: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class Cutoffs:
+    """The cut-offs a pass reports: every k = 1 .. ``width`` (``every``) or only k = ``width``.
+
+    Metrics are computed from position-wise arrays of shape (users, width); :meth:`prefix`
+    and :meth:`at` turn them into arrays with one column per reported k, so reporting only K
+    costs one sum per user instead of a running sum.
+    """
+
+    width: int
+    every: bool = True
+
+    @property
+    def positions(self) -> np.ndarray:
+        """Ranks 1 .. width."""
+        return np.arange(1, self.width + 1, dtype=np.float64)
+
+    @property
+    def k(self) -> np.ndarray:
+        """The reported cut-offs."""
+        return self.positions if self.every else np.array([float(self.width)])
+
+    def prefix(self, values: np.ndarray) -> np.ndarray:
+        """Σ_{i≤k} values[:, i] for each reported k.
+
+        >>> Cutoffs(3, every=False).prefix(np.array([[1, 0, 2]]))
+        array([[3.]])
+        """
+        if self.every:
+            return running_sum(values)
+        return np.einsum("ij->i", values, dtype=np.float64, casting="unsafe")[:, None]
+
+    def at(self, values: np.ndarray) -> np.ndarray:
+        """values[:, k - 1] for each reported k."""
+        return values if self.every else values[:, -1:]
+
+
 def column_sums(values: np.ndarray) -> np.ndarray:
     """Sum over users (rows) of each column, as float64 (``einsum`` is several times faster
     than ``sum(axis=0)`` on narrow arrays, which loops per row)."""
@@ -87,18 +124,19 @@ def fbeta_of_means(mean_precision: np.ndarray, mean_recall: np.ndarray, beta: fl
     return fbeta(mean_precision, mean_recall, beta)
 
 
-def average_precision(hit: np.ndarray, H: np.ndarray, k: np.ndarray, R: np.ndarray, denominator: str) -> np.ndarray:
-    """AP@k = Σ_{i≤k} P(i)·hit[i] / D.
+def average_precision(hit: np.ndarray, H: np.ndarray, R: np.ndarray, cut: Cutoffs, denominator: str) -> np.ndarray:
+    """AP@k = Σ_{i≤k} P(i)·hit[i] / D, from position-wise ``hit`` and ``H``.
 
     D is ``min_k_relevant`` = min(k, R) (default), ``relevant`` = R (trec_eval, ranx) or
     ``hits`` = H[k]. Every choice keeps AP within [0, 1].
     """
-    numerator = running_sum(hit * H / k)
+    numerator = cut.prefix(hit * H / cut.positions)
+    k = cut.k
     if denominator == "min_k_relevant":
         return numerator / np.minimum(k[None, :], np.maximum(R, 1)[:, None])  # numerator is 0 when R = 0
     if denominator == "relevant":
         return numerator * _inverse(R)[:, None]
-    return _ratio(numerator, H)
+    return _ratio(numerator, cut.at(H))
 
 
 def average_recall(H: np.ndarray, R: np.ndarray) -> np.ndarray:
@@ -109,15 +147,15 @@ def average_recall(H: np.ndarray, R: np.ndarray) -> np.ndarray:
     return np.where(H > 0, (H + 1.0) * (0.5 * _inverse(R))[:, None], 0.0)
 
 
-def dcg(gain_at_hits: np.ndarray, discount: np.ndarray) -> np.ndarray:
+def dcg(gain_at_hits: np.ndarray, cut: Cutoffs) -> np.ndarray:
     """DCG@k = Σ_{i≤k} g(grade_i) / log2(i + 1)."""
-    return running_sum(gain_at_hits * discount)
+    return cut.prefix(gain_at_hits * discount(cut.width))
 
 
-def ndcg(gain_at_hits: np.ndarray, ideal_dcg: np.ndarray, discount: np.ndarray) -> np.ndarray:
-    """NDCG@k = DCG@k / IDCG@k; IDCG is the DCG of all the user's grades sorted descending
-    (relevant items never recommended included), cut at k."""
-    gains = dcg(gain_at_hits, discount)
+def ndcg(gain_at_hits: np.ndarray, ideal_dcg: np.ndarray, cut: Cutoffs) -> np.ndarray:
+    """NDCG@k = DCG@k / IDCG@k; IDCG (one column per reported k) is the DCG of all the
+    user's grades sorted descending (relevant items never recommended included), cut at k."""
+    gains = dcg(gain_at_hits, cut)
     if ideal_dcg[:, 0].min(initial=1.0) > 0:  # IDCG grows with k: positive everywhere
         return gains / ideal_dcg
     return _ratio(gains, ideal_dcg)
@@ -151,14 +189,16 @@ def negatives(candidates: np.ndarray, R: np.ndarray, listed_total: np.ndarray, h
 
 
 def lauc(hit: np.ndarray, filled: np.ndarray, H: np.ndarray, F: np.ndarray, R: np.ndarray,
-         n_negative: np.ndarray) -> np.ndarray:
+         n_negative: np.ndarray, cut: Cutoffs) -> np.ndarray:
     """Limited AUC@k: the ROC curve up to rank k, then a straight line to (1, 1).
 
     With fpr = (F - H) / N⁻ and tpr = H / R at k: LAUC = Σ over irrelevant listed items i ≤ k
     of tpr(i) / N⁻ + (1 - fpr)·(tpr + 1) / 2, where N⁻ = candidates - R. With no irrelevant
-    candidate every order is perfect and LAUC = 1.
+    candidate every order is perfect and LAUC = 1. ``hit``, ``filled`` and ``H`` are
+    position-wise, ``F`` has one column per reported k.
     """
-    tpr_sum = running_sum((filled & ~hit) * H) / np.maximum(R, 1)[:, None]
+    tpr_sum = cut.prefix((filled & ~hit) * H) / np.maximum(R, 1)[:, None]
+    H = cut.at(H)
     tpr = _ratio(H, R[:, None])
     neg = n_negative[:, None]
     area = _ratio(tpr_sum, neg) + (1.0 - _ratio(F - H, neg)) * (tpr + 1.0) / 2.0
@@ -185,8 +225,10 @@ def discount(n: int) -> np.ndarray:
 
 @dataclass
 class AccuracyPass:
-    """Per-user values at the chosen K, and the sum over users of every metric at every k."""
+    """Per-user values at the chosen K, and the sum over users of every metric at each
+    reported cut-off ``k``."""
 
+    k: np.ndarray
     at_k: dict[str, np.ndarray]
     sums: dict[str, np.ndarray]
     hits_at_k: np.ndarray
@@ -196,13 +238,13 @@ class AccuracyPass:
 def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings,
                   candidates: np.ndarray | None, curves: bool = True, threads: int = 2) -> AccuracyPass:
     """Run every accuracy metric at k = 1 .. max(K, list length) over users ``rows``
-    (only up to K when ``curves`` is False: the same values at K, less work).
+    (only at K when ``curves`` is False: the same values at K, less work).
 
     Users are processed in chunks (bounded memory) on ``threads`` threads; numpy releases the
     GIL in the array work. LAUC and MCC are computed only when ``candidates`` is given.
     """
     width = max(lists.positions, settings.k) if curves else settings.k
-    ks = np.arange(1, width + 1, dtype=np.float64)
+    cut = Cutoffs(width, every=curves)
     disc = discount(width)
     chunk = max(1, CHUNK_CELLS // width)
     bounds = [(s, min(len(rows), s + chunk)) for s in range(0, len(rows), chunk)]
@@ -210,9 +252,8 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
 
     def run(bound):
         part = rows[bound[0]:bound[1]]
-        ideal = _ideal_dcg(truth, truth_starts, part, disc, settings.gain)
-        return _chunk(lists, truth, part, settings, None if candidates is None else candidates[part], ks, disc,
-                      ideal)
+        ideal = cut.at(_ideal_dcg(truth, truth_starts, part, disc, settings.gain))
+        return _chunk(lists, truth, part, settings, None if candidates is None else candidates[part], cut, ideal)
 
     if threads > 1 and len(bounds) > 1:
         with ThreadPoolExecutor(threads) as pool:
@@ -222,45 +263,50 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
     names = [n for n in PER_USER if candidates is not None or n not in ("lauc", "mcc")]
     if not results:
         empty = np.zeros(0)
-        return AccuracyPass({n: empty for n in names}, {n: np.zeros(width) for n in names}, empty, empty)
+        return AccuracyPass(cut.k, {n: empty for n in names}, {n: np.zeros(len(cut.k)) for n in names}, empty,
+                            empty)
     at_k = {n: np.concatenate([r[0][n] for r in results]) for n in names}
     sums = {n: np.sum([r[1][n] for r in results], axis=0) for n in names}
-    return AccuracyPass(at_k, sums, np.concatenate([r[2] for r in results]), np.concatenate([r[3] for r in results]))
+    hits, listed = (np.concatenate([r[i] for r in results]) for i in (2, 3))
+    return AccuracyPass(cut.k, at_k, sums, hits, listed)
 
 
-def _chunk(lists, truth, part, settings, candidates, ks, disc, ideal_dcg):
-    width = len(ks)
+def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg):
+    width = cut.width
     whole_lists = candidates is not None or not settings.rr_cutoff  # these look past the cut-off
     hit = _fit(lists.hit[part] if whole_lists else lists.hit[part, :width], width)
     filled = _fit((lists.items[part] if candidates is not None else lists.items[part, :width]) >= 0, width)
     full_hit = lists.hit[part] if whole_lists else hit
     R = truth.relevant_count[part].astype(np.float64)
-    H = running_sum(hit)
+    H_all = running_sum(hit)  # at every position: AP and LAUC weigh each position by it
+    H = cut.at(H_all)
+    k = cut.k
     needs_F = settings.precision_denominator == "list" or candidates is not None
-    F = running_sum(filled) if needs_F else None
-    P = precision(H, ks, F, settings.precision_denominator)
+    F = cut.prefix(filled) if needs_F else None
+    P = precision(H, k, F, settings.precision_denominator)
     Rc = recall(H, R)
     gains = hit if lists.grade is None else _gain(_fit(lists.grade[part, :width], width).astype(np.float64),
                                                   settings.gain)
     values = {
         "precision": P,
         "recall": Rc,
-        "fbeta": fbeta(P, Rc, settings.beta) if needs_F else fbeta_from_hits(H, R, ks, settings.beta),
-        "ap": average_precision(hit, H, ks, R, settings.ap_denominator),
+        "fbeta": fbeta(P, Rc, settings.beta) if needs_F else fbeta_from_hits(H, R, k, settings.beta),
+        "ap": average_precision(hit, H_all, R, cut, settings.ap_denominator),
         "ar": average_recall(H, R),
-        "ndcg": ndcg(gains, ideal_dcg, disc),
+        "ndcg": ndcg(gains, ideal_dcg, cut),
         "hit": hit_rate(H),
-        "rr": reciprocal_rank(first_relevant_rank(full_hit), ks, settings.rr_cutoff),
+        "rr": reciprocal_rank(first_relevant_rank(full_hit), k, settings.rr_cutoff),
     }
     if candidates is not None:
         full_filled = lists.items[part] >= 0
         n_negative = negatives(candidates, R, full_filled.sum(axis=1), full_hit.sum(axis=1))
-        values["lauc"] = lauc(hit, filled, H, F, R, n_negative)
+        values["lauc"] = lauc(hit, filled, H_all, F, R, n_negative, cut)
         values["mcc"] = mcc(H, F, R, n_negative)
-    column = settings.k - 1
+    column = settings.k - 1 if cut.every else 0
     at_k = {name: value[:, column].astype(np.float64) for name, value in values.items()}  # copies free the chunk
     sums = {name: column_sums(value) for name, value in values.items()}
-    listed = filled[:, : column + 1].sum(axis=1) if F is None else F[:, column].copy()
+    listed = F[:, column].copy() if F is not None else np.einsum("ij->i", filled[:, :settings.k], dtype=np.float64,
+                                                                  casting="unsafe")
     return at_k, sums, H[:, column].copy(), listed
 
 
@@ -293,4 +339,4 @@ def _ideal_dcg(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, disc: n
     row = np.repeat(np.arange(len(part)), shown)
     place = np.arange(shown.sum()) - np.repeat(np.cumsum(shown) - shown, shown)
     ideal[row, place] = _gain(truth.grade[np.repeat(truth_starts[part], shown) + place], kind)
-    return dcg(ideal, disc)
+    return dcg(ideal, Cutoffs(width))

@@ -185,7 +185,7 @@ class Dataset:
     def evaluate(self, model: str | None = None, settings: Settings | None = None, curves: bool = True,
                  beyond: bool = True) -> Evaluation:
         """Every metric of one model at ``settings.k``, per user; accuracy metrics also at every
-        k up to the longest list (``curves=False``: only up to K, which is cheaper;
+        k up to the longest list (``curves=False``: ``curves`` has the one row k = K, cheaper;
         ``beyond=False``: accuracy metrics only)."""
         settings = settings or Settings()
         if (settings.order, settings.tie_break) != (self.order, self.tie_break):
@@ -265,7 +265,7 @@ class Dataset:
             per_user["listed"] = (lists.items[codes, :settings.k] >= 0).sum(axis=1)
         per_user.index = pd.Index(self.users.ids[per_user.index.to_numpy()], name=self.columns.user)
         curves = pd.DataFrame({name: total / n for name, total in result.sums.items()})
-        curves.index = pd.RangeIndex(1, len(curves) + 1, name="k")
+        curves.index = pd.Index(result.k.astype(np.int64), name="k")
         curves["fbeta_of_means"] = accuracy.fbeta_of_means(curves["precision"].to_numpy(),
                                                            curves["recall"].to_numpy(), settings.beta)
         curves = curves.rename(columns={"ap": "map", "ar": "mar", "hit": "hit_rate", "rr": "mrr"})

@@ -21,7 +21,8 @@ class Evaluation:
     per_user: one row per averaged user (index: user id) with every per-user metric at K,
         plus ``relevant`` (R), ``hits`` (h(K)), ``listed`` (items in the top K) and
         ``evaluated`` (counted in the accuracy averages; accuracy columns are NaN otherwise).
-    curves: index k = 1 .. max(K, longest list), one column per aggregate metric.
+    curves: index k = 1 .. max(K, longest list) (only k = K when evaluated with curves=False),
+        one column per aggregate metric.
     users: counts of evaluated users and of users left out or scored 0, and why.
     warnings: problems with one sensible reading, each with a count.
     skipped: metric -> why it could not be computed.
