@@ -2,9 +2,11 @@
 
 Data: directories written by ``../shared/tools/make_synthetic.py --n-users N --top-k 100``
 (recs.parquet, ground_truth.parquet). Every measurement runs in a fresh process so that
-peak memory is its own. Usage::
+peak memory is its own. Each timed step is repeated ``--repeat`` times (fresh processes for
+the read and the CLI; the same process for in-memory work and peers, after the first, cold,
+call) and the table shows the median, with the range; ratios are of medians. Usage::
 
-    python bench/run.py --data /tmp/syn100k --data /tmp/syn1m \\
+    python bench/run.py --data /tmp/syn100k --data /tmp/syn1m [--repeat 5] \\
         [--peers-python .venv/bin/python] [--rectools-python /path/to/venv/bin/python]
 
 Prints a Markdown table (the README's benchmark table) and writes bench/results/latest.md.
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -37,20 +40,22 @@ def reset():
     open('/proc/self/clear_refs', 'w').write('5')
 recs = pq.read_table('{d}/recs.parquet').to_pandas()
 truth = pq.read_table('{d}/ground_truth.parquet').to_pandas()
-reset(); base = peak()
-t = time.perf_counter(); ds = Dataset.build(recs, truth); build = time.perf_counter() - t
-build_mem = peak() - base
-lists = ds.lists[ds.models[0]]; rows = np.flatnonzero(ds.truth.relevant_count > 0)
-reset(); base = peak()
-t = time.perf_counter()
-result = accuracy.accuracy_pass(lists, ds.truth, rows, Settings(k=100), None, curves=True)
-metrics = time.perf_counter() - t
-metrics_mem = peak() - base
-assert len(result.sums["ndcg"]) == 100
-t = time.perf_counter(); ds.evaluate(ds.models[0], Settings(k=10), curves=False, beyond=False)
-k10 = time.perf_counter() - t
-print(json.dumps({{"build": build, "build_mem": build_mem, "metrics": metrics, "metrics_mem": metrics_mem,
-                  "k10": k10}}))
+out = {{"build": [], "metrics": [], "k10": []}}
+for run in range({repeat}):
+    reset(); base = peak()
+    t = time.perf_counter(); ds = Dataset.build(recs, truth); out["build"].append(time.perf_counter() - t)
+    out["build_mem"] = peak() - base
+    t = time.perf_counter(); ds.evaluate(ds.models[0], Settings(k=10), curves=False, beyond=False)
+    out["k10"].append(time.perf_counter() - t)
+    lists = ds.lists[ds.models[0]]; rows = np.flatnonzero(ds.truth.relevant_count > 0)
+    reset(); base = peak()
+    t = time.perf_counter()
+    result = accuracy.accuracy_pass(lists, ds.truth, rows, Settings(k=100), None, curves=True)
+    out["metrics"].append(time.perf_counter() - t)
+    out["metrics_mem"] = peak() - base
+    assert len(result.sums["ndcg"]) == 100
+    del ds, lists, result
+print(json.dumps(out))
 """
 
 
@@ -69,20 +74,35 @@ def timed(command: list[str]) -> tuple[float, int, str]:
     return float(seconds), int(peak), rest
 
 
-def measure(data: Path, peers_python: str | None, rectools_python: str | None) -> dict:
+def median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
+def spread(values: list[float], unit: str = " s", digits: int = 2) -> str:
+    """The median, with the range when the runs differ."""
+    low, mid, high = min(values), median(values), max(values)
+    if len(values) == 1 or f"{low:.{digits}f}" == f"{high:.{digits}f}":
+        return f"{mid:.{digits}f}{unit}"
+    return f"{mid:.{digits}f}{unit} ({low:.{digits}f}–{high:.{digits}f})"
+
+
+def measure(data: Path, repeat: int, peers_python: str | None, rectools_python: str | None) -> dict:
     meta = json.loads((data / "meta.json").read_text())
     row: dict = {"data": data.name, "users": meta.get("n_users") or meta.get("params", {}).get("n_users")}
-    row["read_s"], row["read_mem"], _ = timed([sys.executable, "-c", READ.format(d=data)])
+    reads = [timed([sys.executable, "-c", READ.format(d=data)]) for _ in range(repeat)]
+    row["read_s"], row["read_mem"] = [r[0] for r in reads], max(r[1] for r in reads)
     cli = [sys.executable, "-m", "metrics_core", "evaluate", "--recommendations", str(data / "recs.parquet"),
            "--ground-truth", str(data / "ground_truth.parquet"), "--k", "10"]
-    row["cli_s"], row["cli_mem"], out = timed(cli)
-    row["ndcg@10"] = json.loads(out)["models"]["recs"]["metrics"]["ndcg"]
-    _, _, out = timed([sys.executable, "-c", IN_MEMORY.format(d=data)])
+    runs = [timed(cli) for _ in range(repeat)]
+    row["cli_s"], row["cli_mem"] = [r[0] for r in runs], max(r[1] for r in runs)
+    row["ndcg@10"] = json.loads(runs[0][2])["models"]["recs"]["metrics"]["ndcg"]
+    _, _, out = timed([sys.executable, "-c", IN_MEMORY.format(d=data, repeat=repeat)])
     row.update(json.loads(out))
+    row["ours"] = [b + k for b, k in zip(row["build"], row["k10"], strict=True)]
     for peer, python in (("ranx", peers_python), ("pytrec_eval", peers_python), ("rectools", rectools_python)):
         if python and (row["users"] or 0) <= 200_000:
             try:
-                _, _, out = timed([python, str(HERE / "peers.py"), peer, str(data), "10"])
+                _, _, out = timed([python, str(HERE / "peers.py"), peer, str(data), "10", str(repeat)])
                 row[peer] = json.loads(out)["seconds"]
             except subprocess.CalledProcessError as error:
                 row[peer] = f"failed: {error.stderr.strip().splitlines()[-1][:80]}"
@@ -93,12 +113,12 @@ def table(rows: list[dict]) -> str:
     gib = 2**30
     lines = [
         "| data | users x list | pyarrow read | `rankscope evaluate` (CLI, end to end) | encode once "
-        "| every accuracy metric at every k <= 100 | accuracy metrics at K=10 | ranx | pytrec_eval | rectools |",
+        "| every accuracy metric at every k <= 100 | ours for the peers (encode + K = 10) | ranx | pytrec_eval "
+        "| rectools |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        cli_ratio = r["cli_s"] / r["read_s"]
-        ours = r["build"] + r["k10"]
+        ours = median(r["ours"])
 
         def peer(name: str, r: dict = r, ours: float = ours) -> str:
             value = r.get(name)
@@ -106,13 +126,14 @@ def table(rows: list[dict]) -> str:
                 return "not run"
             if isinstance(value, str):
                 return value
-            return f"{value:.1f} s ({value / ours:.0f}x ours)"
+            return f"{spread(value, digits=1)}: **{median(value) / ours:.0f}×**"
 
         lines.append(
-            f"| {r['data']} | {r['users']:,} x 100 | {r['read_s']:.1f} s, {r['read_mem'] / gib:.1f} GiB "
-            f"| {r['cli_s']:.1f} s ({cli_ratio:.2f}x read), {r['cli_mem'] / gib:.1f} GiB "
-            f"| {r['build']:.1f} s, +{r['build_mem'] / gib:.1f} GiB "
-            f"| {r['metrics']:.2f} s, +{r['metrics_mem'] / gib:.2f} GiB | {r['k10']:.2f} s "
+            f"| {r['data']} | {r['users']:,} x 100 | {spread(r['read_s'], digits=1)}, {r['read_mem'] / gib:.1f} GiB "
+            f"| {spread(r['cli_s'], digits=1)}: {median(r['cli_s']) / median(r['read_s']):.2f}× the read, "
+            f"{r['cli_mem'] / gib:.1f} GiB "
+            f"| {spread(r['build'])}, +{r['build_mem'] / gib:.1f} GiB "
+            f"| {spread(r['metrics'])}, +{r['metrics_mem'] / gib:.2f} GiB | {spread(r['ours'])} "
             f"| {peer('ranx')} | {peer('pytrec_eval')} | {peer('rectools')} |"
         )
     return "\n".join(lines)
@@ -121,11 +142,12 @@ def table(rows: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", action="append", required=True, type=Path)
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each timed step (median reported)")
     parser.add_argument("--peers-python", help="interpreter with ranx and pytrec-eval-terrier")
     parser.add_argument("--rectools-python", help="interpreter with rectools (numpy < 2)")
     args = parser.parse_args()
     started = time.strftime("%Y-%m-%d %H:%M")
-    rows = [measure(d, args.peers_python, args.rectools_python) for d in args.data]
+    rows = [measure(d, args.repeat, args.peers_python, args.rectools_python) for d in args.data]
     text = f"Measured {started} on this machine (2 cores).\n\n{table(rows)}\n\n```\n{json.dumps(rows, indent=1)}\n```\n"
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "latest.md").write_text(text)

@@ -8,12 +8,12 @@ of users and returns the metric at every k, per user. Divisions by zero give 0.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
 from metrics_core.encode import Lists, Truth
+from metrics_core.parallel import THREADS, chunks, map_chunks
 from metrics_core.settings import Settings
 
 COLUMN_LOOP_WIDTH = 256
@@ -236,7 +236,7 @@ class AccuracyPass:
 
 
 def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings,
-                  candidates: np.ndarray | None, curves: bool = True, threads: int = 2) -> AccuracyPass:
+                  candidates: np.ndarray | None, curves: bool = True, threads: int = THREADS) -> AccuracyPass:
     """Run every accuracy metric at k = 1 .. max(K, list length) over users ``rows``
     (only at K when ``curves`` is False: the same values at K, less work).
 
@@ -246,20 +246,14 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
     width = max(lists.positions, settings.k) if curves else settings.k
     cut = Cutoffs(width, every=curves)
     disc = discount(width)
-    chunk = max(1, CHUNK_CELLS // width)
-    bounds = [(s, min(len(rows), s + chunk)) for s in range(0, len(rows), chunk)]
     truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
 
-    def run(bound):
-        part = rows[bound[0]:bound[1]]
+    def run(start: int, stop: int):
+        part = rows[start:stop]
         ideal = cut.at(_ideal_dcg(truth, truth_starts, part, disc, settings.gain))
         return _chunk(lists, truth, part, settings, None if candidates is None else candidates[part], cut, ideal)
 
-    if threads > 1 and len(bounds) > 1:
-        with ThreadPoolExecutor(threads) as pool:
-            results = list(pool.map(run, bounds))
-    else:
-        results = [run(b) for b in bounds]
+    results = map_chunks(run, chunks(len(rows), CHUNK_CELLS // width), threads)
     names = [n for n in PER_USER if candidates is not None or n not in ("lauc", "mcc")]
     if not results:
         empty = np.zeros(0)

@@ -24,6 +24,7 @@ from metrics_core import validate
 from metrics_core.columns import Columns
 from metrics_core.errors import Note, input_error
 from metrics_core.ids import IdIndex
+from metrics_core.parallel import chunks, map_chunks
 
 Order = Literal["rank", "score"]
 TieBreak = Literal["input", "item_desc"]
@@ -391,12 +392,12 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int):
     """Mark relevant cells and blank duplicate items; return ``(items, hit, grade, n_duplicates)``
     (``items`` is a copy when ``items_at`` is read-only and holds a duplicate).
 
-    Per chunk of users: pack ``item << b | position`` (``2**b`` >= P; an empty cell packs as
-    item -1 and sorts first), sort each row, flag equal items next to each other as duplicates
-    (the later position is blanked), then add ``row * (n_items + 1) << b`` to get globally
-    sorted keys (the spare item slot keeps a row's empty cells above the row before) and
-    locate each ground-truth pair with one ``searchsorted``; the first match is the item's
-    best position.
+    Per chunk of users (chunks run on a few threads; each writes its own rows): pack
+    ``item << b | position`` (``2**b`` >= P; an empty cell packs as item -1 and sorts first),
+    sort each row, flag equal items next to each other as duplicates (the later position is
+    blanked), then add ``row * (n_items + 1) << b`` to get globally sorted keys (the spare item
+    slot keeps a row's empty cells above the row before) and locate each ground-truth pair with
+    one ``searchsorted``; the first match is the item's best position.
     """
     n_users, n_positions = items_at.shape
     hit = np.zeros((n_users, n_positions), dtype=bool)
@@ -411,9 +412,9 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int):
     truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
     column = np.arange(n_positions, dtype=key_type)
     mask = key_type((1 << bits) - 1)
-    duplicates = 0
-    for start in range(0, n_users, chunk):
-        stop = min(n_users, start + chunk)
+
+    def join_chunk(start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """Marks the chunk's hits; returns the (row, position) of its duplicate cells."""
         packed = items_at[start:stop].astype(key_type)  # a copy, sorted in place
         packed <<= bits
         packed |= column
@@ -422,26 +423,30 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int):
         again = item_sorted[:, 1:] == item_sorted[:, :-1]
         if again.any():
             again &= item_sorted[:, 1:] >= 0  # empty cells are not duplicates of each other
-        if again.any():
-            if not items_at.flags.writeable:
-                items_at = items_at.copy()
-            rows, cols = np.nonzero(again)
-            items_at[start + rows, packed[rows, cols + 1] & mask] = -1
-            duplicates += len(rows)
+        rows, cols = np.nonzero(again)
+        duplicate_cells = (start + rows, packed[rows, cols + 1] & mask)
         packed += (np.arange(stop - start, dtype=key_type) * key_type(stride))[:, None]
         keys = packed.ravel()
         lo, hi = truth_starts[start], truth_starts[stop]
-        wanted = (truth.user[lo:hi] - start) * stride + (truth.item[lo:hi] << bits)
-        wanted = wanted.astype(key_type)
+        wanted = ((truth.user[lo:hi] - start) * stride + (truth.item[lo:hi] << bits)).astype(key_type)
         where = np.searchsorted(keys, wanted).clip(0, len(keys) - 1)
         found_key = keys[where]
         found = (found_key >> bits) == (wanted >> bits)
         position = found_key[found] & mask
-        rows = truth.user[lo:hi][found]
-        hit[rows, position] = True
+        users = truth.user[lo:hi][found]
+        hit[users, position] = True
         if grade is not None:
-            grade[rows, position] = truth.grade[lo:hi][found]
-    return items_at, hit, grade, duplicates
+            grade[users, position] = truth.grade[lo:hi][found]
+        return duplicate_cells
+
+    found_duplicates = map_chunks(join_chunk, chunks(n_users, chunk))
+    rows = np.concatenate([d[0] for d in found_duplicates]) if found_duplicates else np.zeros(0, dtype=np.int64)
+    if len(rows):
+        columns = np.concatenate([d[1] for d in found_duplicates])
+        if not items_at.flags.writeable:
+            items_at = items_at.copy()
+        items_at[rows, columns] = -1
+    return items_at, hit, grade, len(rows)
 
 
 def _users_with_rank_gaps(items_at: np.ndarray) -> int:

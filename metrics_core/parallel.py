@@ -1,0 +1,31 @@
+"""Work split in chunks of users and run on a few threads (numpy releases the GIL in its
+array loops, sorts and searches, so chunks of array work overlap on separate cores)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+THREADS = max(1, min(4, os.cpu_count() or 1))
+Result = TypeVar("Result")
+
+
+def chunks(total: int, size: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` bounds covering ``0 .. total`` in pieces of ``size``.
+
+    >>> chunks(5, 2)
+    [(0, 2), (2, 4), (4, 5)]
+    """
+    size = max(1, size)
+    return [(start, min(total, start + size)) for start in range(0, total, size)]
+
+
+def map_chunks(work: Callable[[int, int], Result], bounds: list[tuple[int, int]],
+               threads: int = THREADS) -> list[Result]:
+    """``[work(start, stop) for each bound]``, in order, on up to ``threads`` threads."""
+    if threads > 1 and len(bounds) > 1:
+        with ThreadPoolExecutor(min(threads, len(bounds))) as pool:
+            return list(pool.map(lambda bound: work(*bound), bounds))
+    return [work(*bound) for bound in bounds]
