@@ -42,8 +42,10 @@ def beyond_pass(lists: Lists, k: int, n_items: int, in_catalog: np.ndarray | Non
                 vectors: ItemVectors | None, history: tuple[np.ndarray, np.ndarray] | None) -> BeyondPass:
     """Every beyond-accuracy metric whose inputs are present, per user and aggregated."""
     top_all = lists.items[:, :k]
-    rows = np.flatnonzero((top_all >= 0).any(axis=1))
-    top = top_all[rows]
+    listed = np.einsum("ij->i", top_all >= 0, dtype=np.int64, casting="unsafe")  # (fast on narrow rows)
+    rows = np.flatnonzero(listed)
+    every_user = len(rows) == len(top_all)
+    top = top_all if every_user else top_all[rows]  # a view when every user has a list
     out = BeyondPass(rows, {}, {}, {}, {"users_with_recommendations": len(rows)})
     counts = catalog.recommendation_counts(top, n_items)
     out.metrics["aggregate_diversity"] = float(catalog.aggregate_diversity(counts))
@@ -82,7 +84,8 @@ def beyond_pass(lists: Lists, k: int, n_items: int, in_catalog: np.ndarray | Non
         for name in ("diversity", "intra_list_similarity", "serendipity"):
             out.skipped[name] = NEEDS_FEATURES
     if lists.scores is not None:
-        out.per_user["score_entropy"] = scores.score_entropy(lists.scores[rows, :k])
+        out.per_user["score_entropy"] = scores.score_entropy(lists.scores[:, :k] if every_user
+                                                             else lists.scores[rows, :k])
     else:
         out.skipped["score_entropy"] = "needs scores (the lists have ranks only)"
     for name, values in out.per_user.items():

@@ -8,10 +8,25 @@ from __future__ import annotations
 
 import numpy as np
 
+COUNT_CHUNK_CELLS = 1 << 18
+
 
 def recommendation_counts(top: np.ndarray, n_items: int) -> np.ndarray:
-    """c_i: how many top-K lists contain item i."""
-    return np.bincount(top[top >= 0], minlength=n_items)
+    """c_i: how many top-K lists contain item i.
+
+    Counted a block of lists at a time with native index integers (bincount would otherwise
+    convert the whole array first); empty cells (-1) fall into a discarded bin.
+
+    >>> recommendation_counts(np.array([[0, 2], [2, -1]]), 4)
+    array([1, 0, 2, 0])
+    """
+    counts = np.zeros(n_items + 1, dtype=np.int64)
+    rows = max(1, max(COUNT_CHUNK_CELLS, n_items) // max(1, top.shape[1]))
+    for start in range(0, len(top), rows):
+        codes = top[start:start + rows].astype(np.intp).ravel()
+        codes += 1
+        counts += np.bincount(codes, minlength=n_items + 1)
+    return counts[1:]
 
 
 def aggregate_diversity(counts: np.ndarray) -> int:

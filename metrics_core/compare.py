@@ -17,7 +17,6 @@ from functools import lru_cache
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from metrics_core.errors import input_error
 from metrics_core.result import Evaluation
@@ -43,6 +42,8 @@ def paired_test(b: np.ndarray, a: np.ndarray, test: str = "wilcoxon") -> tuple[f
     their total, zero differences left out). When every difference is 0 there is no evidence
     of a difference: p = 1 and the effect is 0.
     """
+    from scipy import stats  # imported on use: it costs half a second at start-up
+
     d = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
     if len(d) == 0 or np.all(d == 0):
         return 1.0, 0.0
