@@ -252,17 +252,21 @@ class Dataset:
                 skipped[name] = "needs the number of candidate items: give training data or a candidate count"
         else:
             metrics["lauc"], metrics["mcc"] = means["lauc"], means["mcc"]
-        per_user = pd.DataFrame({name: values for name, values in result.at_k.items()}, index=rows)
+        per_user = pd.DataFrame(result.at_k, index=rows, copy=False)  # fresh arrays: no copy, no consolidation
         per_user["relevant"] = self.truth.relevant_count[rows]
         per_user["hits"] = result.hits_at_k.astype(np.int64)
         per_user["listed"] = result.items_at_k.astype(np.int64)
         per_user["evaluated"] = True
-        if extra.per_user:
+        if extra.per_user and np.array_equal(extra.rows, rows):  # the same users: no join needed
+            for name, values in extra.per_user.items():
+                per_user[name] = values
+        elif extra.per_user:
             others = pd.DataFrame(extra.per_user, index=extra.rows)
             per_user = per_user.join(others, how="outer")
             per_user["evaluated"] = per_user["evaluated"].astype("boolean").fillna(False).astype(bool)
             codes = per_user.index.to_numpy()
-            per_user["listed"] = (lists.items[codes, :settings.k] >= 0).sum(axis=1)
+            per_user["listed"] = np.einsum("ij->i", lists.items[codes, :settings.k] >= 0, dtype=np.int64,
+                                           casting="unsafe")
         per_user.index = pd.Index(self.users.ids[per_user.index.to_numpy()], name=self.columns.user)
         curves = pd.DataFrame({name: total / n for name, total in result.sums.items()})
         curves.index = pd.Index(result.k.astype(np.int64), name="k")
