@@ -101,13 +101,30 @@ def _read_path(path: Path, columns: list[str] | None) -> pd.DataFrame:
 
 
 def _read_parquet(path: Path, columns: list[str] | None) -> pd.DataFrame:
+    """The file's columns (only ``columns`` when given and present), read one at a time: each
+    column's Arrow buffers are freed before the next is read, so the reader reuses memory (a
+    lower peak, and less fresh memory to touch, than reading the whole table first). A stored
+    pandas index is not read; rows are numbered from 0 as in the file."""
     import pyarrow.parquet as pq
 
+    file = pq.ParquetFile(path)
+    schema = file.schema_arrow
+    stored_index = {c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)}
+    names = [name for name in schema.names if name not in stored_index]
     if columns is not None:
-        present = set(pq.read_schema(path).names)
-        columns = [name for name in dict.fromkeys(columns) if name in present] or None
-    # split_blocks/self_destruct: numeric columns become pandas columns without a consolidating copy
-    return pq.read_table(path, columns=columns).to_pandas(split_blocks=True, self_destruct=True)
+        names = [name for name in dict.fromkeys(columns) if name in names] or names
+    return pd.DataFrame({name: _column_values(file.read(columns=[name]).column(0)) for name in names}, copy=False)
+
+
+def _column_values(column):
+    """A numpy array for numbers without nulls (one copy out of Arrow's chunks), else what
+    pandas makes of the column."""
+    import pyarrow as pa
+
+    kind = column.type
+    if column.null_count == 0 and (pa.types.is_integer(kind) or pa.types.is_floating(kind)):
+        return column.to_numpy()
+    return column.to_pandas()
 
 
 def read_trec(path: str | os.PathLike[str], qrels: bool) -> pd.DataFrame:

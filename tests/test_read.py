@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from metrics_core import Dataset, evaluate
+from metrics_core.read import read_table
 
 
 def test_csv_parquet_and_frames_agree(tmp_path, seed003):
@@ -50,3 +51,18 @@ def test_parquet_read_only_needed_columns(tmp_path, seed003):
     recs, truth, _ = seed003
     recs.assign(extra=["x"] * len(recs)).to_parquet(tmp_path / "r.parquet")
     assert evaluate(tmp_path / "r.parquet", truth, k=3).metrics["precision"] == pytest.approx(4 / 9)
+
+
+def test_parquet_columns_keep_their_types_and_a_stored_index_is_not_a_column(tmp_path):
+    frame = pd.DataFrame({"user_id": ["u1", "u2", "u3"], "item_id": [7, 8, 9], "rank": [1, 1, 1],
+                          "grade": pd.array([1, None, 3], dtype="Int64"), "score": [0.5, 0.25, 1.0]},
+                         index=pd.Index([10, 20, 30], name="row"))
+    frame.to_parquet(tmp_path / "t.parquet")  # pandas stores the index as a column
+    read, _ = read_table(tmp_path / "t.parquet", "t")
+    assert list(read.columns) == ["user_id", "item_id", "rank", "grade", "score"]
+    assert list(read.index) == [0, 1, 2]
+    assert read["item_id"].dtype == "int64" and read["score"].dtype == "float64"
+    assert read["user_id"].tolist() == ["u1", "u2", "u3"]
+    assert read["grade"].isna().tolist() == [False, True, False] and read["grade"].iloc[2] == 3
+    only, _ = read_table(tmp_path / "t.parquet", "t", ["item_id", "absent", "user_id"])
+    assert list(only.columns) == ["item_id", "user_id"]
