@@ -101,10 +101,10 @@ def _read_path(path: Path, columns: list[str] | None) -> pd.DataFrame:
 
 
 def _read_parquet(path: Path, columns: list[str] | None) -> pd.DataFrame:
-    """The file's columns (only ``columns`` when given and present), read one at a time: each
-    column's Arrow buffers are freed before the next is read, so the reader reuses memory (a
-    lower peak, and less fresh memory to touch, than reading the whole table first). A stored
-    pandas index is not read; rows are numbered from 0 as in the file."""
+    """The file's columns (only ``columns`` when given and present), read one at a time into
+    one contiguous Arrow buffer each, used by numpy as it is: no conversion copy, and a lower
+    peak than reading the whole table and converting it. A stored pandas index is not read;
+    rows are numbered from 0 as in the file."""
     import pyarrow.parquet as pq
 
     file = pq.ParquetFile(path)
@@ -117,8 +117,8 @@ def _read_parquet(path: Path, columns: list[str] | None) -> pd.DataFrame:
 
 
 def _column_values(column):
-    """A numpy array for numbers without nulls (one copy out of Arrow's chunks), else what
-    pandas makes of the column."""
+    """Numbers without nulls as a numpy view of Arrow's memory (read-only; no copy when the
+    column is one chunk, as ``ParquetFile.read`` returns it), anything else as pandas makes it."""
     import pyarrow as pa
 
     kind = column.type
