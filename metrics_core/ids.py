@@ -7,8 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from metrics_core.parallel import THREADS, chunks, map_chunks
+
 LOOKUP_TABLE_LIMIT = 1 << 26  # ids spanning fewer values than this use a direct lookup table
 INDEX_CHUNK = 1 << 16  # values per pass when used as indices: the index buffer stays in cache
+PARALLEL_MIN = 1 << 20  # arrays at least this long are split between threads
 
 
 @dataclass(frozen=True)
@@ -59,7 +62,7 @@ class IdIndex:
             high = self._low + len(self._table) - 1
             if values.min() >= self._low and values.max() <= high:
                 if len(self._table) == len(self.ids):  # ids are low, low+1, ...: the code is an offset
-                    return values - self._low if self._low else values
+                    return _offset(values, self._low) if self._low else values
                 heads = _runs(values)
                 if len(heads) * 4 < len(values):  # grouped ids (sorted by user): code each run once
                     starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
@@ -103,17 +106,37 @@ def _index_chunks(values: np.ndarray, low: int):
         yield start, start + len(part), indices
 
 
+def _in_parallel(n: int, work) -> None:
+    """``work(start, stop)`` over ``0 .. n`` split in one range per thread (small arrays: one)."""
+    size = n if n < PARALLEL_MIN else -(-n // THREADS)
+    map_chunks(work, chunks(n, size))
+
+
 def _mark_present(present: np.ndarray, values: np.ndarray, low: int) -> None:
-    """``present[values - low] = True``."""
-    for _, _, indices in _index_chunks(values, low):
-        present[indices] = True
+    """``present[values - low] = True`` (threads may set the same flag: they all write True)."""
+    def work(start: int, stop: int) -> None:
+        for _, _, indices in _index_chunks(values[start:stop], low):
+            present[indices] = True
+
+    _in_parallel(len(values), work)
 
 
 def _lookup(table: np.ndarray, values: np.ndarray, low: int) -> np.ndarray:
     """``table[values - low]``."""
     out = np.empty(len(values), dtype=table.dtype)
-    for start, stop, indices in _index_chunks(values, low):
-        np.take(table, indices, out=out[start:stop])
+
+    def work(start: int, stop: int) -> None:
+        for first, last, indices in _index_chunks(values[start:stop], low):
+            np.take(table, indices, out=out[start + first:start + last])
+
+    _in_parallel(len(values), work)
+    return out
+
+
+def _offset(values: np.ndarray, low: int) -> np.ndarray:
+    """``values - low``."""
+    out = np.empty_like(values)
+    _in_parallel(len(values), lambda start, stop: np.subtract(values[start:stop], low, out=out[start:stop]))
     return out
 
 
