@@ -24,7 +24,7 @@ from metrics_core import validate
 from metrics_core.columns import Columns
 from metrics_core.errors import Note, input_error
 from metrics_core.ids import IdIndex
-from metrics_core.parallel import chunks, map_chunks
+from metrics_core.parallel import THREADS, chunks, map_chunks
 
 Order = Literal["rank", "score"]
 TieBreak = Literal["input", "item_desc"]
@@ -179,9 +179,9 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
     item = items.codes(raw.item).astype(np.int64)
     has_rows = np.zeros(n_users, dtype=bool)
     has_rows[user] = True
-    grade = np.ones(len(user)) if raw.grade is None else raw.grade
+    grade = raw.grade  # None: every relevant pair has grade 1
     notes: list[Note] = []
-    if raw.grade is not None:
+    if grade is not None:
         keep = grade >= threshold
         if not keep.all():
             dropped = int((~keep).sum())
@@ -190,26 +190,46 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
             user, item, grade = user[keep], item[keep], grade[keep]
     key = user * n_items + item
     if len(key) > 1 and not (key[1:] > key[:-1]).all():
-        if raw.grade is None:
-            key = np.sort(key, kind="stable")  # no grades to carry: sort the keys (runs per user: timsort)
+        by_user = bool((user[1:] >= user[:-1]).all())  # grouped by user: only items need sorting
+        if grade is None and by_user:
+            _sort_within_users(key, user)  # (key is ours: sorted in place)
+        elif grade is None:
+            key.sort(kind="stable")
         else:
             order = np.argsort(key, kind="stable")
             key, grade = key[order], grade[order]
+            by_user = True  # user is recomputed below
+            user = key // n_items
         first = np.concatenate([[True], key[1:] != key[:-1]])
         duplicates = int((~first).sum())
         if duplicates:
             starts = np.flatnonzero(first)
-            grade = np.maximum.reduceat(grade, starts) if raw.grade is not None else grade[starts]
-            key = key[starts]
+            if grade is not None:
+                grade = np.maximum.reduceat(grade, starts)
+            key, user = key[starts], user[starts] if by_user else None
             notes.append(Note("duplicate_truth", f"{duplicates} duplicate ground-truth rows (same user and "
                               "item) were merged, keeping the highest grade.", duplicates))
-        user, item = np.divmod(key, n_items)
+        if by_user:  # the users, in order, are unchanged by sorting items within them
+            item = key - user * n_items
+        else:
+            user, item = np.divmod(key, n_items)
+    if grade is None:
+        grade = np.ones(len(user))
     graded = raw.grade is not None and not np.all(grade == grade[:1])
     if graded:
         order = np.lexsort((-grade, user))
         user, item, grade = user[order], item[order], grade[order]
     relevant_count = np.bincount(user, minlength=n_users)
     return Truth(user, item, np.asarray(grade, dtype=np.float64), relevant_count, graded, has_rows, notes)
+
+
+def _sort_within_users(key: np.ndarray, user: np.ndarray) -> None:
+    """Sort ``key`` in place when rows are grouped by ``user`` (ascending): pieces that start
+    at a user boundary are sorted separately, on a few threads."""
+    n = len(key)
+    cuts = np.unique(np.searchsorted(user, user[np.linspace(0, n - 1, THREADS + 1).astype(np.int64)[1:-1]]))
+    bounds = list(zip([0, *cuts.tolist()], [*cuts.tolist(), n], strict=True))
+    map_chunks(lambda start, stop: key[start:stop].sort(kind="stable"), [b for b in bounds if b[1] > b[0]])
 
 
 def encode_lists(
