@@ -93,3 +93,21 @@ def test_catalog_too_large_for_32_bit_join_keys_matches_the_definitions():
         got = result.per_user.loc[user]
         for metric in ("precision", "recall", "ap", "ndcg", "rr"):
             assert got[metric] == pytest.approx(want[metric], abs=1e-12), (user, metric)
+
+
+@pytest.mark.parametrize("graded", [False, True])
+def test_truth_grouped_by_user_encodes_like_shuffled_truth(graded):
+    rng = np.random.default_rng(7)
+    users = np.repeat(np.arange(3_000), rng.integers(1, 30, 3_000))  # grouped, ascending
+    truth = pd.DataFrame({"user_id": users, "item_id": rng.integers(0, 50, len(users)),  # many duplicates
+                          "grade": rng.integers(1, 4, len(users))})
+    recs = pd.DataFrame({"user_id": np.repeat(np.arange(3_000), 5), "item_id": np.tile(np.arange(5), 3_000),
+                         "rank": np.tile(np.arange(1, 6), 3_000)})
+    columns = Columns(relevance="grade" if graded else None, threshold=1)
+    grouped = Dataset.build(recs, truth, columns=columns).truth
+    shuffled = Dataset.build(recs, truth.sample(frac=1.0, random_state=1), columns=columns).truth
+    for name in ("user", "item", "grade", "relevant_count"):
+        np.testing.assert_array_equal(getattr(grouped, name), getattr(shuffled, name), err_msg=name)
+    pairs = truth.drop_duplicates(["user_id", "item_id"])
+    np.testing.assert_array_equal(grouped.relevant_count, pairs.groupby("user_id").size().to_numpy())
+    assert any(n.code == "duplicate_truth" for n in grouped.notes)
