@@ -24,6 +24,7 @@ from metrics_core.encode import (
     encode_truth,
     read_lists,
     read_truth,
+    whole_list_heads,
 )
 from metrics_core.errors import Note, input_error
 from metrics_core.features import ItemVectors, default_feature_columns, item_vectors
@@ -121,7 +122,10 @@ class Dataset:
         raw_truth.user, raw_truth.item = user_ids[0], item_ids[0]
         for i, raw in enumerate(raw_lists, start=1):
             raw.user, raw.item = user_ids[i], item_ids[i]
-        user_index = IdIndex.union(user_ids)
+            if raw.rank is not None and (order == "rank" or raw.score is None):
+                raw.heads = whole_list_heads(raw.user, raw.rank, 1)  # whole lists: one user id per list
+        listed_users = [raw.user if raw.heads is None else raw.heads for raw in raw_lists]
+        user_index = IdIndex.union([user_ids[0], *listed_users, *user_ids[1 + len(raw_lists):]])
         item_index = IdIndex.union(item_ids)
         truth = encode_truth(raw_truth, user_index, item_index, columns.threshold if columns.relevance else 1.0)
         lists = {raw.name: encode_lists(raw, user_index, item_index, truth, order, tie_break) for raw in raw_lists}

@@ -44,6 +44,7 @@ class RawLists:
     item: np.ndarray
     rank: np.ndarray | None
     score: np.ndarray | None
+    heads: np.ndarray | None = None  # the user id of each list, when the rows are whole lists by rank
 
 
 @dataclass
@@ -264,7 +265,9 @@ def encode_lists(
                           "ranks are positions in a list (1 = best); renumber the lists.",
                           None, raw.frame.loc[bad])
     n_users = len(users)
-    blocks = _whole_lists(raw.user, position, first, n_positions, users)
+    heads = raw.heads if raw.heads is not None and ordered_by == "rank" else whole_list_heads(raw.user, position,
+                                                                                                first)
+    blocks = None if heads is None else users.codes(heads)
     if blocks is None and user is None:
         user = users.codes(raw.user)
     items_at, scores = _place(user, item, position, first, raw.score, n_users, n_positions, blocks, raw)
@@ -307,8 +310,8 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks, raw
     """The users x positions arrays of item codes (-1: empty) and scores (NaN: empty).
 
     ``blocks`` is the user code of each list when the rows come as whole lists in order (see
-    :func:`_whole_lists`), else None and ``user`` codes every row. ``position`` counts from
-    ``first`` (1 for ranks, 0 for score order)."""
+    :func:`whole_list_heads`), else None and ``user`` codes every row. ``position`` counts
+    from ``first`` (1 for ranks, 0 for score order)."""
     if score is not None and score.dtype.kind != "f":
         score = score.astype(np.float64)
     if blocks is not None and len(blocks) == n_users and item.dtype == np.int32:
@@ -355,22 +358,28 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks, raw
     return items_at, None if scores is None else scores.reshape(n_users, n_positions)
 
 
-def _whole_lists(user_ids, position, first, n_positions, users: IdIndex) -> np.ndarray | None:
-    """The user code of each block when rows come as whole lists (each run of P rows one user
-    with positions 0..P-1 in order, users ascending); None otherwise. Checked on the raw ids,
-    so only one id per list is coded."""
-    if len(user_ids) == 0 or len(user_ids) % n_positions:
+def whole_list_heads(user_ids: np.ndarray, position: np.ndarray, first: int) -> np.ndarray | None:
+    """The user id of each list when rows come as whole lists, else None.
+
+    Whole lists: every run of P rows (P = the longest list) is one user's list with positions
+    ``first .. first + P - 1`` in order, and users ascend in id order (which is code order).
+    Then a list needs one user id, not P: the id index and the coding use these heads only.
+    """
+    if len(user_ids) == 0:
+        return None
+    n_positions = int(position.max()) + 1 - first
+    if n_positions < 1 or len(user_ids) % n_positions:
         return None
     ids_2d = user_ids.reshape(-1, n_positions)
-    heads = users.codes(ids_2d[:, 0])
-    if not (np.diff(heads) > 0).all():
+    heads = ids_2d[:, 0]
+    if not (heads[1:] > heads[:-1]).all():
+        return None
+    numeric = user_ids.dtype.kind in "iu"
+    if numeric and not (heads == ids_2d[:, -1]).all():
         return None
     rows = max(1, CHECK_CHUNK_CELLS // n_positions)
     in_order = np.tile(np.arange(first, first + n_positions, dtype=position.dtype), rows)
     flat_position = position.reshape(-1)
-    numeric = user_ids.dtype.kind in "iu"
-    if numeric and not (ids_2d[:, 0] == ids_2d[:, -1]).all():
-        return None
     step = len(in_order)
     for start in range(0, len(user_ids), step):  # chunks: the comparison masks stay in cache
         part = flat_position[start:start + step]

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from metrics_core import Columns, Dataset, Settings, encode
+from metrics_core import dataset as dataset_module
 from tests.reference import relevant_grades, user_metrics
 
 
@@ -56,8 +57,9 @@ def test_whole_sorted_lists_encode_like_shuffled_rows(as_text, order, monkeypatc
         recs = recs.drop(columns=["rank"])
     shuffled = recs.sample(frac=1.0, random_state=3)
     found = []
-    detect = encode._whole_lists
-    monkeypatch.setattr(encode, "_whole_lists", lambda *args: found.append(detect(*args)) or found[-1])
+    detect = encode.whole_list_heads
+    for module in (encode, dataset_module):
+        monkeypatch.setattr(module, "whole_list_heads", lambda *args: found.append(detect(*args)) or found[-1])
     fast, general = encoded(recs, truth, order=order), encoded(shuffled, truth, order=order)
     assert found[0] is not None and found[1] is None  # the sorted input took the whole-list path
     assert_same_encoding(fast, general)
