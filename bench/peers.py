@@ -1,8 +1,9 @@
 """Peer libraries timed on the same files, each including its conversion from a DataFrame.
 
 Run as a script with the interpreter that has the peer installed (rectools needs numpy < 2,
-so it lives in its own environment):  python bench/peers.py rectools DATA_DIR K [REPEAT]
-Prints one JSON line: {"peer": ..., "seconds": [one per run], "metrics": {...}}.
+so it lives in its own environment):  python bench/peers.py rectools DATA_DIR K [REPEAT [WARMUP]]
+WARMUP untimed calls come first. Prints one JSON line:
+{"peer": ..., "seconds": [one per timed run], "metrics": {...}}.
 """
 
 from __future__ import annotations
@@ -68,9 +69,12 @@ PEERS = {"rectools": run_rectools, "ranx": run_ranx, "pytrec_eval": run_pytrec_e
 if __name__ == "__main__":
     peer, data, k = sys.argv[1], sys.argv[2], int(sys.argv[3])
     repeat = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+    warmup = int(sys.argv[5]) if len(sys.argv) > 5 else 0
     recs, truth = load(data)
     if peer == "ranx":  # numba compiles on first use: warm it on a small slice, not timed
         run_ranx(recs.head(1000), truth[truth.user_id.isin(recs.head(1000).user_id)], k)
+    for _ in range(warmup):
+        PEERS[peer](recs, truth, k)
     seconds = []
     for _ in range(repeat):
         start = time.perf_counter()

@@ -3,8 +3,11 @@
 Data: directories written by ``../shared/tools/make_synthetic.py --n-users N --top-k 100``
 (recs.parquet, ground_truth.parquet). Every measurement runs in a fresh process so that
 peak memory is its own. Each timed step is repeated ``--repeat`` times (fresh processes for
-the read and the CLI; the same process for in-memory work and peers, after the first, cold,
-call) and the table shows the median, with the range; ratios are of medians. Usage::
+the read and the CLI, the in-memory steps in one process) and the table shows the median, with
+the range. Peers are timed in rounds, each a fresh process for rankscope and one for the peer,
+one after the other, both timing their second call (the first warms caches and JIT): the
+ratio is the median of the rounds' ratios, so both sides of a ratio see the same state of the
+machine (timings on a VM drift). Usage::
 
     python bench/run.py --data /tmp/syn100k --data /tmp/syn1m [--repeat 5] \\
         [--peers-python .venv/bin/python] [--rectools-python /path/to/venv/bin/python]
@@ -59,6 +62,21 @@ print(json.dumps(out))
 """
 
 
+OURS_ONCE = """
+import time, pyarrow.parquet as pq
+from metrics_core import Dataset, Settings
+recs = pq.read_table('{d}/recs.parquet').to_pandas()
+truth = pq.read_table('{d}/ground_truth.parquet').to_pandas()
+for call in range(2):  # the second call is timed, as the peers' is
+    t = time.perf_counter()
+    ds = Dataset.build(recs, truth)
+    ds.evaluate(ds.models[0], Settings(k=10), curves=False, beyond=False)
+    seconds = time.perf_counter() - t
+    del ds
+print(seconds)
+"""
+
+
 def timed(command: list[str]) -> tuple[float, int, str]:
     """Wall seconds, peak RSS bytes of the child, and its stdout."""
     wrapper = (
@@ -102,11 +120,20 @@ def measure(data: Path, repeat: int, peers_python: str | None, rectools_python: 
     for peer, python in (("ranx", peers_python), ("pytrec_eval", peers_python), ("rectools", rectools_python)):
         if python and (row["users"] or 0) <= 200_000:
             try:
-                _, _, out = timed([python, str(HERE / "peers.py"), peer, str(data), "10", str(repeat)])
-                row[peer] = json.loads(out)["seconds"]
+                row[peer] = paired_rounds(data, peer, python, repeat)
             except subprocess.CalledProcessError as error:
                 row[peer] = f"failed: {error.stderr.strip().splitlines()[-1][:80]}"
     return row
+
+
+def paired_rounds(data: Path, peer: str, python: str, rounds: int) -> dict:
+    """Per round: rankscope's and the peer's second call, each in a fresh process."""
+    ours, theirs = [], []
+    for _ in range(rounds):
+        ours.append(float(timed([sys.executable, "-c", OURS_ONCE.format(d=data)])[2]))
+        _, _, out = timed([python, str(HERE / "peers.py"), peer, str(data), "10", "1", "1"])
+        theirs.append(json.loads(out)["seconds"][0])
+    return {"ours": ours, "seconds": theirs, "ratios": [t / o for o, t in zip(ours, theirs, strict=True)]}
 
 
 def table(rows: list[dict]) -> str:
@@ -118,15 +145,16 @@ def table(rows: list[dict]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
-        ours = median(r["ours"])
 
-        def peer(name: str, r: dict = r, ours: float = ours) -> str:
+        def peer(name: str, r: dict = r) -> str:
             value = r.get(name)
             if value is None:
                 return "not run"
             if isinstance(value, str):
                 return value
-            return f"{spread(value, digits=1)}: **{median(value) / ours:.0f}×**"
+            low, high = min(value["ratios"]), max(value["ratios"])
+            return (f"{spread(value['seconds'], digits=1)} vs ours {spread(value['ours'])}: "
+                    f"**{median(value['ratios']):.0f}×** ({low:.0f}–{high:.0f}×)")
 
         lines.append(
             f"| {r['data']} | {r['users']:,} x 100 | {spread(r['read_s'], digits=1)}, {r['read_mem'] / gib:.1f} GiB "
