@@ -265,8 +265,8 @@ def encode_lists(
                           "ranks are positions in a list (1 = best); renumber the lists.",
                           None, raw.frame.loc[bad])
     n_users = len(users)
-    heads = raw.heads if raw.heads is not None and ordered_by == "rank" else whole_list_heads(raw.user, position,
-                                                                                                first)
+    known = raw.heads is not None and ordered_by == "rank"  # found by Dataset.build before the id index
+    heads = raw.heads if known else whole_list_heads(raw.user, position, first)
     blocks = None if heads is None else users.codes(heads)
     if blocks is None and user is None:
         user = users.codes(raw.user)
