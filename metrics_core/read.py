@@ -58,9 +58,7 @@ def read_bytes(data: bytes, filename: str, role: str) -> tuple[pd.DataFrame, str
 
     def parse() -> pd.DataFrame:
         if suffix in PARQUET_SUFFIXES:
-            import pyarrow.parquet as pq
-
-            return pq.read_table(io.BytesIO(data)).to_pandas(split_blocks=True, self_destruct=True)
+            return _read_parquet(io.BytesIO(data), None)
         if suffix in TREC_SUFFIXES:
             with tempfile.NamedTemporaryFile(suffix=suffix) as handle:
                 handle.write(data)
@@ -100,14 +98,14 @@ def _read_path(path: Path, columns: list[str] | None) -> pd.DataFrame:
     return frame
 
 
-def _read_parquet(path: Path, columns: list[str] | None) -> pd.DataFrame:
-    """The file's columns (only ``columns`` when given and present), read one at a time into
-    one contiguous Arrow buffer each, used by numpy as it is: no conversion copy, and a lower
-    peak than reading the whole table and converting it. A stored pandas index is not read;
-    rows are numbered from 0 as in the file."""
+def _read_parquet(source, columns: list[str] | None) -> pd.DataFrame:
+    """The columns of a Parquet file, a path or a binary file object (only ``columns`` when
+    given and present), read one at a time into one contiguous Arrow buffer each, used by numpy
+    as it is: no conversion copy, and a lower peak than reading the whole table and converting
+    it. A stored pandas index is not read; rows are numbered from 0 as in the file."""
     import pyarrow.parquet as pq
 
-    file = pq.ParquetFile(path)
+    file = pq.ParquetFile(source)
     schema = file.schema_arrow
     stored_index = {c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)}
     names = [name for name in schema.names if name not in stored_index]

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from metrics_core import Dataset, evaluate
-from metrics_core.read import read_table
+from metrics_core.read import read_bytes, read_table
 
 
 def test_csv_parquet_and_frames_agree(tmp_path, seed003):
@@ -66,3 +66,5 @@ def test_parquet_columns_keep_their_types_and_a_stored_index_is_not_a_column(tmp
     assert read["grade"].isna().tolist() == [False, True, False] and read["grade"].iloc[2] == 3
     only, _ = read_table(tmp_path / "t.parquet", "t", ["item_id", "absent", "user_id"])
     assert list(only.columns) == ["item_id", "user_id"]
+    uploaded, _ = read_bytes((tmp_path / "t.parquet").read_bytes(), "t.parquet", "t")  # the app's reader
+    pd.testing.assert_frame_equal(uploaded, read)
