@@ -4,7 +4,8 @@ Data: directories written by ``../shared/tools/make_synthetic.py --n-users N --t
 (recs.parquet, ground_truth.parquet). Every measurement runs in a fresh process so that
 peak memory is its own. Each timed step is repeated ``--repeat`` times (fresh processes for
 the read and the CLI, the in-memory steps in one process) and the table shows the median, with
-the range. Peers are timed in rounds, each a fresh process for rankscope and one for the peer,
+the range. The read and the CLI run in rounds, one right after the other, and their ratio is
+the median of the rounds' ratios. Peers are timed in rounds, each a fresh process for rankscope and one for the peer,
 one after the other, both timing their second call (the first warms caches and JIT): the
 ratio is the median of the rounds' ratios, so both sides of a ratio see the same state of the
 machine (timings on a VM drift). Usage::
@@ -107,12 +108,15 @@ def spread(values: list[float], unit: str = " s", digits: int = 2) -> str:
 def measure(data: Path, repeat: int, peers_python: str | None, rectools_python: str | None) -> dict:
     meta = json.loads((data / "meta.json").read_text())
     row: dict = {"data": data.name, "users": meta.get("n_users") or meta.get("params", {}).get("n_users")}
-    reads = [timed([sys.executable, "-c", READ.format(d=data)]) for _ in range(repeat)]
-    row["read_s"], row["read_mem"] = [r[0] for r in reads], max(r[1] for r in reads)
     cli = [sys.executable, "-m", "metrics_core", "evaluate", "--recommendations", str(data / "recs.parquet"),
            "--ground-truth", str(data / "ground_truth.parquet"), "--k", "10"]
-    runs = [timed(cli) for _ in range(repeat)]
+    reads, runs = [], []
+    for _ in range(repeat):  # rounds: the read, then the CLI right after it
+        reads.append(timed([sys.executable, "-c", READ.format(d=data)]))
+        runs.append(timed(cli))
+    row["read_s"], row["read_mem"] = [r[0] for r in reads], max(r[1] for r in reads)
     row["cli_s"], row["cli_mem"] = [r[0] for r in runs], max(r[1] for r in runs)
+    row["cli_ratios"] = [c[0] / r[0] for r, c in zip(reads, runs, strict=True)]
     row["ndcg@10"] = json.loads(runs[0][2])["models"]["recs"]["metrics"]["ndcg"]
     _, _, out = timed([sys.executable, "-c", IN_MEMORY.format(d=data, repeat=repeat)])
     row.update(json.loads(out))
@@ -158,7 +162,8 @@ def table(rows: list[dict]) -> str:
 
         lines.append(
             f"| {r['data']} | {r['users']:,} x 100 | {spread(r['read_s'], digits=1)}, {r['read_mem'] / gib:.1f} GiB "
-            f"| {spread(r['cli_s'], digits=1)}: {median(r['cli_s']) / median(r['read_s']):.2f}× the read, "
+            f"| {spread(r['cli_s'], digits=1)}: **{median(r['cli_ratios']):.2f}×** the read "
+            f"({min(r['cli_ratios']):.2f}–{max(r['cli_ratios']):.2f}×), "
             f"{r['cli_mem'] / gib:.1f} GiB "
             f"| {spread(r['build'])}, +{r['build_mem'] / gib:.1f} GiB "
             f"| {spread(r['metrics'])}, +{r['metrics_mem'] / gib:.2f} GiB | {spread(r['ours'])} "
