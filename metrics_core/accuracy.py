@@ -266,6 +266,12 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
 
 
 def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg):
+    """Per-user values at K and sums over users at every reported k for one chunk of users.
+
+    Metrics whose total over users follows from the hit counts or the first hit's rank
+    (:func:`_totals_from_hits`) never get a users x k array; the others are computed per user
+    at every reported k and summed.
+    """
     width = cut.width
     whole_lists = candidates is not None or not settings.rr_cutoff  # these look past the cut-off
     hit = _fit(lists.hit[part] if whole_lists else lists.hit[part, :width], width)
@@ -275,33 +281,77 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg):
     H_all = running_sum(hit)  # at every position: AP and LAUC weigh each position by it
     H = cut.at(H_all)
     k = cut.k
+    column = settings.k - 1 if cut.every else 0
+    at = slice(column, column + 1)  # the K column, kept two-dimensional
+    first = first_relevant_rank(full_hit)
     needs_F = settings.precision_denominator == "list" or candidates is not None
     F = cut.prefix(filled) if needs_F else None
-    P = precision(H, k, F, settings.precision_denominator)
-    Rc = recall(H, R)
     gains = hit if lists.grade is None else _gain(_fit(lists.grade[part, :width], width).astype(np.float64),
                                                   settings.gain)
-    values = {
-        "precision": P,
-        "recall": Rc,
-        "fbeta": fbeta(P, Rc, settings.beta) if needs_F else fbeta_from_hits(H, R, k, settings.beta),
+    every_k = {
+        "fbeta": (fbeta(precision(H, k, F, settings.precision_denominator), recall(H, R), settings.beta)
+                  if needs_F else fbeta_from_hits(H, R, k, settings.beta)),
         "ap": average_precision(hit, H_all, R, cut, settings.ap_denominator),
-        "ar": average_recall(H, R),
         "ndcg": ndcg(gains, ideal_dcg, cut),
-        "hit": hit_rate(H),
-        "rr": reciprocal_rank(first_relevant_rank(full_hit), k, settings.rr_cutoff),
     }
     if candidates is not None:
         full_filled = lists.items[part] >= 0
         n_negative = negatives(candidates, R, full_filled.sum(axis=1), full_hit.sum(axis=1))
-        values["lauc"] = lauc(hit, filled, H_all, F, R, n_negative, cut)
-        values["mcc"] = mcc(H, F, R, n_negative)
-    column = settings.k - 1 if cut.every else 0
-    at_k = {name: value[:, column].astype(np.float64) for name, value in values.items()}  # copies free the chunk
-    sums = {name: column_sums(value) for name, value in values.items()}
+        every_k["lauc"] = lauc(hit, filled, H_all, F, R, n_negative, cut)
+        every_k["mcc"] = mcc(H, F, R, n_negative)
+    H_K, K = H[:, at], k[at]
+    F_K = F[:, at] if F is not None else None
+    at_K = {
+        "precision": precision(H_K, K, F_K, settings.precision_denominator),
+        "recall": recall(H_K, R),
+        "ar": average_recall(H_K, R),
+        "hit": hit_rate(H_K),
+        "rr": reciprocal_rank(first, K, settings.rr_cutoff),
+        **{name: value[:, at] for name, value in every_k.items()},
+    }
+    sums = {name: column_sums(value) for name, value in every_k.items()}
+    sums.update(_totals_from_hits(H, F, R, first, cut, settings))
+    at_k = {name: at_K[name][:, 0].astype(np.float64) for name in PER_USER if name in at_K}  # copies free the chunk
     listed = F[:, column].copy() if F is not None else np.einsum("ij->i", filled[:, :settings.k], dtype=np.float64,
                                                                   casting="unsafe")
     return at_k, sums, H[:, column].copy(), listed
+
+
+def _totals_from_hits(H: np.ndarray, F: np.ndarray | None, R: np.ndarray, first: np.ndarray, cut: Cutoffs,
+                      settings: Settings) -> dict[str, np.ndarray]:
+    """Sums over users, at each reported k, of the metrics that follow from H[k] linearly or
+    from the rank of the first hit, without a users x k array for each:
+
+    Σ Precision@k = Σ H[k] / k;  Σ Recall@k = Σ H[k] / R;  Σ HitRate@k = #{first <= k};
+    Σ RR@k = Σ_{first <= k} 1 / first;  Σ AR@k = (Σ Recall@k + Σ_{first <= k} 1 / R) / 2
+    (AR@k = (H[k] + 1) / 2R = H[k] / 2R + 1 / 2R once there is a hit). Precision over the
+    list length (Evidently) is not linear in H and is summed user by user.
+    """
+    inverse_R = _inverse(R)
+    recall_sum = np.einsum("ij,i->j", H, inverse_R)
+    if settings.precision_denominator == "k":
+        precision_sum = column_sums(H) / cut.k
+    else:
+        precision_sum = column_sums(precision(H, cut.k, F, settings.precision_denominator))
+    rr = np.divide(1.0, first, out=np.zeros(len(first)), where=np.isfinite(first))
+    return {
+        "precision": precision_sum,
+        "recall": recall_sum,
+        "ar": (recall_sum + _by_first_hit(first, inverse_R, cut)) / 2,
+        "hit": _by_first_hit(first, np.ones(len(first)), cut),
+        "rr": _by_first_hit(first, rr, cut) if settings.rr_cutoff else np.full(len(cut.k), rr.sum()),
+    }
+
+
+def _by_first_hit(first: np.ndarray, weights: np.ndarray, cut: Cutoffs) -> np.ndarray:
+    """Σ of ``weights`` over the users whose first hit is at rank <= k, for each reported k.
+
+    >>> _by_first_hit(np.array([1.0, 3.0, np.inf]), np.array([1.0, 2.0, 4.0]), Cutoffs(3))
+    array([1., 1., 3.])
+    """
+    rank = np.where(first <= cut.width, first, 0).astype(np.intp)  # 0: no hit within the width
+    per_rank = np.bincount(rank, weights=weights, minlength=cut.width + 1)[1:]
+    return cut.at(np.cumsum(per_rank)[None, :])[0]
 
 
 def _fit(block: np.ndarray, width: int) -> np.ndarray:

@@ -36,7 +36,8 @@ def messy_data(seed: int, n_users: int = 40, n_items: int = 30, use_rank: bool =
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("use_rank", [True, False])
-def test_fast_equals_slow_on_random_data(seed, use_rank):
+@pytest.mark.parametrize("candidates", [40, None])  # None: no LAUC/MCC, lists cut at the width
+def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
     rows, truth_rows = messy_data(seed, use_rank=use_rank)
     recs = pd.DataFrame(rows, columns=["user_id", "item_id", "rank", "score"])
     recs = recs.drop(columns=["score"] if use_rank else ["rank"])
@@ -53,11 +54,11 @@ def test_fast_equals_slow_on_random_data(seed, use_rank):
             "precision_denominator": str(rng.choice(["k", "list"])),
             "rr_cutoff": bool(rng.integers(0, 2)),
         }
-        result = dataset.evaluate(settings=Settings(k=k, candidates=40, **options))
+        result = dataset.evaluate(settings=Settings(k=k, candidates=candidates, **options))
         result.per_user = result.per_user[result.per_user["evaluated"]]
         users = [u for u in grades if grades[u]]
         assert sorted(result.per_user.index) == sorted(users)
-        expected = {u: user_metrics(lists.get(u, []), grades[u], k, candidates=40, **options) for u in users}
+        expected = {u: user_metrics(lists.get(u, []), grades[u], k, candidates=candidates, **options) for u in users}
         for metric in expected[users[0]]:
             want = np.array([expected[u][metric] for u in result.per_user.index])
             np.testing.assert_allclose(result.per_user[metric].to_numpy(), want, atol=1e-12,
@@ -65,9 +66,11 @@ def test_fast_equals_slow_on_random_data(seed, use_rank):
         # the curve at every k equals the mean of the per-user definitions at that k
         names = {"precision": "precision", "recall": "recall", "fbeta": "fbeta", "map": "ap", "mar": "ar",
                  "ndcg": "ndcg", "hit_rate": "hit", "mrr": "rr", "lauc": "lauc", "mcc": "mcc"}
-        for kk in (1, k // 2 + 1, k):
-            slow = [user_metrics(lists.get(u, []), grades[u], kk, candidates=40, **options) for u in users]
+        for kk in (1, k // 2 + 1, k, len(result.curves)):
+            slow = [user_metrics(lists.get(u, []), grades[u], kk, candidates=candidates, **options) for u in users]
             for curve, metric in names.items():
+                if metric not in slow[0]:
+                    continue
                 want = np.mean([values[metric] for values in slow])
                 assert result.curves.loc[kk, curve] == pytest.approx(want, abs=1e-12), (curve, kk)
 
