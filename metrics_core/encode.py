@@ -14,17 +14,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from metrics_core import validate
 from metrics_core.columns import Columns
 from metrics_core.errors import Note, input_error
 from metrics_core.ids import IdIndex
 from metrics_core.parallel import THREADS, chunks, map_chunks
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 Order = Literal["rank", "score"]
 TieBreak = Literal["input", "item_desc"]
@@ -488,6 +490,8 @@ def encode_training(frame: pd.DataFrame, source: str, columns: Columns, users: I
                     items: IdIndex, catalog_size: int | None) -> Training:
     """Training rows as codes and the users x items count matrix. The catalog size defaults
     to the number of distinct training items."""
+    import scipy.sparse as sp  # on use: start-up without training data does not pay for it
+
     context = [columns.user, columns.item]
     user = users.codes(validate.ids(frame, columns.user, source, context)).astype(np.int64)
     item = items.codes(validate.ids(frame, columns.item, source, context)).astype(np.int64)

@@ -113,12 +113,23 @@ def _in_parallel(n: int, work) -> None:
 
 
 def _mark_present(present: np.ndarray, values: np.ndarray, low: int) -> None:
-    """``present[values - low] = True`` (threads may set the same flag: they all write True)."""
-    def work(start: int, stop: int) -> None:
-        for _, _, indices in _index_chunks(values[start:stop], low):
-            present[indices] = True
+    """``present[values - low] = True`` (threads may set the same flag: they all write True).
 
-    _in_parallel(len(values), work)
+    Values go in blocks; once every flag is set (a dense range of ids, the usual catalog) the
+    rest cannot change anything and is skipped. The check runs only when ``present`` is no
+    larger than a block, so it never costs more than the block it may save.
+    """
+    block = PARALLEL_MIN * THREADS * 2
+    for first in range(0, len(values), block):
+        part = values[first:first + block]
+
+        def work(start: int, stop: int, part: np.ndarray = part) -> None:
+            for _, _, indices in _index_chunks(part[start:stop], low):
+                present[indices] = True
+
+        _in_parallel(len(part), work)
+        if len(present) <= block and present.all():
+            return
 
 
 def _lookup(table: np.ndarray, values: np.ndarray, low: int) -> np.ndarray:

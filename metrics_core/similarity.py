@@ -11,7 +11,6 @@ items x items matrix:
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from metrics_core.features import ItemVectors
 
@@ -39,6 +38,8 @@ def intra_list_similarity(top: np.ndarray, vectors: ItemVectors) -> tuple[np.nda
 def mean_history_vectors(user: np.ndarray, item: np.ndarray, n_users: int, vectors: ItemVectors):
     """m_u = mean of the unit vectors of the user's (distinct) training items that have one,
     and the number of such items per user."""
+    import scipy.sparse as sp  # on use: only training data with item features needs it
+
     keep = vectors.has_vector[item]
     matrix = sp.csr_matrix((np.ones(int(keep.sum())), (user[keep], item[keep])),
                            shape=(n_users, len(vectors.has_vector)))

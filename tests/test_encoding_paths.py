@@ -113,3 +113,20 @@ def test_truth_grouped_by_user_encodes_like_shuffled_truth(graded):
     pairs = truth.drop_duplicates(["user_id", "item_id"])
     np.testing.assert_array_equal(grouped.relevant_count, pairs.groupby("user_id").size().to_numpy())
     assert any(n.code == "duplicate_truth" for n in grouped.notes)
+
+
+@pytest.mark.parametrize(("seen_early", "tail"), [(1002, [5, 1001]), (999, [999, 1001]), (999, [1001, 999])])
+def test_id_index_stops_marking_only_once_every_id_in_range_is_seen(seen_early, tail):
+    """Marking presence may stop once a block has set every flag of the id range (the first
+    case: the tail adds nothing). Ids first seen after that block (999 and 1001 in the others,
+    with 1000 never seen) are still found, and the hole is still a hole."""
+    from metrics_core.ids import IdIndex
+
+    block = 1 << 22  # more than one marking block (2**20 values x threads x 2 at most)
+    head = np.tile(np.arange(seen_early), block // seen_early + 1)
+    values = np.concatenate([head, tail]).astype(np.int32)
+    index = IdIndex.union([values])
+    expected = np.unique(values)
+    np.testing.assert_array_equal(index.ids, expected)
+    np.testing.assert_array_equal(index.codes(np.array([0, *tail], dtype=np.int32)),
+                                  np.searchsorted(expected, [0, *tail]))
