@@ -452,10 +452,11 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int):
         packed.sort(axis=1)
         item_sorted = packed >> bits
         again = item_sorted[:, 1:] == item_sorted[:, :-1]
+        duplicate_cells = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=key_type))
         if again.any():
             again &= item_sorted[:, 1:] >= 0  # empty cells are not duplicates of each other
-        rows, cols = np.nonzero(again)
-        duplicate_cells = (start + rows, packed[rows, cols + 1] & mask)
+            rows, cols = np.nonzero(again)  # (costly on 2-d arrays: only when something repeats)
+            duplicate_cells = (start + rows, packed[rows, cols + 1] & mask)
         packed += (np.arange(stop - start, dtype=key_type) * key_type(stride))[:, None]
         keys = packed.ravel()
         lo, hi = truth_starts[start], truth_starts[stop]

@@ -121,6 +121,8 @@ def _mark_present(present: np.ndarray, values: np.ndarray, low: int) -> None:
     """
     block = PARALLEL_MIN * THREADS * 2
     for first in range(0, len(values), block):
+        if len(present) <= block and present.all():  # (also when an earlier array set them all)
+            return
         part = values[first:first + block]
 
         def work(start: int, stop: int, part: np.ndarray = part) -> None:
@@ -128,8 +130,6 @@ def _mark_present(present: np.ndarray, values: np.ndarray, low: int) -> None:
                 present[indices] = True
 
         _in_parallel(len(part), work)
-        if len(present) <= block and present.all():
-            return
 
 
 def _lookup(table: np.ndarray, values: np.ndarray, low: int) -> np.ndarray:
