@@ -6,8 +6,9 @@ plus per-user relevant counts and ideal gains from the ground truth. Changing K,
 AP denominator or the gain only re-reads these arrays; nothing is re-joined.
 
 The join of (user, item) pairs to the ground truth sorts each list by item once (a row sort
-of packed ``item * P + position`` keys), which gives both the duplicate check and globally
-sorted int64 keys that the ground-truth pairs are located in with ``searchsorted``.
+of packed ``item << b | position`` keys, ``2**b >= P``), which gives both the duplicate check
+and globally sorted keys (32-bit when a chunk's keys fit, else 64-bit) that the ground-truth
+pairs are located in with ``searchsorted``.
 """
 
 from __future__ import annotations
