@@ -15,6 +15,7 @@ import numpy as np
 from metrics_core.encode import Lists, Truth
 from metrics_core.parallel import THREADS, chunks, map_chunks
 from metrics_core.settings import Settings
+from metrics_core.sums import column_sums, row_sums
 
 COLUMN_LOOP_WIDTH = 256
 PER_USER = ("precision", "recall", "fbeta", "ap", "ar", "ndcg", "hit", "rr", "lauc", "mcc")
@@ -71,17 +72,11 @@ class Cutoffs:
         """
         if self.every:
             return running_sum(values)
-        return np.einsum("ij->i", values, dtype=np.float64, casting="unsafe")[:, None]
+        return row_sums(values)[:, None]
 
     def at(self, values: np.ndarray) -> np.ndarray:
         """values[:, k - 1] for each reported k."""
         return values if self.every else values[:, -1:]
-
-
-def column_sums(values: np.ndarray) -> np.ndarray:
-    """Sum over users (rows) of each column, as float64 (``einsum`` is several times faster
-    than ``sum(axis=0)`` on narrow arrays, which loops per row)."""
-    return np.einsum("ij->j", values, dtype=np.float64, casting="unsafe")
 
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
@@ -312,8 +307,7 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg):
     sums = {name: column_sums(value) for name, value in every_k.items()}
     sums.update(_totals_from_hits(H, F, R, first, cut, settings))
     at_k = {name: at_K[name][:, 0].astype(np.float64) for name in PER_USER if name in at_K}  # copies free the chunk
-    listed = F[:, column].copy() if F is not None else np.einsum("ij->i", filled[:, :settings.k], dtype=np.float64,
-                                                                  casting="unsafe")
+    listed = F[:, column].copy() if F is not None else row_sums(filled[:, :settings.k])
     return at_k, sums, H[:, column].copy(), listed
 
 

@@ -32,6 +32,7 @@ from metrics_core.ids import IdIndex
 from metrics_core.read import read_table, split_long_table
 from metrics_core.result import Evaluation
 from metrics_core.settings import Settings
+from metrics_core.sums import row_sums
 
 
 def model_name(source, fallback: str) -> str:
@@ -269,8 +270,7 @@ class Dataset:
             per_user = per_user.join(others, how="outer")
             per_user["evaluated"] = per_user["evaluated"].astype("boolean").fillna(False).astype(bool)
             codes = per_user.index.to_numpy()
-            per_user["listed"] = np.einsum("ij->i", lists.items[codes, :settings.k] >= 0, dtype=np.int64,
-                                           casting="unsafe")
+            per_user["listed"] = row_sums(lists.items[codes, :settings.k] >= 0, np.int64)
         per_user.index = pd.Index(self.users.ids[per_user.index.to_numpy()], name=self.columns.user)
         curves = pd.DataFrame({name: total / n for name, total in result.sums.items()})
         curves.index = pd.Index(result.k.astype(np.int64), name="k")

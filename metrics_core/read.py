@@ -70,10 +70,11 @@ def read_bytes(data: bytes, filename: str, role: str) -> tuple[pd.DataFrame, str
 
 
 def _checked(parse, label: str) -> pd.DataFrame:
-    """Run ``parse``; a parser failure or an empty table becomes an :class:`InputError`."""
+    """Run ``parse``; a parser failure (Arrow's "not implemented" for features it cannot read
+    included) or an empty table becomes an :class:`InputError`."""
     try:
         frame = parse()
-    except (ValueError, OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+    except (ValueError, OSError, NotImplementedError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise input_error(
             label,
             f"could not be read ({type(exc).__name__}: {str(exc).splitlines()[0]}).",

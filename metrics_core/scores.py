@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from metrics_core.sums import row_sums
+
 CHUNK_CELLS = 1 << 16
 
 
@@ -38,7 +40,7 @@ def _softmax_entropy(scores: np.ndarray) -> np.ndarray:
     weights = np.exp(shifted)
     if not complete:
         shifted[~present] = 0.0  # 0 · s for the empty cells
-    total = np.einsum("ij->i", weights)
+    total = row_sums(weights)
     weighted = np.einsum("ij,ij->i", weights, shifted)
     with np.errstate(divide="ignore", invalid="ignore"):
         entropy = np.log(total) - weighted / total

@@ -68,3 +68,23 @@ def test_parquet_columns_keep_their_types_and_a_stored_index_is_not_a_column(tmp
     assert list(only.columns) == ["item_id", "user_id"]
     uploaded, _ = read_bytes((tmp_path / "t.parquet").read_bytes(), "t.parquet", "t")  # the app's reader
     pd.testing.assert_frame_equal(uploaded, read)
+
+
+def test_parquet_the_reader_cannot_decode_is_an_input_error(tmp_path, monkeypatch):
+    """Arrow raises NotImplementedError (not ValueError) for features it cannot read; that is
+    bad input to the user, so it must become a message, not an internal error."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from metrics_core.errors import InputError
+
+    path = tmp_path / "recs.parquet"
+    pd.DataFrame({"user_id": [1], "item_id": [2], "rank": [1]}).to_parquet(path)
+
+    def unsupported(*args, **kwargs):
+        raise pa.ArrowNotImplementedError("Nested data conversions not implemented for chunked array outputs")
+
+    monkeypatch.setattr(pq.ParquetFile, "read", unsupported)
+    with pytest.raises(InputError) as error:
+        read_table(path, "recommendations")
+    assert "recs.parquet" in str(error.value) and "could not be read" in str(error.value)
