@@ -20,6 +20,7 @@ import pandas as pd
 from dashboard import charts
 from metrics_core import __version__
 from metrics_core.compare import Comparison
+from metrics_core.jsonable import plain
 from metrics_core.result import Evaluation
 
 
@@ -41,7 +42,7 @@ def numbers(results: dict[str, Evaluation], comparison: Comparison | None = None
                       for name, r in results.items()}}
     if comparison is not None:
         out["comparison"] = comparison.to_dict()
-    return json.loads(json.dumps(out, default=_plain))
+    return plain(out)
 
 
 def numbers_csv(results: dict[str, Evaluation], comparison: Comparison | None = None) -> str:
@@ -53,12 +54,6 @@ def numbers_csv(results: dict[str, Evaluation], comparison: Comparison | None = 
         extra = comparison.rows.drop(columns=["value"]).rename(columns={"users": "paired_users"})
         frame = frame.merge(extra, on=["model", "metric"], how="left")
     return frame.to_csv(index=False)
-
-
-def _plain(value):
-    if hasattr(value, "item"):
-        return value.item()
-    return str(value)
 
 
 def report_html(results: dict[str, Evaluation], comparison: Comparison | None = None, title: str = "rankscope report",
@@ -103,7 +98,7 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
     calls = []
     for index, (name, figure) in enumerate(figures):
         sections.append(f"<h3>{html.escape(name)}</h3><div class='chart' id='chart{index}'></div>")
-        spec = json.dumps(figure.properties(width=640).to_dict()).replace("</", "<\\/")
+        spec = script_json(figure.properties(width=640).to_dict())
         calls.append(f"vegaEmbed('#chart{index}', {spec}, {{actions: false, renderer: 'svg'}});")
     version = alt.SCHEMA_VERSION.lstrip("v").rsplit(".", 1)[0]
     bundle = vlc.javascript_bundle(vl_version=version if version in vlc.get_vegalite_versions() else None)
@@ -114,6 +109,18 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
         + "\n".join(sections)
         + f"<script>{bundle}</script><script>{''.join(calls)}</script></body></html>"
     )
+
+
+def script_json(value) -> str:
+    """JSON to embed inside a ``<script>`` element: ``<``, ``>`` and ``&`` as JSON escapes, so that
+    no text from the data (a model named ``<!--<script>`` or ``</script>``) can end the element or
+    switch the HTML parser into another state; the parsed value is unchanged.
+
+    >>> script_json({"model": "</script>&"})
+    '{"model": "\\\\u003c/script\\\\u003e\\\\u0026"}'
+    """
+    text = json.dumps(value)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def _table(frame: pd.DataFrame, number_format: str | None = None) -> str:

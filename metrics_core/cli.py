@@ -7,7 +7,7 @@ Exit codes: 0 success, 2 bad input or bad arguments (message on stderr, no trace
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import os
 import sys
 import traceback
@@ -17,6 +17,7 @@ from metrics_core.columns import Columns
 from metrics_core.compare import CORRECTIONS, TESTS
 from metrics_core.dataset import Dataset, model_name
 from metrics_core.errors import InputError, input_error
+from metrics_core.jsonable import dumps
 from metrics_core.result import Evaluation
 from metrics_core.settings import AP_DENOMINATORS, GAINS, PRESETS, settings_for
 
@@ -54,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=int, default=10, help="cut-off K (default 10)")
-    parser.add_argument("--beta", type=float, default=None, help="F-beta weight of recall (default 1.0)")
+    parser.add_argument("--beta", type=_positive_finite, default=None, help="F-beta weight of recall (default 1.0)")
     parser.add_argument("--ap-denominator", choices=AP_DENOMINATORS, default=None,
                         help="D of AP@K: min(K,R) (default), R, or hits in the top K")
     parser.add_argument("--gain", choices=GAINS, default=None, help="NDCG gain of a grade (default linear)")
@@ -69,10 +70,36 @@ def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--test", choices=TESTS, default="wilcoxon", help="paired test (default wilcoxon)")
     parser.add_argument("--correction", choices=CORRECTIONS, default="holm",
                         help="multiple-comparison correction (default holm)")
-    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--bootstrap", type=_at_least(0), default=1000, metavar="N",
+                        help="bootstrap resamples (default 1000; 0: no intervals)")
+    parser.add_argument("--seed", type=_at_least(0), default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--fail-if", action="append", default=[], metavar="GATE",
                         help='exit 1 when the condition holds, e.g. "ndcg < 0.30" or "B.ndcg < baseline.ndcg"')
+
+
+def _at_least(low: int):
+    """An argparse type: an integer >= ``low`` (argparse exits 2 with the message otherwise)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"{value} is below {low}; give a whole number >= {low}")
+        return value
+    return parse
+
+
+def _positive_finite(text: str) -> float:
+    """An argparse type: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text} is not a finite number > 0; e.g. 1.0 (0.5 favours precision, "
+                                         "2 recall)")
+    return value
 
 
 def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
@@ -116,7 +143,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     dataset = load_dataset(args, settings.order, settings.tie_break)
     results = dataset.evaluate_all(settings, curves=False)
     if args.format == "json":
-        print(json.dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))
+        print(dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))
     else:
         print(format_table(results))
     return 0
@@ -132,6 +159,8 @@ def run_compare(args: argparse.Namespace) -> int:
     from metrics_core.compare import compare
     from metrics_core.gates import check_gates
 
+    if args.command == "report":
+        writable_outputs(args.output, args.json, args.csv)
     settings = _settings(args, users_without_list="zero")  # a missing list scores 0, never dropped
     dataset = load_dataset(args, settings.order, settings.tie_break)
     results = dataset.evaluate_all(settings, curves=args.command == "report")
@@ -148,20 +177,37 @@ def run_compare(args: argparse.Namespace) -> int:
         prints = file_fingerprints(files)
         write_report(args.output, results, comparison, prints)
         if args.json:
-            Path(args.json).write_text(json.dumps(numbers(results, comparison, fingerprints=prints), indent=2))
+            Path(args.json).write_text(dumps(numbers(results, comparison, fingerprints=prints), indent=2))
         if args.csv:
             Path(args.csv).write_text(numbers_csv(results, comparison))
         print(f"wrote {args.output}")
     elif args.format == "json":
         out = comparison.to_dict()
         out["gates"] = [g.__dict__ for g in gates]
-        print(json.dumps(out, indent=2))
+        print(dumps(out, indent=2))
     else:
         print(format_comparison(comparison))
     for gate in gates:
         if gate.failed:
             print(gate.message(), file=sys.stderr)
     return 1 if any(g.failed for g in gates) else 0
+
+
+def writable_outputs(*paths: str | None) -> None:
+    """Every output file can be written: its folder exists and is writable (checked before any
+    work, so a typo in a path never costs a whole run or leaves a partial set of files)."""
+    for path in paths:
+        if path is None:
+            continue
+        folder = Path(path).resolve().parent
+        if not folder.is_dir():
+            raise input_error(f"output {path}", f"the folder {folder} does not exist.",
+                              "create the folder first or write the file somewhere else.")
+        if Path(path).is_dir():
+            raise input_error(f"output {path}", "is a folder, not a file.", "give a file name, e.g. report.html.")
+        if not os.access(folder, os.W_OK):
+            raise input_error(f"output {path}", f"the folder {folder} is not writable.",
+                              "choose a folder you can write to.")
 
 
 def format_comparison(comparison) -> str:

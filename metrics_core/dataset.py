@@ -29,7 +29,8 @@ from metrics_core.encode import (
 from metrics_core.errors import Note, input_error
 from metrics_core.features import ItemVectors, default_feature_columns, item_vectors
 from metrics_core.ids import IdIndex
-from metrics_core.read import read_table, split_long_table
+from metrics_core.matching import id_kind, mismatch_note
+from metrics_core.read import read_notes, read_table, split_long_table
 from metrics_core.result import Evaluation
 from metrics_core.settings import Settings
 from metrics_core.sums import row_sums
@@ -95,16 +96,20 @@ class Dataset:
             raise input_error("recommendations", "no recommendation table was given.", "pass at least one.")
         wanted = [columns.user, columns.item, columns.rank, columns.score]
         raw_lists = []
+        notes: list[Note] = []
         for name, source in recommendations.items():
             frame, label = read_table(source, f"recommendations '{name}'", wanted)
+            notes += read_notes(frame)
             raw_lists.append(read_lists(str(name), frame, label, columns))
         frame, label = read_table(ground_truth, "ground truth")
+        notes += read_notes(frame)
         raw_truth = read_truth(frame, label, columns)
         train_frame = item_frame = user_frame = None
         id_arrays_user = [raw_truth.user] + [r.user for r in raw_lists]
         id_arrays_item = [raw_truth.item] + [r.item for r in raw_lists]
         if train is not None:
             train_frame, train_label = read_table(train, "training interactions")
+            notes += read_notes(train_frame)
             validate.require_rows(train_frame, train_label)
             validate.require_columns(train_frame, [columns.user, columns.item], train_label)
             context = [columns.user, columns.item]
@@ -112,12 +117,16 @@ class Dataset:
             id_arrays_item.append(validate.ids(train_frame, columns.item, train_label, context))
         if items is not None:
             item_frame, item_label = read_table(items, "item features")
+            notes += read_notes(item_frame)
             validate.require_columns(item_frame, [columns.item], item_label)
             id_arrays_item.append(validate.ids(item_frame, columns.item, item_label, [columns.item]))
         if users is not None:
             user_frame, user_label = read_table(users, "user features")
+            notes += read_notes(user_frame)
             validate.require_columns(user_frame, [columns.user], user_label)
             id_arrays_user.append(validate.ids(user_frame, columns.user, user_label, [columns.user]))
+        kinds = [{"truth user": id_kind(raw_truth.user), "truth item": id_kind(raw_truth.item),
+                  "recommended user": id_kind(raw.user), "recommended item": id_kind(raw.item)} for raw in raw_lists]
         user_ids = validate.unify_ids(id_arrays_user)
         item_ids = validate.unify_ids(id_arrays_item)
         raw_truth.user, raw_truth.item = user_ids[0], item_ids[0]
@@ -128,8 +137,13 @@ class Dataset:
         listed_users = [raw.user if raw.heads is None else raw.heads for raw in raw_lists]
         user_index = IdIndex.union([user_ids[0], *listed_users, *user_ids[1 + len(raw_lists):]])
         item_index = IdIndex.union(item_ids)
-        truth = encode_truth(raw_truth, user_index, item_index, columns.threshold if columns.relevance else 1.0)
+        threshold = columns.threshold if raw_truth.grade is not None else 1.0
+        truth = encode_truth(raw_truth, user_index, item_index, threshold)
         lists = {raw.name: encode_lists(raw, user_index, item_index, truth, order, tie_break) for raw in raw_lists}
+        for encoded, kind in zip(lists.values(), kinds, strict=True):
+            note = mismatch_note(encoded.name, encoded, truth, user_index, item_index, kind)
+            if note is not None:
+                encoded.notes.append(note)
         item_codes = item_index.codes(item_ids[-1]) if item_frame is not None else None
         user_codes = user_index.codes(user_ids[-1]) if user_frame is not None else None
         training = None
@@ -137,7 +151,7 @@ class Dataset:
             catalog = int(np.count_nonzero(np.bincount(item_codes, minlength=len(item_index)))) \
                 if item_codes is not None else None
             training = encode_training(train_frame, train_label, columns, user_index, item_index, catalog)
-        notes = list(truth.notes)
+        notes += truth.notes
         vectors = None
         if item_frame is not None:
             vectors = _vectors(item_frame, item_label, columns.item, item_index, feature_columns, embedding_column,
@@ -219,7 +233,7 @@ class Dataset:
                 "ground truth",
                 "no user has a relevant item that can be evaluated" + (
                     f" (every grade is below the threshold {self.columns.threshold:g})"
-                    if self.columns.relevance else "") + ".",
+                    if any(note.code == "below_threshold" for note in self.truth.notes) else "") + ".",
                 "check that the ground truth's user ids match the recommendations' and that the "
                 "relevance threshold is not above every grade.",
             )

@@ -25,6 +25,7 @@ from metrics_core.columns import Columns
 from metrics_core.errors import Note, input_error
 from metrics_core.ids import IdIndex
 from metrics_core.parallel import THREADS, chunks, map_chunks
+from metrics_core.read import is_qrels
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
@@ -159,14 +160,27 @@ def read_lists(name: str, frame: pd.DataFrame, source: str, columns: Columns) ->
 
 
 def read_truth(frame: pd.DataFrame, source: str, columns: Columns) -> RawTruth:
-    """Validate a ground-truth table: ids present, grades finite and non-negative."""
+    """Validate a ground-truth table: ids present, grades finite and non-negative.
+
+    A TREC qrels file always has grades (its fourth field, used unless another relevance
+    column is named): as in trec_eval, a grade below the threshold (default 1) marks a judged
+    non-relevant document, and negative grades are allowed there.
+    """
     validate.require_rows(frame, source)
     validate.require_columns(frame, [columns.user, columns.item], source, " with --user-column/--item-column")
-    context = [columns.user, columns.item, columns.relevance or columns.user]
+    qrels = is_qrels(frame)
+    relevance = columns.relevance or ("relevance" if qrels else None)
+    context = [columns.user, columns.item, relevance or columns.user]
     grade = None
-    if columns.relevance is not None:
-        validate.require_columns(frame, [columns.relevance], source, " with --relevance-column")
-        grade = validate.grades(frame, columns.relevance, source, context)
+    if relevance is not None:
+        validate.require_columns(frame, [relevance], source, " with --relevance-column")
+        grade = validate.grades(frame, relevance, source, context, allow_negative=qrels)
+        negative = (grade < 0) & (grade >= columns.threshold)
+        if negative.any():
+            raise input_error(source, f"{int(negative.sum())} rows have a negative grade at or above the "
+                              f"threshold {columns.threshold:g}, which would make them relevant with a negative "
+                              "gain.", "choose a relevance threshold above 0.", relevance,
+                              frame.loc[negative, [c for c in dict.fromkeys(context) if c in frame.columns]])
     user = validate.ids(frame, columns.user, source, context)
     item = validate.ids(frame, columns.item, source, context)
     return RawTruth(source, frame, user, item, grade)

@@ -2,11 +2,13 @@
 
 A gate is ``LEFT OP RIGHT`` with OP one of < <= > >= == != and each side a number or
 ``[MODEL.]METRIC`` (``baseline`` names the baseline model). A side without a model applies
-to every model in turn. A gate *fails* when its condition holds.
+to every model in turn. A gate *fails* when its condition holds, and also when either side is
+not a number (NaN): a quality gate that cannot be checked must not let a build through.
 """
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from dataclasses import dataclass
@@ -25,10 +27,12 @@ class GateResult:
     left: float
     right: float
     failed: bool
+    reason: str = ""
 
     def message(self) -> str:
         state = "FAILED" if self.failed else "passed"
-        return f"gate {state} for {self.model}: {self.gate} ({self.left:.4f} vs {self.right:.4f})"
+        why = f"; {self.reason}" if self.reason else ""
+        return f"gate {state} for {self.model}: {self.gate} ({self.left:.4f} vs {self.right:.4f}){why}"
 
 
 def check_gates(gates: list[str], metrics: dict[str, dict[str, float]], baseline: str) -> list[GateResult]:
@@ -45,7 +49,12 @@ def check_gates(gates: list[str], metrics: dict[str, dict[str, float]], baseline
         for model in models:
             a, b = (_value(side, model, metrics, gate) for side in sides)
             shown = model or next((s[1] for s in sides if s[0] == "model"), "all")
-            results.append(GateResult(gate, shown, a, b, bool(OPERATORS[symbol](a, b))))
+            if math.isnan(a) or math.isnan(b):
+                side = " and ".join(text for text, value in ((left, a), (right, b)) if math.isnan(value))
+                results.append(GateResult(gate, shown, a, b, True, f"{side} is not a number (NaN), so the gate "
+                                          "cannot be checked and fails"))
+            else:
+                results.append(GateResult(gate, shown, a, b, bool(OPERATORS[symbol](a, b))))
     return results
 
 

@@ -7,21 +7,52 @@ from, for error messages. Validation and encoding happen in :mod:`metrics_core.v
 
 from __future__ import annotations
 
+import csv
+import io
 import os
+import re
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from metrics_core.errors import input_error
+from metrics_core.errors import InputError, Note, input_error
 
 TREC_RUN_COLUMNS = ["user_id", "iteration", "item_id", "rank", "score", "tag"]
 TREC_QRELS_COLUMNS = ["user_id", "iteration", "item_id", "relevance"]
 PARQUET_SUFFIXES = {".parquet", ".pq"}
 TREC_SUFFIXES = {".run", ".trec", ".qrels"}
+TREC_FIELDS = {False: "qid Q0 docno rank score tag", True: "qid iter docno rel"}
+DELIMITERS = (",", "\t", ";", "|")
+SNIFF_BYTES = 1 << 16
+DECIMAL_COMMA = re.compile(r"^\s*-?[0-9]+,[0-9]+\s*$")
+DECIMAL_POINT = re.compile(r"^\s*-?[0-9]*\.[0-9]+\s*$")
+QRELS = "rankscope.qrels"  # frame.attrs key: the table was read from a TREC qrels file
+NOTES = "rankscope.notes"  # frame.attrs key: how the file was read, when that is worth saying
+
+
+@dataclass(frozen=True)
+class TableFile:
+    """A file held in memory (an upload): its name, which chooses the format and names it in
+    messages, and its bytes, kept as they came."""
+
+    name: str
+    data: bytes
+
+
+def is_qrels(frame: pd.DataFrame) -> bool:
+    """Whether ``frame`` was read from a TREC qrels file (its grades are then always used)."""
+    return bool(frame.attrs.get(QRELS))
+
+
+def read_notes(frame: pd.DataFrame) -> list[Note]:
+    """What is worth knowing about how ``frame`` was read (a sniffed delimiter, decimal commas)."""
+    return list(frame.attrs.get(NOTES, []))
 
 
 def read_table(
-    source: str | os.PathLike[str] | pd.DataFrame,
+    source: str | os.PathLike[str] | pd.DataFrame | TableFile,
     role: str,
     columns: list[str] | None = None,
 ) -> tuple[pd.DataFrame, str]:
@@ -35,22 +66,23 @@ def read_table(
     ``user_id, item_id, relevance``.
     """
     if isinstance(source, pd.DataFrame):
-        return source, f"{role} (DataFrame)"
+        label = f"{role} (DataFrame)"
+        require_unique_columns([str(c) for c in source.columns], label)
+        return source, label
+    if isinstance(source, TableFile):
+        return read_bytes(source.data, source.name, role)
     path = Path(source)
     label = f"{role} ({path.name})"
     if not path.is_file():
         raise input_error(label, f"no file at {path}.", "check the path and that the file exists.")
     if path.stat().st_size == 0:
         raise input_error(label, "the file is empty.", "export the table again with a header row.")
-    return _checked(lambda: _read_path(path, columns), label), label
+    return _checked(lambda: _read_path(path, columns, label), label), label
 
 
 def read_bytes(data: bytes, filename: str, role: str) -> tuple[pd.DataFrame, str]:
-    """Like :func:`read_table` for an uploaded file's bytes; the suffix of ``filename``
-    chooses the format."""
-    import io
-    import tempfile
-
+    """Like :func:`read_table` for a file's bytes (an upload); the suffix of ``filename``
+    chooses the format and ``filename`` names it in messages."""
     label = f"{role} ({filename})"
     if not data:
         raise input_error(label, "the file is empty.", "upload the table again with a header row.")
@@ -58,13 +90,10 @@ def read_bytes(data: bytes, filename: str, role: str) -> tuple[pd.DataFrame, str
 
     def parse() -> pd.DataFrame:
         if suffix in PARQUET_SUFFIXES:
-            return _read_parquet(io.BytesIO(data), None)
+            return _read_parquet(io.BytesIO(data), None, label)
         if suffix in TREC_SUFFIXES:
-            with tempfile.NamedTemporaryFile(suffix=suffix) as handle:
-                handle.write(data)
-                handle.flush()
-                return read_trec(handle.name, qrels=suffix == ".qrels")
-        return pd.read_csv(io.BytesIO(data), sep="\t" if suffix == ".tsv" else ",")
+            return read_trec(io.BytesIO(data), qrels=suffix == ".qrels", label=label)
+        return _read_csv(data, suffix, label)
 
     return _checked(parse, label), label
 
@@ -74,6 +103,8 @@ def _checked(parse, label: str) -> pd.DataFrame:
     included) or an empty table becomes an :class:`InputError`."""
     try:
         frame = parse()
+    except InputError:
+        raise
     except (ValueError, OSError, NotImplementedError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise input_error(
             label,
@@ -85,21 +116,97 @@ def _checked(parse, label: str) -> pd.DataFrame:
     return frame
 
 
-def _read_path(path: Path, columns: list[str] | None) -> pd.DataFrame:
+def _read_path(path: Path, columns: list[str] | None, label: str) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix in PARQUET_SUFFIXES:
-        return _read_parquet(path, columns)
+        return _read_parquet(path, columns, label)
     if suffix in TREC_SUFFIXES:
-        return read_trec(path, qrels=suffix == ".qrels")
-    if suffix == ".tsv":
-        return pd.read_csv(path, sep="\t")
-    frame = pd.read_csv(path, sep=None if suffix == ".txt" else ",", engine="python" if suffix == ".txt" else "c")
-    if len(frame.columns) == 1 and " " in str(frame.columns[0]):
-        return read_trec(path, qrels=len(str(frame.columns[0]).split()) == 4)
+        return read_trec(path, qrels=suffix == ".qrels", label=label)
+    with path.open("rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+    return _read_csv(path, suffix, label, head)
+
+
+def _read_csv(source, suffix: str, label: str, head: bytes | None = None) -> pd.DataFrame:
+    """A delimited text file (a path or its bytes), its delimiter and decimal mark sniffed from
+    the first lines (:func:`sniff_csv`); duplicate header names are an error. A file of
+    whitespace-separated fields without a header is read as a TREC run (6 fields) or qrels (4)."""
+    if head is None:
+        head = source[:SNIFF_BYTES]
+    text_format = sniff_csv(head, suffix)
+    require_unique_columns(text_format.header, label)
+    source = io.BytesIO(source) if isinstance(source, bytes) else source
+    frame = pd.read_csv(source, sep=text_format.sep, decimal=text_format.decimal)
+    if len(frame.columns) == 1 and " " in str(frame.columns[0]).strip():
+        if hasattr(source, "seek"):
+            source.seek(0)
+        return read_trec(source, qrels=len(str(frame.columns[0]).split()) == 4, label=label)
+    if text_format.note:
+        frame.attrs[NOTES] = [Note("read_format", f"{label}: {text_format.note}", 1)]
     return frame
 
 
-def _read_parquet(source, columns: list[str] | None) -> pd.DataFrame:
+@dataclass(frozen=True)
+class TextFormat:
+    """How a delimited text file is read: ``sep``, ``decimal``, its ``header`` fields, and a
+    ``note`` in words when it is not the plain comma-separated form."""
+
+    sep: str
+    decimal: str
+    header: list[str]
+    note: str = ""
+
+
+def sniff_csv(head: bytes, suffix: str = ".csv") -> TextFormat:
+    """The delimiter and decimal mark of a text table from its first bytes.
+
+    ``.tsv`` files are tab-separated. Otherwise the delimiter is the first of ``,`` tab ``;``
+    ``|`` that occurs in the header and the same number of times on each of the first lines;
+    failing that, the one the header holds most of (a comma when it holds none). With a
+    delimiter other than a comma, numbers written with a decimal comma (``0,5``) and none
+    with a decimal point are read with ``,`` as the decimal mark.
+
+    >>> found = sniff_csv(b"user;item;score\\n1;a;0,5\\n2;b;1,25\\n")
+    >>> found.sep, found.decimal, found.header
+    (';', ',', ['user', 'item', 'score'])
+    """
+    text = head.decode("utf-8", errors="replace")
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(head) == SNIFF_BYTES and len(lines) > 1:
+        lines = lines[:-1]  # the last line may be cut
+    lines = lines[:50] or [""]
+    header = lines[0]
+    if suffix == ".tsv":
+        sep = "\t"
+    else:
+        consistent = [d for d in DELIMITERS if header.count(d) and all(line.count(d) == header.count(d)
+                                                                         for line in lines[1:20])]
+        sep = consistent[0] if consistent else max(DELIMITERS, key=lambda d: (header.count(d), d == ","))
+        if not header.count(sep):
+            sep = ","
+    fields = [field for line in lines[1:] for field in next(csv.reader([line], delimiter=sep), [])]
+    decimal = "," if sep != "," and any(DECIMAL_COMMA.match(f) for f in fields) and not any(
+        DECIMAL_POINT.match(f) for f in fields) else "."
+    words = {"\t": "a tab", ",": "a comma"}.get(sep, repr(sep))
+    note = ""
+    if sep != "," and suffix != ".tsv":
+        note = f"read with {words} between columns"
+    if decimal == ",":
+        note = (note + " and a decimal comma (0,5 = 0.5)") if note else "read with a decimal comma (0,5 = 0.5)"
+    return TextFormat(sep, decimal, next(csv.reader([header], delimiter=sep), []), note)
+
+
+def require_unique_columns(names: list[str], label: str) -> None:
+    """Each column name occurs once (pandas would silently rename or drop a repeated one)."""
+    repeated = [name for name, count in Counter(names).items() if count > 1]
+    if repeated:
+        raise input_error(label, f"the column name{'s' if len(repeated) > 1 else ''} "
+                          f"{', '.join(repr(r) for r in repeated)} occur{'' if len(repeated) > 1 else 's'} more "
+                          "than once in the header, so it is unclear which column holds what.",
+                          "rename or drop the repeated columns so that every column has its own name.")
+
+
+def _read_parquet(source, columns: list[str] | None, label: str) -> pd.DataFrame:
     """The columns of a Parquet file, a path or a binary file object (only ``columns`` when
     given and present), decoded in parallel (Arrow's threads work column by column) into one
     contiguous Arrow buffer each, used by numpy as it is: no conversion copy, and a lower peak
@@ -109,6 +216,7 @@ def _read_parquet(source, columns: list[str] | None) -> pd.DataFrame:
 
     file = pq.ParquetFile(source)
     schema = file.schema_arrow
+    require_unique_columns(schema.names, label)
     stored_index = {c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)}
     names = [name for name in schema.names if name not in stored_index]
     if columns is not None:
@@ -128,18 +236,38 @@ def _column_values(column):
     return column.to_pandas()
 
 
-def read_trec(path: str | os.PathLike[str], qrels: bool) -> pd.DataFrame:
-    """Read a whitespace-separated TREC run (6 fields) or qrels (4 fields) file."""
+def read_trec(source, qrels: bool, label: str = "TREC file") -> pd.DataFrame:
+    """Read a whitespace-separated TREC run (``qid Q0 docno rank score tag``) or qrels
+    (``qid iter docno rel``) file, a path or a binary file object. Ids are read as text. A
+    line with another number of fields is an error that names it."""
     names = TREC_QRELS_COLUMNS if qrels else TREC_RUN_COLUMNS
-    frame = pd.read_csv(
-        path,
-        sep=r"\s+",
-        header=None,
-        names=names,
-        dtype={"user_id": str, "item_id": str},
-        engine="c",
-    )
-    return frame.drop(columns=["iteration", "tag"], errors="ignore")
+    if not hasattr(source, "read"):
+        source = io.BytesIO(Path(source).read_bytes())
+    try:
+        frame = pd.read_csv(source, sep=r"\s+", header=None, names=names, dtype={"user_id": str, "item_id": str},
+                            engine="c")
+        short = frame[names[-1]].isna().to_numpy()
+    except pd.errors.ParserError:
+        short = None
+    if short is None or short.any():
+        source.seek(0)
+        _raise_field_count(source.read(), qrels, label)
+    frame = frame.drop(columns=["iteration", "tag"], errors="ignore")
+    if qrels:
+        frame.attrs[QRELS] = True
+    return frame
+
+
+def _raise_field_count(data: bytes, qrels: bool, label: str) -> None:
+    """The error for a TREC file with a line of the wrong length, with real line numbers."""
+    expected = len(TREC_FIELDS[qrels].split())
+    wrong = [(number, len(line.split())) for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1)
+             if line.strip() and len(line.split()) != expected]
+    shown = "; ".join(f"found {count} on line {number}" for number, count in wrong[:5])
+    more = f" (and {len(wrong) - 5} more lines)" if len(wrong) > 5 else ""
+    raise input_error(label, f"expected {expected} fields ({TREC_FIELDS[qrels]}), {shown}{more}.",
+                      "give every line exactly these fields separated by spaces or tabs (ids without spaces); a "
+                      "table with a header row should be saved as .csv or .tsv instead.")
 
 
 def split_long_table(

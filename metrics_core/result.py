@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from metrics_core.errors import Note
+from metrics_core.jsonable import plain
 from metrics_core.settings import Settings
 
 ACCURACY_METRICS = ("precision", "recall", "fbeta", "fbeta_of_means", "map", "mar", "ndcg", "hit_rate", "mrr")
@@ -46,7 +46,7 @@ class Evaluation:
     def to_dict(self) -> dict:
         """The JSON shape of the command line: metrics, users, warnings, skipped."""
         out = {
-            "metrics": {name: _finite(value) for name, value in self.metrics.items()},
+            "metrics": plain(self.metrics),
             "users": dict(self.users),
             "warnings": [note.message for note in self.warnings],
         }
@@ -56,6 +56,3 @@ class Evaluation:
             out["left_out"] = dict(self.left_out)
         return out
 
-
-def _finite(value: float) -> float | None:
-    return None if value is None or (isinstance(value, float) and math.isnan(value)) else float(value)

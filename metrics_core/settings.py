@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -60,8 +61,9 @@ class Settings:
         _one_of("users_without_list", self.users_without_list, ("zero", "drop"))
         _one_of("order", self.order, ("rank", "score"))
         _one_of("tie_break", self.tie_break, ("input", "item_desc"))
-        if not self.beta > 0:
-            raise input_error("settings", f"beta = {self.beta!r} is not positive.", "choose beta > 0, e.g. 1.0.")
+        if not (isinstance(self.beta, (int, float)) and math.isfinite(self.beta) and self.beta > 0):
+            raise input_error("settings", f"beta = {self.beta!r} is not a finite number > 0.",
+                              "choose beta > 0, e.g. 1.0.")
         if self.candidates is not None and self.candidates < 1:
             raise input_error("settings", f"candidates = {self.candidates!r}.", "give a positive item count.")
 

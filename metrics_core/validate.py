@@ -32,13 +32,24 @@ def _offending(frame: pd.DataFrame, mask: np.ndarray, columns: list[str]) -> pd.
     return frame.loc[mask, shown]
 
 
-def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np.ndarray:
-    """The id column as integers (any width) or str objects (anything else, mixes included).
+INT64_MAX = np.iinfo(np.int64).max
+EXACT_FLOAT_LIMIT = 2**53  # larger integers are not all representable as float64
+INTEGRAL_DECIMAL = r"^([+-]?[0-9]+)\.0*$"  # "4.00" -> "4"
+CONTAINERS = (list, tuple, dict, set, np.ndarray)
 
-    Missing ids are an error. Integral floats (``3.0``, as CSV readers produce) become ints.
+
+def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np.ndarray:
+    """The id column as int64 or as exact text (str objects), never through float.
+
+    - integers that fit int64 stay integers; unsigned ids at or above 2**63 (and Python
+      integers beyond int64) are read as their exact decimal text;
+    - integral decimals (``4.0`` as a float, ``"4.00"`` as text or a Decimal) are integers;
+      decimals above 2**53 are an error (a float cannot have held them exactly);
+    - text ids lose the whitespace around them;
+    - missing ids and lists, structs or maps used as ids are errors.
     """
     series = frame[column]
-    if isinstance(series.dtype, np.dtype) and series.dtype.kind in "iu":
+    if isinstance(series.dtype, np.dtype) and series.dtype.kind == "i":
         return series.to_numpy()  # plain integers cannot be missing
     missing = series.isna().to_numpy()
     if missing.any():
@@ -49,22 +60,78 @@ def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np
             column,
             _offending(frame, missing, context),
         )
+    if pd.api.types.is_integer_dtype(series.dtype):  # unsigned, or a nullable integer type without gaps
+        unsigned = not pd.api.types.is_signed_integer_dtype(series.dtype)
+        values = series.to_numpy(dtype=np.uint64 if unsigned else np.int64)
+        return values.astype(np.int64) if not len(values) or values.max() <= INT64_MAX else _as_str(values)
+    if pd.api.types.is_bool_dtype(series.dtype):
+        return series.to_numpy(dtype=np.int64)
+    if pd.api.types.is_float_dtype(series.dtype):
+        return _float_ids(series.to_numpy(dtype=np.float64), frame, column, source, context)
+    if pd.api.types.is_string_dtype(series.dtype) and not isinstance(series.dtype, np.dtype):
+        return _text_ids(series)
     values = series.to_numpy()
-    if values.dtype.kind in "iu":
-        return values
-    if values.dtype.kind == "f" and np.isfinite(values).all() and (values == np.round(values)).all():
+    kind = pd.api.types.infer_dtype(values, skipna=False)
+    if kind == "integer":  # Python ints, some beyond int64 (or they would have an integer dtype)
+        fits = all(-INT64_MAX - 1 <= v <= INT64_MAX for v in (min(values), max(values)))
+        return values.astype(np.int64) if fits else _as_str(values)
+    if kind == "floating":
+        return _float_ids(values.astype(np.float64), frame, column, source, context)
+    if kind == "boolean":
         return values.astype(np.int64)
-    if values.dtype.kind == "b":
-        return values.astype(np.int64)
-    return _as_str(values)
+    if kind == "decimal":
+        return _text_ids(pd.Series(values, dtype=object).map(str), numeric=True)
+    if kind == "bytes":
+        return _text_ids(pd.Series(values, dtype=object).str.decode("utf-8", errors="replace"))
+    nested = np.fromiter((isinstance(v, CONTAINERS) for v in values), dtype=bool, count=len(values)) \
+        if kind == "mixed" else np.zeros(len(values), dtype=bool)
+    if nested.any():
+        raise input_error(
+            source,
+            f"{int(nested.sum())} rows hold a list, struct or map where an id belongs.",
+            "map a column that holds one id per row (explode list columns into one row per item first).",
+            column,
+            _offending(frame, nested, context),
+        )
+    return _text_ids(pd.Series(values, dtype=object).astype(str))
+
+
+def _float_ids(values: np.ndarray, frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np.ndarray:
+    """Float ids: integral ones as int64 (``3.0`` from a CSV reader), others as their text."""
+    if not (np.isfinite(values).all() and (values == np.round(values)).all()):
+        return _as_str(values)
+    inexact = np.abs(values) > EXACT_FLOAT_LIMIT
+    if inexact.any():
+        raise input_error(
+            source,
+            f"{int(inexact.sum())} rows have an id above 2^53 stored as a decimal number, which cannot hold it "
+            "exactly (different ids may have become equal).",
+            "store ids as integers or as text (quote them in the CSV, or use an integer or string column in Parquet).",
+            column,
+            _offending(frame, inexact, context),
+        )
+    return values.astype(np.int64)
+
+
+def _text_ids(text: pd.Series, numeric: bool = False) -> np.ndarray:
+    """Text ids without surrounding whitespace, integral decimals written as integers
+    (``" 4.00 "`` -> ``"4"``); ``numeric`` (Decimal values): integers that fit int64 as int64."""
+    text = text.astype("str").str.strip().str.replace(INTEGRAL_DECIMAL, r"\1", regex=True)
+    if numeric:
+        as_int = pd.to_numeric(text, errors="coerce")
+        if as_int.dtype == np.int64:
+            return as_int.to_numpy(dtype=np.int64)
+    return text.to_numpy(dtype=object)
 
 
 def _as_str(values: np.ndarray) -> np.ndarray:
+    """Exact decimal text of numbers (or ``str`` of anything else), as str objects."""
     return pd.Series(values, copy=False).astype(str).to_numpy(dtype=object)
 
 
 def unify_ids(arrays: list[np.ndarray]) -> list[np.ndarray]:
-    """If any table holds string ids, read every table's ids as strings so that they match."""
+    """If any table holds text ids, read every table's ids as text so that they match
+    (integers as their exact decimal text: ``7`` matches ``"7"``)."""
     if all(a.dtype.kind in "iu" for a in arrays):
         return arrays
     return [a if a.dtype == object else _as_str(a) for a in arrays]
@@ -117,14 +184,16 @@ def ranks(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> 
     return values if values.dtype.kind in "iu" else values.astype(np.int64)
 
 
-def grades(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np.ndarray:
-    """Relevance grades as float64: finite and non-negative."""
+def grades(frame: pd.DataFrame, column: str, source: str, context: list[str],
+           allow_negative: bool = False) -> np.ndarray:
+    """Relevance grades as float64: finite, and non-negative unless ``allow_negative`` (TREC
+    qrels, where a negative grade is a judged non-relevant document)."""
     values = numbers(
         frame, column, source, context, "relevance grade",
         "grades must be numbers >= 0; fill or drop these rows.",
     )
     bad = values < 0
-    if bad.any():
+    if not allow_negative and bad.any():
         raise input_error(
             source,
             f"{int(bad.sum())} rows have a negative grade.",
