@@ -4,6 +4,7 @@ PY := $(VENV)/bin/python
 STAMP_RUN := $(VENV)/.installed-run
 STAMP_TEST := $(VENV)/.installed-test
 PORT ?= 8501
+ADDRESS ?= 127.0.0.1
 
 .PHONY: run test lint bench demo clean
 
@@ -20,7 +21,7 @@ $(STAMP_TEST): pyproject.toml | $(PY)
 	touch $@ $(STAMP_RUN)
 
 run: $(STAMP_RUN)
-	$(VENV)/bin/streamlit run dashboard/app.py --server.port $(PORT)
+	$(VENV)/bin/streamlit run dashboard/app.py --server.port $(PORT) --server.address $(ADDRESS)
 
 test: $(STAMP_TEST)
 	$(VENV)/bin/ruff check .

@@ -18,8 +18,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from streamlit.testing.v1 import AppTest
 
-from dashboard.workspace import TableFile, Workspace
+from dashboard.workspace import Workspace
 from metrics_core import Columns
+from metrics_core.read import TableFile
 
 ROOT = Path(__file__).resolve().parents[1]
 data = Path(sys.argv[1])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from metrics_core import InputError
 VIEWS = Path(__file__).resolve().parent / "views"
 
 st.set_page_config(page_title="rankscope", page_icon=":material/leaderboard:", layout="wide")
+if os.environ.get("RANKSCOPE_DEBUG"):  # error details in the browser only when asked for
+    st.set_option("client.showErrorDetails", "full")
 state.start()
 
 pages = {

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import logging
+import os
+
 import altair as alt
 import pandas as pd
 import streamlit as st
@@ -49,14 +52,18 @@ def model_picker(key: str = "model", title: str = "Model") -> str:
 def show_error(error: Exception) -> None:
     """An error as a message in plain words (and the offending rows), never a traceback."""
     if isinstance(error, InputError):
-        st.error(f"**{error.source}**: {error.problem}\n\n**How to fix it:** {error.fix}" if error.problem
-                 else str(error), icon=":material/error:")
+        problem, fix = error.parts("app")
+        st.error(f"**{error.source}**: {problem}\n\n**How to fix it:** {fix}" if problem else error.text("app"),
+                 icon=":material/error:")
         if error.rows is not None and len(error.rows):
             st.caption(f"Offending rows ({len(error.rows)} shown, numbered as in the file, header excluded):")
             st.dataframe(error.rows.head(20), width="stretch")
     else:
-        st.error(f"Something went wrong while computing this page: {type(error).__name__}: {error}. "
-                 "Your data was not changed. Try other settings or reload the demo workspace.", icon=":material/error:")
+        logging.getLogger("rankscope").error("unexpected error on a page", exc_info=error)
+        st.error("Something went wrong while computing this page. Your data was not changed. Try other settings or "
+                 "reload the demo workspace; if it happens again, please report it.", icon=":material/error:")
+        if os.environ.get("RANKSCOPE_DEBUG"):
+            st.exception(error)
 
 
 def download_table(frame: pd.DataFrame, name: str, key: str) -> None:

@@ -8,18 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metrics_core import Columns, Dataset
-from metrics_core.read import read_bytes
+from metrics_core.read import TableFile
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 DEMO_MODELS = ("popularity", "personalised", "diverse")
-
-
-@dataclass(frozen=True)
-class TableFile:
-    """An uploaded (or demo) file: its name and its bytes, kept as they came."""
-
-    name: str
-    data: bytes
 
 
 @dataclass
@@ -52,13 +44,8 @@ class Workspace:
         return digest.hexdigest()
 
     def build(self, order: str = "rank", tie_break: str = "input") -> Dataset:
-        """Parse and encode (raises :class:`InputError` with the offending rows)."""
-        def frame(table: TableFile | None, role: str):
-            return None if table is None else read_bytes(table.data, table.name, role)[0]
-
-        models = {name: read_bytes(t.data, t.name, f"recommendations '{name}'")[0] for name, t in self.models.items()}
-        return Dataset.build(models, frame(self.ground_truth, "ground truth"), train=frame(self.train, "training"),
-                             items=frame(self.items, "item features"), users=frame(self.users, "user features"),
+        """Parse and encode (raises :class:`InputError` naming the uploaded file and the offending rows)."""
+        return Dataset.build(dict(self.models), self.ground_truth, train=self.train, items=self.items, users=self.users,
                              columns=self.columns, order=order, tie_break=tie_break,
                              feature_columns=list(self.feature_columns) if self.feature_columns else None,
                              embedding_column=self.embedding_column)

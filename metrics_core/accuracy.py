@@ -44,15 +44,42 @@ def running_sum(values: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Cutoffs:
-    """The cut-offs a pass reports: every k = 1 .. ``width`` (``every``) or only k = ``width``.
+    """The cut-offs ``k`` a pass reports (ascending), over position-wise arrays ``width`` wide.
 
-    Metrics are computed from position-wise arrays of shape (users, width); :meth:`prefix`
-    and :meth:`at` turn them into arrays with one column per reported k, so reporting only K
-    costs one sum per user instead of a running sum.
+    The arrays are never wider than the longest list: a cut-off beyond it reads the last
+    position (nothing changes past the end of a list but the value of k itself, which the
+    metrics that depend on it receive). :meth:`prefix` and :meth:`at` turn position-wise
+    arrays into one column per reported k, so reporting only K costs one sum per user
+    instead of a running sum.
     """
 
     width: int
-    every: bool = True
+    k: np.ndarray
+
+    @classmethod
+    def up_to(cls, width: int) -> Cutoffs:
+        """Every k = 1 .. ``width``."""
+        return cls(width, np.arange(1, width + 1, dtype=np.float64))
+
+    @classmethod
+    def for_pass(cls, positions: int, cutoff: int, curves: bool) -> Cutoffs:
+        """Every k up to the longest list (``positions``) and K = ``cutoff`` (``curves``), or K
+        alone; arrays at most ``positions`` wide whatever K.
+
+        >>> Cutoffs.for_pass(3, 100_000_000, curves=True).k
+        array([1.e+00, 2.e+00, 3.e+00, 1.e+08])
+        >>> Cutoffs.for_pass(3, 100_000_000, curves=False).width
+        3
+        """
+        if not curves:
+            return cls(min(cutoff, positions), np.array([float(cutoff)]))
+        every = cls.up_to(positions)
+        return every if cutoff <= positions else cls(positions, np.append(every.k, float(cutoff)))
+
+    @property
+    def every(self) -> bool:
+        """Whether the reported cut-offs are exactly 1 .. width (one per position)."""
+        return len(self.k) == self.width and self.k[-1] == self.width
 
     @property
     def positions(self) -> np.ndarray:
@@ -60,23 +87,29 @@ class Cutoffs:
         return np.arange(1, self.width + 1, dtype=np.float64)
 
     @property
-    def k(self) -> np.ndarray:
-        """The reported cut-offs."""
-        return self.positions if self.every else np.array([float(self.width)])
+    def columns(self) -> np.ndarray:
+        """The position (0-based) each reported k reads: k - 1, or the last one beyond the width."""
+        return (np.minimum(self.k, self.width) - 1).astype(np.intp)
+
+    def column_of(self, cutoff: int) -> int:
+        """Where ``cutoff`` is among the reported cut-offs."""
+        return int(np.searchsorted(self.k, cutoff))
 
     def prefix(self, values: np.ndarray) -> np.ndarray:
         """Σ_{i≤k} values[:, i] for each reported k.
 
-        >>> Cutoffs(3, every=False).prefix(np.array([[1, 0, 2]]))
+        >>> Cutoffs(3, np.array([3.0])).prefix(np.array([[1, 0, 2]]))
         array([[3.]])
         """
         if self.every:
             return running_sum(values)
-        return row_sums(values)[:, None]
+        if len(self.k) == 1 and self.k[0] >= self.width:
+            return row_sums(values)[:, None]
+        return running_sum(values)[:, self.columns]
 
     def at(self, values: np.ndarray) -> np.ndarray:
-        """values[:, k - 1] for each reported k."""
-        return values if self.every else values[:, -1:]
+        """values[:, k - 1] for each reported k (the last position for k beyond the width)."""
+        return values if self.every else values[:, self.columns]
 
 
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
@@ -232,23 +265,22 @@ class AccuracyPass:
 
 def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings,
                   candidates: np.ndarray | None, curves: bool = True, threads: int = THREADS) -> AccuracyPass:
-    """Run every accuracy metric at k = 1 .. max(K, list length) over users ``rows``
-    (only at K when ``curves`` is False: the same values at K, less work).
+    """Run every accuracy metric at k = 1 .. the longest list, and at K, over users ``rows``
+    (only at K when ``curves`` is False: the same values at K, less work). Memory follows the
+    longest list, never K: a K beyond every list costs what the longest list costs.
 
     Users are processed in chunks (bounded memory) on ``threads`` threads; numpy releases the
     GIL in the array work. LAUC and MCC are computed only when ``candidates`` is given.
     """
-    width = max(lists.positions, settings.k) if curves else settings.k
-    cut = Cutoffs(width, every=curves)
-    disc = discount(width)
+    cut = Cutoffs.for_pass(lists.positions, settings.k, curves)
     truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
 
     def run(start: int, stop: int):
         part = rows[start:stop]
-        ideal = cut.at(_ideal_dcg(truth, truth_starts, part, disc, settings.gain))
+        ideal = _ideal_dcg(truth, truth_starts, part, cut, settings.gain)
         return _chunk(lists, truth, part, settings, None if candidates is None else candidates[part], cut, ideal)
 
-    results = map_chunks(run, chunks(len(rows), CHUNK_CELLS // width), threads)
+    results = map_chunks(run, chunks(len(rows), max(1, CHUNK_CELLS // cut.width)), threads)
     names = [n for n in PER_USER if candidates is not None or n not in ("lauc", "mcc")]
     if not results:
         empty = np.zeros(0)
@@ -269,20 +301,20 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg):
     """
     width = cut.width
     whole_lists = candidates is not None or not settings.rr_cutoff  # these look past the cut-off
-    hit = _fit(lists.hit[part] if whole_lists else lists.hit[part, :width], width)
-    filled = _fit((lists.items[part] if candidates is not None else lists.items[part, :width]) >= 0, width)
-    full_hit = lists.hit[part] if whole_lists else hit
+    full_hit = lists.hit[part] if whole_lists else None
+    hit = lists.hit[part, :width] if full_hit is None else full_hit[:, :width]
+    full_hit = hit if full_hit is None else full_hit
+    filled = (lists.items[part] if candidates is not None else lists.items[part, :width])[:, :width] >= 0
     R = truth.relevant_count[part].astype(np.float64)
     H_all = running_sum(hit)  # at every position: AP and LAUC weigh each position by it
     H = cut.at(H_all)
     k = cut.k
-    column = settings.k - 1 if cut.every else 0
+    column = cut.column_of(settings.k)
     at = slice(column, column + 1)  # the K column, kept two-dimensional
     first = first_relevant_rank(full_hit)
     needs_F = settings.precision_denominator == "list" or candidates is not None
     F = cut.prefix(filled) if needs_F else None
-    gains = hit if lists.grade is None else _gain(_fit(lists.grade[part, :width], width).astype(np.float64),
-                                                  settings.gain)
+    gains = hit if lists.grade is None else _gain(lists.grade[part, :width].astype(np.float64), settings.gain)
     every_k = {
         "fbeta": (fbeta(precision(H, k, F, settings.precision_denominator), recall(H, R), settings.beta)
                   if needs_F else fbeta_from_hits(H, R, k, settings.beta)),
@@ -340,7 +372,7 @@ def _totals_from_hits(H: np.ndarray, F: np.ndarray | None, R: np.ndarray, first:
 def _by_first_hit(first: np.ndarray, weights: np.ndarray, cut: Cutoffs) -> np.ndarray:
     """Σ of ``weights`` over the users whose first hit is at rank <= k, for each reported k.
 
-    >>> _by_first_hit(np.array([1.0, 3.0, np.inf]), np.array([1.0, 2.0, 4.0]), Cutoffs(3))
+    >>> _by_first_hit(np.array([1.0, 3.0, np.inf]), np.array([1.0, 2.0, 4.0]), Cutoffs.up_to(3))
     array([1., 1., 3.])
     """
     rank = np.where(first <= cut.width, first, 0).astype(np.intp)  # 0: no hit within the width
@@ -348,33 +380,39 @@ def _by_first_hit(first: np.ndarray, weights: np.ndarray, cut: Cutoffs) -> np.nd
     return cut.at(np.cumsum(per_rank)[None, :])[0]
 
 
-def _fit(block: np.ndarray, width: int) -> np.ndarray:
-    """The first ``width`` positions, padded with empty positions when the lists are shorter."""
-    if block.shape[1] >= width:
-        return block[:, :width]
-    out = np.zeros((block.shape[0], width), dtype=block.dtype)
-    out[:, : block.shape[1]] = block
-    return out
-
-
 def _gain(grades: np.ndarray, kind: str) -> np.ndarray:
     return grades if kind == "linear" else np.exp2(grades) - 1.0
 
 
-def _ideal_dcg(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, disc: np.ndarray, kind: str) -> np.ndarray:
-    """IDCG@k for k = 1 .. width: the DCG of each user's grades sorted descending.
+def _ideal_dcg(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, cut: Cutoffs, kind: str) -> np.ndarray:
+    """IDCG@k for each reported k: the DCG of the user's min(k, R) highest grades.
 
     With equal grades this is the cumulative discount at min(k, R), a gather; otherwise the
-    user's sorted grades (the truth is stored in that order) are placed and summed.
+    user's sorted grades (the truth is stored in that order) are placed in a users x width
+    array and summed, and a k beyond the width sums the user's grades directly.
     """
-    width = len(disc)
     R = truth.relevant_count[part]
-    shown = np.minimum(R, width)
+    k = cut.k.astype(np.int64)
+    deepest = int(min(k[-1], R.max(initial=0)))
     if not truth.graded:
-        cumulative = np.concatenate([[0.0], np.cumsum(disc)])
-        return cumulative[np.minimum(np.arange(1, width + 1)[None, :], shown[:, None])]
-    ideal = np.zeros((len(part), width))
+        cumulative = np.concatenate([[0.0], np.cumsum(discount(deepest))])
+        return cumulative[np.minimum(k[None, :], R[:, None])]
+    out = np.empty((len(part), len(k)))
+    inside = k <= cut.width
+    shown = np.minimum(R, cut.width)
+    ideal = np.zeros((len(part), cut.width))
+    row, place, grade = _sorted_grades(truth, truth_starts, part, shown, kind)
+    ideal[row, place] = grade
+    out[:, inside] = dcg(ideal, Cutoffs.up_to(cut.width))[:, k[inside] - 1]
+    disc = discount(deepest)
+    for j in np.flatnonzero(~inside):
+        row, place, grade = _sorted_grades(truth, truth_starts, part, np.minimum(R, k[j]), kind)
+        out[:, j] = np.bincount(row, weights=grade * disc[place], minlength=len(part))
+    return out
+
+
+def _sorted_grades(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, shown: np.ndarray, kind: str):
+    """``(row, place, gain)`` of the ``shown[u]`` highest grades of each user ``part[u]``."""
     row = np.repeat(np.arange(len(part)), shown)
     place = np.arange(shown.sum()) - np.repeat(np.cumsum(shown) - shown, shown)
-    ideal[row, place] = _gain(truth.grade[np.repeat(truth_starts[part], shown) + place], kind)
-    return dcg(ideal, Cutoffs(width))
+    return row, place, _gain(truth.grade[np.repeat(truth_starts[part], shown) + place], kind)

@@ -18,7 +18,7 @@ from metrics_core.features import ItemVectors
 from metrics_core.sums import row_sums
 
 NEEDS_CATALOG = "needs the catalog: give an item table or training interactions"
-NEEDS_TRAINING = "needs training interactions (--train)"
+NEEDS_TRAINING = "needs training interactions"
 NEEDS_FEATURES = "needs item features: an item table with numeric/categorical feature columns or an embedding"
 METRICS = ("diversity", "intra_list_similarity", "novelty", "serendipity", "personalization", "arp", "arp_normalised",
            "coverage", "aggregate_diversity", "gini", "entropy", "entropy_normalised", "score_entropy")

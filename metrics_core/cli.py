@@ -142,11 +142,21 @@ def run_evaluate(args: argparse.Namespace) -> int:
     settings = _settings(args)
     dataset = load_dataset(args, settings.order, settings.tie_break)
     results = dataset.evaluate_all(settings, curves=False)
+    warn_about_ids(results)
     if args.format == "json":
         print(dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))
     else:
         print(format_table(results))
     return 0
+
+
+def warn_about_ids(results: dict[str, Evaluation]) -> None:
+    """Ids that (almost) never match the ground truth make every number meaningless: say so on
+    stderr too, where a CI log shows it, not only inside the JSON."""
+    for name, result in results.items():
+        for note in result.warnings:
+            if note.code == "id_mismatch":
+                print(f"rankscope: warning [{name}]: {note.message}", file=sys.stderr)
 
 
 def _settings(args: argparse.Namespace, **extra):
@@ -164,6 +174,7 @@ def run_compare(args: argparse.Namespace) -> int:
     settings = _settings(args, users_without_list="zero")  # a missing list scores 0, never dropped
     dataset = load_dataset(args, settings.order, settings.tie_break)
     results = dataset.evaluate_all(settings, curves=args.command == "report")
+    warn_about_ids(results)
     if args.baseline is not None and args.baseline not in results:
         raise input_error("--baseline", f"no model named {args.baseline!r}.", f"choose one of: {', '.join(results)}.")
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
@@ -270,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run_evaluate(args) if args.command == "evaluate" else run_compare(args)
     except InputError as error:
-        print(f"rankscope: {error}", file=sys.stderr)
+        print(f"rankscope: {error.text('cli')}", file=sys.stderr)
         return 2
     except MemoryError:
         print("rankscope: out of memory; evaluate fewer users at a time.", file=sys.stderr)

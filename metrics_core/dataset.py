@@ -350,7 +350,7 @@ class Dataset:
     @staticmethod
     def _values_by_code(table: pd.DataFrame, attribute: str, codes: np.ndarray, what: str) -> pd.Series:
         if attribute not in table.columns:
-            raise input_error(what, f"has no column '{attribute}' (columns: {', '.join(map(str, table.columns))}).",
+            raise input_error(what, f"has no column '{attribute}' (columns: {validate.column_list(table.columns)}).",
                               "choose one of the table's columns.")
         values = pd.Series(table[attribute].to_numpy(), index=codes)
         return values[~values.index.duplicated()]

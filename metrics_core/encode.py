@@ -22,7 +22,7 @@ import pandas as pd
 
 from metrics_core import validate
 from metrics_core.columns import Columns
-from metrics_core.errors import Note, input_error
+from metrics_core.errors import Note, input_error, setting
 from metrics_core.ids import IdIndex
 from metrics_core.parallel import THREADS, chunks, map_chunks
 from metrics_core.read import is_qrels
@@ -35,6 +35,7 @@ TieBreak = Literal["input", "item_desc"]
 MAX_POSITIONS = 100_000
 JOIN_CHUNK_CELLS = 1 << 22
 CHECK_CHUNK_CELLS = 1 << 16
+USER_ITEM_HINT = f" with {setting('user_column')} and {setting('item_column')}"
 
 
 @dataclass
@@ -139,13 +140,13 @@ def read_lists(name: str, frame: pd.DataFrame, source: str, columns: Columns) ->
     validate.require_rows(frame, source)
     has_rank = columns.rank in frame.columns
     has_score = columns.score in frame.columns
-    validate.require_columns(frame, [columns.user, columns.item], source, " with --user-column/--item-column")
+    validate.require_columns(frame, [columns.user, columns.item], source, USER_ITEM_HINT)
     if not (has_rank or has_score):
         raise input_error(
             source,
             f"has neither a rank column '{columns.rank}' nor a score column '{columns.score}'.",
             "add a rank (1 = best) or a score (higher = better) column, or map it with "
-            "--rank-column/--score-column.",
+            f"{setting('rank_column')} or {setting('score_column')}.",
         )
     context = [columns.user, columns.item, columns.rank, columns.score]
     user = validate.ids(frame, columns.user, source, context)
@@ -167,19 +168,19 @@ def read_truth(frame: pd.DataFrame, source: str, columns: Columns) -> RawTruth:
     non-relevant document, and negative grades are allowed there.
     """
     validate.require_rows(frame, source)
-    validate.require_columns(frame, [columns.user, columns.item], source, " with --user-column/--item-column")
+    validate.require_columns(frame, [columns.user, columns.item], source, USER_ITEM_HINT)
     qrels = is_qrels(frame)
     relevance = columns.relevance or ("relevance" if qrels else None)
     context = [columns.user, columns.item, relevance or columns.user]
     grade = None
     if relevance is not None:
-        validate.require_columns(frame, [relevance], source, " with --relevance-column")
+        validate.require_columns(frame, [relevance], source, f" with {setting('relevance_column')}")
         grade = validate.grades(frame, relevance, source, context, allow_negative=qrels)
         negative = (grade < 0) & (grade >= columns.threshold)
         if negative.any():
             raise input_error(source, f"{int(negative.sum())} rows have a negative grade at or above the "
                               f"threshold {columns.threshold:g}, which would make them relevant with a negative "
-                              "gain.", "choose a relevance threshold above 0.", relevance,
+                              "gain.", f"choose a relevance threshold above 0 ({setting('threshold')}).", relevance,
                               frame.loc[negative, [c for c in dict.fromkeys(context) if c in frame.columns]])
     user = validate.ids(frame, columns.user, source, context)
     item = validate.ids(frame, columns.item, source, context)

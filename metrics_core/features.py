@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core import validate
-from metrics_core.errors import input_error
+from metrics_core.errors import input_error, setting
 from metrics_core.ids import IdIndex
 
 
@@ -46,13 +46,13 @@ def item_vectors(table: pd.DataFrame, source: str, item_column: str, items: IdIn
         feature_columns = [] if embedding_column else default_feature_columns(table, item_column)
         feature_columns = [c for c in feature_columns if c != embedding_column]
     validate.require_columns(table, [*feature_columns, *([embedding_column] if embedding_column else [])],
-                             source, " with --feature-columns/--embedding-column")
+                             source, f" with {setting('feature_columns')} or {setting('embedding_column')}")
     blocks = [_feature_block(table, column, source, item_column) for column in feature_columns]
     if embedding_column:
         blocks.append(_embedding_block(table, embedding_column, source, item_column))
     if not blocks:
         raise input_error(source, "has no numeric feature column to compare items with.",
-                          "name the feature columns (--feature-columns a,b) or an embedding column.")
+                          f"name the feature columns ({setting('feature_columns')}) or an embedding column.")
     matrix = np.hstack(blocks).astype(np.float64)
     codes = items.codes(validate.ids(table, item_column, source, [item_column]))
     norms = np.linalg.norm(matrix, axis=1)
@@ -77,7 +77,7 @@ def _feature_block(table: pd.DataFrame, column: str, source: str, item_column: s
     if parsed.any():
         bad = (~parsed).to_numpy()
         raise input_error(source, f"feature column mixes numbers and text: {int(bad.sum())} rows are not numbers.",
-                          "fix these values, or drop the column from --feature-columns.", column,
+                          f"fix these values, or drop the column from {setting('feature_columns')}.", column,
                           table.loc[bad, context])
     missing = series.isna().to_numpy()
     if missing.any():

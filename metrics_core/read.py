@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from metrics_core.errors import InputError, Note, input_error
+from metrics_core.validate import column_list
 
 TREC_RUN_COLUMNS = ["user_id", "iteration", "item_id", "rank", "score", "tag"]
 TREC_QRELS_COLUMNS = ["user_id", "iteration", "item_id", "relevance"]
@@ -288,7 +289,7 @@ def split_long_table(
         if name not in frame.columns:
             raise input_error(
                 "long table",
-                f"has no column '{name}' (columns: {', '.join(map(str, frame.columns))}).",
+                f"has no column '{name}' (columns: {column_list(frame.columns)}).",
                 "name the user, item, prediction and target columns of the table.",
             )
     predicted = frame[frame[prediction].notna()]

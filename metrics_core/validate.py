@@ -8,18 +8,45 @@ import pandas as pd
 
 from metrics_core.errors import input_error
 
+MAX_COLUMNS_SHOWN = 20
 
-def require_columns(frame: pd.DataFrame, names: list[str], source: str, flag_hint: str = "") -> None:
-    """Every name in ``names`` is a column of ``frame``."""
+
+def column_list(columns) -> str:
+    """The table's columns for a message: at most 20 of them, then how many more.
+
+    >>> column_list(range(23))
+    '0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19 and 3 more'
+    """
+    names = [str(c) for c in columns]
+    shown = ", ".join(names[:MAX_COLUMNS_SHOWN])
+    return shown + (f" and {len(names) - MAX_COLUMNS_SHOWN} more" if len(names) > MAX_COLUMNS_SHOWN else "")
+
+
+def require_columns(frame: pd.DataFrame, names: list[str], source: str, hint: str = "") -> None:
+    """Every name in ``names`` is a column of ``frame``. ``hint`` (e.g. " with " + a setting
+    marker) says where the mapping is chosen. A table read as one column whose name holds
+    ``;``, ``|`` or a tab gets a message about the delimiter instead."""
     missing = [name for name in names if name not in frame.columns]
-    if missing:
-        have = ", ".join(map(str, frame.columns))
-        raise input_error(
-            source,
-            f"missing column{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)} "
-            f"(the table has: {have}).",
-            f"rename the column in the file or map it to one of the existing columns{flag_hint}.",
-        )
+    if not missing:
+        return
+    if len(frame.columns) == 1:
+        only = str(frame.columns[0])
+        delimiter = next((d for d in ("\t", ";", "|") if d in only), None)
+        if delimiter is not None:
+            words = "a tab" if delimiter == "\t" else repr(delimiter)
+            raise input_error(
+                source,
+                f"the table was read as one column named {only[:80]!r}: its columns look separated by {words}, "
+                "not by commas.",
+                f"save the file with commas between columns (or as .tsv for tabs), or read it with {words} as the "
+                "delimiter (pandas: sep=...) and pass the DataFrame.",
+            )
+    raise input_error(
+        source,
+        f"missing column{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)} "
+        f"(the table has: {column_list(frame.columns)}).",
+        f"rename the column in the file or map it to one of the existing columns{hint}.",
+    )
 
 
 def require_rows(frame: pd.DataFrame, source: str) -> None:
@@ -153,13 +180,12 @@ def numbers(
         return values  # NaN and infinities would show in the extremes: no mask needed
     bad = ~np.isfinite(values)
     if bad.any():
-        raise input_error(
-            source,
-            f"{int(bad.sum())} rows have a {what} that is missing, not a number, or infinite.",
-            fix,
-            column,
-            _offending(frame, bad, context),
-        )
+        problem = f"{int(bad.sum())} rows have a {what} that is missing, not a number, or infinite."
+        if series.astype(str)[bad].str.fullmatch(r"\s*-?[0-9]+,[0-9]+\s*").any():
+            problem += " Some are written with a decimal comma (e.g. '0,5'), which is read as text here."
+            fix = ("write numbers with a decimal point (0.5), or save the file with ';' between columns, where "
+                   "decimal commas are recognised.")
+        raise input_error(source, problem, fix, column, _offending(frame, bad, context))
     return values
 
 

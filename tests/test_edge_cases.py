@@ -90,7 +90,8 @@ def test_k_larger_than_every_list():
     assert result.metrics["precision"] == pytest.approx(2 / 5)  # denominator K, not |L|
     assert result.metrics["recall"] == 1.0
     assert result.metrics["ndcg"] == pytest.approx(1.0)
-    assert list(result.curves.index) == [1, 2, 3, 4, 5]
+    assert list(result.curves.index) == [1, 2, 5]  # every k up to the longest list, then K
+    assert result.curves.loc[5, "precision"] == pytest.approx(2 / 5)
     evid = evaluate(lists, truth([(1, "a"), (1, "b")]), k=5, precision_denominator="list")
     assert evid.metrics["precision"] == 1.0
 

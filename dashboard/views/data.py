@@ -6,9 +6,9 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard import components, state
-from dashboard.workspace import TableFile, Workspace, demo_workspace
+from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Columns, InputError
-from metrics_core.read import read_bytes
+from metrics_core.read import TableFile, read_bytes, read_notes
 
 TYPES = ["csv", "tsv", "parquet", "pq", "run", "trec", "qrels"]
 GUESSES = {
@@ -24,29 +24,33 @@ NONE = "(none)"
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
-def columns_of(data: bytes, name: str, role: str) -> list[str]:
+def columns_of(data: bytes, name: str, role: str) -> tuple[list[str], list[str]]:
+    """The file's column names, and how it was read when that is worth saying (a sniffed
+    delimiter, decimal commas)."""
     frame, _ = read_bytes(data, name, role)
-    return [str(c) for c in frame.columns]
+    return [str(c) for c in frame.columns], [note.message for note in read_notes(frame)]
 
 
 WORDS = {"user": ("user", "customer", "query", "visitor", "session", "client"),
          "item": ("item", "product", "movie", "doc", "article", "track", "song", "sku")}
 
 
-def guess(options: list[str], kind: str, fallback: str | None = None, avoid: str | None = None) -> int:
-    """The index of the most likely column: a usual name, else a column containing a usual
-    word, else ``fallback``, else the first column that is not ``avoid``."""
-    lowered = [o.lower() for o in options]
+def guess(options: list[str], kind: str, fallback: str | None = None, taken: tuple[str, ...] = ()) -> int:
+    """The index of the most likely column for a role, never one already ``taken`` by another
+    role: a usual name, else a column containing a usual word, else ``fallback``, else the
+    first free column."""
+    free = [(i, o.lower()) for i, o in enumerate(options) if o not in taken]
     for candidate in GUESSES[kind]:
-        if candidate in lowered:
-            return lowered.index(candidate)
+        for index, name in free:
+            if name == candidate:
+                return index
     for word in WORDS.get(kind, ()):
-        for index, name in enumerate(lowered):
+        for index, name in free:
             if word in name:
                 return index
     if fallback in options:
         return options.index(fallback)
-    return next((i for i, o in enumerate(options) if o != avoid), 0)
+    return free[0][0] if free else 0
 
 
 st.title("Data")
@@ -75,16 +79,19 @@ if not recs_files or truth_file is None:
 
 try:
     uploads = {f.name: TableFile(f.name, f.getvalue()) for f in recs_files}
-    rec_columns = sorted({c for t in uploads.values() for c in columns_of(t.data, t.name, "recommendations")})
+    read = {t.name: columns_of(t.data, t.name, "recommendations") for t in uploads.values()}
+    rec_columns = sorted({c for columns, _ in read.values() for c in columns})
     truth = TableFile(truth_file.name, truth_file.getvalue())
-    truth_columns = columns_of(truth.data, truth.name, "ground truth")
+    truth_columns, truth_notes = columns_of(truth.data, truth.name, "ground truth")
     optional = {role: (TableFile(f.name, f.getvalue()) if f is not None else None)
                 for role, f in (("train", train_file), ("items", items_file), ("users", users_file))}
-    item_columns = columns_of(optional["items"].data, optional["items"].name, "item features") \
+    item_columns = columns_of(optional["items"].data, optional["items"].name, "item features")[0] \
         if optional["items"] else []
 except InputError as error:
     components.show_error(error)
     st.stop()
+for message in [m for _, notes in read.values() for m in notes] + truth_notes:
+    st.info(message, icon=":material/info:")
 
 st.subheader("Name the models")
 names = {}
@@ -94,17 +101,16 @@ for column, (file_name, _) in zip(st.columns(min(4, len(uploads))) * len(uploads
 st.subheader("Map the columns")
 left, middle, right = st.columns(3)
 user_column = left.selectbox("User column", rec_columns, index=guess(rec_columns, "user"))
-item_column = middle.selectbox("Item column", rec_columns, index=guess(rec_columns, "item", avoid=user_column))
+item_column = middle.selectbox("Item column", rec_columns,
+                               index=guess(rec_columns, "item", taken=(user_column,)))
 with_none = [NONE, *rec_columns]
-score_column = right.selectbox("Score column", with_none, index=guess(with_none, "score", NONE) if any(
-    c.lower() in GUESSES["score"] for c in rec_columns) else 0)
+score_column = right.selectbox("Score column", with_none,
+                               index=guess(with_none, "score", NONE, taken=(user_column, item_column)))
 rank_column = left.selectbox("Rank column (1 = best; used when present)", with_none,
-                             index=guess(with_none, "rank", NONE) if any(c.lower() in GUESSES["rank"]
-                                                                         for c in rec_columns) else 0)
+                             index=guess(with_none, "rank", NONE, taken=(user_column, item_column, score_column)))
 truth_options = [NONE, *truth_columns]
 relevance_column = middle.selectbox("Relevance grade in the ground truth", truth_options,
-                                    index=guess(truth_options, "relevance", NONE) if any(
-                                        c.lower() in GUESSES["relevance"] for c in truth_columns) else 0)
+                                    index=guess(truth_options, "relevance", NONE, taken=(user_column, item_column)))
 threshold = right.number_input("Relevant when the grade is at least", value=1.0, step=0.5,
                                disabled=relevance_column == NONE)
 features = None
@@ -115,6 +121,14 @@ if item_columns:
                                    "numeric column.")
 
 if st.button("Check and evaluate these files", type="primary", icon=":material/check_circle:"):
+    roles = {"user": user_column, "item": item_column, "score": score_column, "rank": rank_column}
+    shared = {column: [r for r, c in roles.items() if c == column] for column in roles.values() if column != NONE}
+    shared = {column: names for column, names in shared.items() if len(names) > 1}
+    if shared:
+        column, names = next(iter(shared.items()))
+        st.error(f"The column '{column}' is chosen as the {' and the '.join(names)} column: each role needs its own "
+                 "column. Choose another column for one of them.", icon=":material/error:")
+        st.stop()
     if score_column == NONE and rank_column == NONE:
         st.error("Choose the rank column or the score column of the recommendations: one of them orders each "
                  "list.", icon=":material/error:")
