@@ -143,7 +143,11 @@ def _float_ids(values: np.ndarray, frame: pd.DataFrame, column: str, source: str
 def _text_ids(text: pd.Series, numeric: bool = False) -> np.ndarray:
     """Text ids without surrounding whitespace, integral decimals written as integers
     (``" 4.00 "`` -> ``"4"``); ``numeric`` (Decimal values): integers that fit int64 as int64."""
-    text = text.astype("str").str.strip().str.replace(INTEGRAL_DECIMAL, r"\1", regex=True)
+    text = text.astype("str").str.strip()
+    dotted = text.str.contains(".", regex=False).to_numpy(dtype=bool)
+    if dotted.any():  # the regular expression only where it can apply
+        text = text.copy()
+        text[dotted] = text[dotted].str.replace(INTEGRAL_DECIMAL, r"\1", regex=True)
     if numeric:
         as_int = pd.to_numeric(text, errors="coerce")
         if as_int.dtype == np.int64:

@@ -174,3 +174,27 @@ def test_upload_map_overview_and_compare(server, browser, tmp_path):
         settle(page)
         assert page.locator('[data-testid="stException"]').count() == 0
         shot(page, name)
+
+
+def test_data_page_reads_a_semicolon_file_and_warns_about_ids(server, browser, tmp_path):
+    """A European-style CSV (';' and decimal commas) is read and the page says how; ids padded
+    with zeros on one side only get a warning that names the cause."""
+    recs = tmp_path / "padded_model.csv"
+    rows = [f"{u};{i:04d};0,{9 - i}\n" for u in range(1, 6) for i in range(1, 5)] + ["5;sku-9;0,1\n"]
+    recs.write_text("user_id;item_id;score\n" + "".join(rows))  # with text in the column, "0001" stays text
+    truth = tmp_path / "truth.csv"
+    truth.write_text("user_id,item_id\n" + "".join(f"{u},{u % 4 + 1}\n" for u in range(1, 6)))
+    page = browser.new_page(viewport={"width": 1400, "height": 1700})  # tall: the report below the form shows
+    page.goto(f"{server}/data")
+    settle(page)
+    uploaders = page.locator('[data-testid="stFileUploader"]')
+    uploaders.nth(0).locator("input[type=file]").set_input_files(str(recs))
+    settle(page)
+    uploaders.nth(1).locator("input[type=file]").set_input_files(str(truth))
+    settle(page)
+    assert page.get_by_text("read with ';' between columns and a decimal comma").count() == 1
+    page.get_by_role("button", name="Check and evaluate these files").click()
+    settle(page)
+    shot(page, "10_data_semicolon_and_padded_ids")
+    assert page.locator('[data-testid="stException"]').count() == 0
+    assert page.get_by_text("Likely cause: leading zeros", exact=False).count() == 1
