@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.workspace import Workspace
 from metrics_core import Columns
-from metrics_core.read import TableFile
+from metrics_core.inputs.read import TableFile
 
 ROOT = Path(__file__).resolve().parents[1]
 data = Path(sys.argv[1])

@@ -22,7 +22,7 @@ MEASURE = """
 import resource, sys, time
 from dashboard.workspace import Workspace
 from metrics_core import Settings
-from metrics_core.read import TableFile
+from metrics_core.inputs.read import TableFile
 
 def rss_mib():
     return int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) / 1024

@@ -9,26 +9,12 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-PALETTE = ["#4C78A8", "#F58518", "#54A24B", "#B279A2", "#E45756", "#72B7B2", "#EECA3B", "#9D755D"]
+from metrics_core.report.charts import PALETTE, intervals, metric_curves, model_scale
+
+__all__ = ["bias", "distribution", "intervals", "long_tail", "metric_curves", "model_scale", "scatter",
+           "score_histograms", "segment_deltas"]
+
 GROUP_COLORS = ["#4C78A8", "#BAB0AC"]
-
-
-def model_scale(models: list[str]) -> alt.Scale:
-    """One colour per model, the same on every page (order of the workspace's models)."""
-    return alt.Scale(domain=list(models), range=[PALETTE[i % len(PALETTE)] for i in range(len(models))])
-
-
-def metric_curves(curves: pd.DataFrame, metric_label: str, k: int, models: list[str]) -> alt.Chart:
-    """``curves``: columns model, k, value. Lines per model with a rule at the chosen K."""
-    base = alt.Chart(curves).encode(
-        x=alt.X("k:Q", title="cut-off k"),
-        y=alt.Y("value:Q", title=metric_label),
-        color=alt.Color("model:N", scale=model_scale(models), title="model"),
-        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("k:Q"), alt.Tooltip("value:Q", format=".4f", title=metric_label)],
-    )
-    rule = alt.Chart(pd.DataFrame({"k": [k]})).mark_rule(strokeDash=[4, 4], color="#888").encode(x="k:Q")
-    return (base.mark_line(point=alt.OverlayMarkDef(size=18)) + rule).properties(
-        title=f"{metric_label} at every cut-off (dashed: K = {k})", height=320)
 
 
 def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by: str | None = None,
@@ -87,7 +73,7 @@ def long_tail(frame: pd.DataFrame, models: list[str]) -> alt.LayerChart:
 
 
 def bias(distribution_frame: pd.DataFrame, attribute: str, title: str) -> alt.Chart:
-    """``distribution_frame``: columns value, group, share (from metrics_core.bias)."""
+    """``distribution_frame``: columns value, group, share (from metrics_core.metrics.bias)."""
     groups = list(dict.fromkeys(distribution_frame["group"]))
     numeric = "bin_start" in distribution_frame.columns and distribution_frame["bin_start"].notna().any()
     order = list(dict.fromkeys(distribution_frame.sort_values("bin_start")["value"])) if numeric else None
@@ -129,23 +115,6 @@ def scatter(frame: pd.DataFrame, a: str, b: str, metric_label: str) -> alt.Layer
         strokeDash=[4, 4], color="#888").encode(x="x:Q", y="y:Q")
     return (diagonal + points).properties(
         title=f"Per-user {metric_label}: {b} against {a} (above the line: {b} is better)", height=380)
-
-
-def intervals(frame: pd.DataFrame, metric_label: str, models: list[str], level: float = 0.95) -> alt.LayerChart:
-    """``frame``: columns model, value, ci_low, ci_high. A point per model with its interval."""
-    color = alt.Color("model:N", scale=model_scale(models), title="model", legend=None)
-    y = alt.Y("model:N", sort=models, title=None)
-    bars = alt.Chart(frame).mark_errorbar(ticks=True, thickness=2).encode(
-        x=alt.X("ci_low:Q", title=f"{metric_label} ({level:.0%} bootstrap interval)", scale=alt.Scale(zero=False)),
-        x2="ci_high:Q", y=y, color=color,
-    )
-    points = alt.Chart(frame).mark_point(filled=True, size=80).encode(
-        x=alt.X("value:Q", title=f"{metric_label} ({level:.0%} bootstrap interval)"), y=y, color=color,
-        tooltip=[alt.Tooltip("model:N"), alt.Tooltip("value:Q", format=".4f"),
-                 alt.Tooltip("ci_low:Q", format=".4f", title="low"),
-                 alt.Tooltip("ci_high:Q", format=".4f", title="high")],
-    )
-    return (bars + points).properties(title=f"{metric_label} with confidence intervals", height=alt.Step(34))
 
 
 def segment_deltas(frame: pd.DataFrame, segment: str, metric_label: str, model: str, baseline: str) -> alt.Chart:

@@ -131,7 +131,7 @@ def max_positions() -> int:
 @st.cache_data(max_entries=32, show_spinner=False)
 def _comparison(fingerprint: str, settings_items: tuple, baseline: str, metrics: tuple, test: str, correction: str,
                 resamples: int, seed: int, _results: dict):
-    from metrics_core.compare import compare
+    from metrics_core.stats.compare import compare
 
     return compare(_results, baseline, list(metrics), test, correction, resamples, seed)
 
@@ -147,7 +147,7 @@ def comparison(results: dict, baseline: str, metrics: list[str], test: str = "wi
 
 def comparable_metrics(results: dict) -> list[str]:
     """Metrics with per-user values in every model (those that can be tested and bootstrapped)."""
-    from metrics_core.compare import PER_USER_COLUMN
+    from metrics_core.stats.compare import PER_USER_COLUMN
 
     return [m for m, column in PER_USER_COLUMN.items()
             if all(column in r.per_user.columns and r.per_user[column].notna().any() for r in results.values())]
@@ -182,7 +182,7 @@ ACTIVITY = "activity (training interactions)"
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _card_intervals(fingerprint: str, settings_items: tuple, model: str, resamples: int, _result) -> dict:
-    from metrics_core.compare import PER_USER_COLUMN, bootstrap_means
+    from metrics_core.stats.compare import PER_USER_COLUMN, bootstrap_means
 
     per_user = _result.per_user
     names = [m for m, c in PER_USER_COLUMN.items() if m in _result.metrics and c in per_user.columns]

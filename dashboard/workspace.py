@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from metrics_core import Columns, Dataset
-from metrics_core.read import TableFile
+from metrics_core.inputs.read import TableFile
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 DEMO_MODELS = ("popularity", "personalised", "diverse")

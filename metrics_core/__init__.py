@@ -10,11 +10,11 @@ For repeated evaluation (a K slider), encode once with :class:`Dataset` and call
 :meth:`Dataset.evaluate` with new :class:`Settings`.
 """
 
-from metrics_core.columns import Columns
 from metrics_core.dataset import Dataset
 from metrics_core.errors import InputError, Note
 from metrics_core.evaluate import evaluate, evaluate_models
-from metrics_core.rating import RatingErrors, rating_errors
+from metrics_core.inputs.columns import Columns
+from metrics_core.metrics.rating import RatingErrors, rating_errors
 from metrics_core.result import Evaluation
 from metrics_core.settings import PRESETS, Settings, settings_for
 

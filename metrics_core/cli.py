@@ -13,13 +13,13 @@ import sys
 import traceback
 from pathlib import Path
 
-from metrics_core.columns import Columns
-from metrics_core.compare import CORRECTIONS, TESTS
 from metrics_core.dataset import Dataset, model_name
 from metrics_core.errors import InputError, input_error
+from metrics_core.inputs.columns import Columns
 from metrics_core.jsonable import dumps
 from metrics_core.result import Evaluation
 from metrics_core.settings import AP_DENOMINATORS, GAINS, PRESETS, settings_for
+from metrics_core.stats.compare import CORRECTIONS, TESTS
 
 
 def parse_model_source(value: str) -> tuple[str, str]:
@@ -166,8 +166,8 @@ def _settings(args: argparse.Namespace, **extra):
 
 def run_compare(args: argparse.Namespace) -> int:
     """Compare, print (or write the report), then apply the gates: exit 1 when one fails."""
-    from metrics_core.compare import compare
-    from metrics_core.gates import check_gates
+    from metrics_core.stats.compare import compare
+    from metrics_core.stats.gates import check_gates
 
     if args.command == "report":
         writable_outputs(args.output, args.json, args.csv)
@@ -181,7 +181,7 @@ def run_compare(args: argparse.Namespace) -> int:
     comparison = compare(results, args.baseline, metrics, args.test, args.correction, args.bootstrap, args.seed)
     gates = check_gates(args.fail_if, {name: r.metrics for name, r in results.items()}, comparison.baseline)
     if args.command == "report":
-        from dashboard.report import file_fingerprints, numbers, numbers_csv, write_report
+        from metrics_core.report.document import file_fingerprints, numbers, numbers_csv, write_report
 
         files = {"ground truth": args.ground_truth, "train": args.train, "items": args.items, "users": args.users,
                  **{f"recommendations {n}": p for n, p in (parse_model_source(v) for v in args.recommendations)}}

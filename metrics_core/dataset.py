@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics_core import accuracy, validate
-from metrics_core import beyond as beyond_accuracy
-from metrics_core.columns import Columns
-from metrics_core.encode import (
+from metrics_core.errors import Note, input_error
+from metrics_core.inputs import validate
+from metrics_core.inputs.columns import Columns
+from metrics_core.inputs.encode import (
     Lists,
     Order,
     TieBreak,
@@ -26,11 +26,12 @@ from metrics_core.encode import (
     read_truth,
     whole_list_heads,
 )
-from metrics_core.errors import Note, input_error
-from metrics_core.features import ItemVectors, default_feature_columns, item_vectors
-from metrics_core.ids import IdIndex
-from metrics_core.matching import id_kind, mismatch_note
-from metrics_core.read import read_notes, read_table, split_long_table
+from metrics_core.inputs.features import ItemVectors, default_feature_columns, item_vectors
+from metrics_core.inputs.ids import IdIndex
+from metrics_core.inputs.matching import id_kind, mismatch_note
+from metrics_core.inputs.read import read_notes, read_table, split_long_table
+from metrics_core.metrics import accuracy
+from metrics_core.metrics import beyond as beyond_accuracy
 from metrics_core.result import Evaluation
 from metrics_core.settings import Settings
 from metrics_core.sums import row_sums
@@ -186,7 +187,7 @@ class Dataset:
     def history(self) -> tuple[np.ndarray, np.ndarray] | None:
         """Each user's mean training-item vector and featured history size (computed once)."""
         if self._history is None and self.training is not None and self.vectors is not None:
-            from metrics_core.similarity import mean_history_vectors
+            from metrics_core.metrics.similarity import mean_history_vectors
 
             self._history = mean_history_vectors(self.training.user, self.training.item, len(self.users),
                                                  self.vectors)
@@ -318,7 +319,7 @@ class Dataset:
     def item_bias(self, model: str, attribute: str, k: int = 10):
         """Item attribute in the model's top-K recommendations vs the catalog (training items,
         each once; the item table when there is no training data)."""
-        from metrics_core.bias import item_bias
+        from metrics_core.metrics.bias import item_bias
 
         if self.item_table is None:
             raise input_error("item bias", "needs an item table.", "give an item table with the attribute.")
@@ -330,7 +331,7 @@ class Dataset:
 
     def user_bias(self, attribute: str):
         """User attribute among evaluated users (with a relevant item) vs the training users."""
-        from metrics_core.bias import user_bias
+        from metrics_core.metrics.bias import user_bias
 
         if self.user_table is None or self.training is None:
             raise input_error("user bias", "needs a user table and training interactions.",
@@ -357,7 +358,7 @@ class Dataset:
 
     def score_distribution(self, model: str, k: int = 10, bins: int = 40, edges: np.ndarray | None = None):
         """Histogram of the scores in each list's top K and in the rest (None for rank-only lists)."""
-        from metrics_core.scores import score_histogram
+        from metrics_core.metrics.scores import score_histogram
 
         lists = self.lists[model]
         return None if lists.scores is None else score_histogram(lists.scores, k, bins, edges)

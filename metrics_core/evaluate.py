@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from metrics_core.columns import Columns
 from metrics_core.dataset import Dataset, model_name
+from metrics_core.inputs.columns import Columns
 from metrics_core.result import Evaluation
 from metrics_core.settings import settings_for
 

@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from metrics_core import validate
 from metrics_core.errors import input_error
+from metrics_core.inputs import validate
 
 APDenominator = Literal["min_k_relevant", "relevant", "hits"]
 Gain = Literal["linear", "exponential"]

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from metrics_core import InputError, evaluate
-from metrics_core.read import read_bytes, read_notes
+from metrics_core.inputs.read import read_bytes, read_notes
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "dashboard" / "app.py")

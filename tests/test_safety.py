@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metrics_core import Columns, InputError, evaluate
-from metrics_core.gates import check_gates
+from metrics_core.stats.gates import check_gates
 
 BIG = 2**63
 
@@ -294,7 +294,7 @@ def test_report_into_a_missing_folder_exits_2_before_writing(tmp_path, seed003, 
 
 
 def test_a_hostile_model_name_cannot_break_the_report(seed003):
-    from dashboard.report import report_html
+    from metrics_core.report.document import report_html
 
     recs, truth, _ = seed003
     name = "<!--<script>"

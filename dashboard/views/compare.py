@@ -9,8 +9,8 @@ import streamlit as st
 
 from dashboard import charts, components, state
 from dashboard.glossary import ACCURACY, BEYOND, METRICS, PER_USER_LABELS, label
-from dashboard.report import fingerprint, numbers, numbers_csv, report_html
-from metrics_core.compare import compare_segments
+from metrics_core.report.document import fingerprint, numbers, numbers_csv, report_html
+from metrics_core.stats.compare import compare_segments
 
 context = state.page()
 settings, results, models, dataset = context.settings, context.results, context.models, context.dataset

@@ -8,7 +8,7 @@ import streamlit as st
 from dashboard import components, state
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Columns, InputError
-from metrics_core.read import TableFile, read_bytes, read_notes
+from metrics_core.inputs.read import TableFile, read_bytes, read_notes
 
 TYPES = ["csv", "tsv", "parquet", "pq", "run", "trec", "qrels"]
 GUESSES = {

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics_core.features import ItemVectors
+from metrics_core.inputs.features import ItemVectors
 
 CHUNK_VALUES = 1 << 22
 

@@ -1,8 +1,8 @@
 """Read input tables from CSV, Parquet, TREC run / qrels files, or pandas DataFrames.
 
 Nothing here interprets the data: it returns a DataFrame and a label naming where it came
-from, for error messages. Validation and encoding happen in :mod:`metrics_core.validate` and
-:mod:`metrics_core.encode`.
+from, for error messages. Validation and encoding happen in :mod:`metrics_core.inputs.validate` and
+:mod:`metrics_core.inputs.encode`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from metrics_core.errors import InputError, Note, input_error
-from metrics_core.validate import column_list
+from metrics_core.inputs.validate import column_list
 
 TREC_RUN_COLUMNS = ["user_id", "iteration", "item_id", "rank", "score", "tag"]
 TREC_QRELS_COLUMNS = ["user_id", "iteration", "item_id", "relevance"]

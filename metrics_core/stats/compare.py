@@ -306,7 +306,7 @@ def _smooth_resamples(results, metric: str, models: list[str], resamples: int, s
         means = resampled_means(arp.to_numpy(), resamples, seed)
         scale = {m: results[m].metrics["arp_normalised"] / results[m].metrics["arp"] for m in models}
         return {m: means[:, i] * scale[m] for i, m in enumerate(models)}, len(arp)
-    from metrics_core.accuracy import fbeta_of_means
+    from metrics_core.metrics.accuracy import fbeta_of_means
 
     beta = next(iter(results.values())).settings.beta
     p, r = paired_values(results, "precision", models), paired_values(results, "recall", models)

@@ -11,7 +11,7 @@ from dashboard.glossary import fmt, label
 from dashboard.workspace import demo_workspace
 from metrics_core import Settings
 
-APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
 PAGES = ["views/overview.py", "views/users.py", "views/popularity.py", "views/scores.py", "views/cases.py",
          "views/compare.py", "views/data.py"]
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from dashboard import charts
 from metrics_core import __version__
-from metrics_core.compare import Comparison
 from metrics_core.jsonable import plain
+from metrics_core.report import charts
 from metrics_core.result import Evaluation
+from metrics_core.stats.compare import Comparison
 
 
 def fingerprint(data: bytes) -> str:

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics_core.encode import Lists, Truth
 from metrics_core.errors import Note
-from metrics_core.ids import IdIndex
+from metrics_core.inputs.encode import Lists, Truth
+from metrics_core.inputs.ids import IdIndex
 
 MIN_SHARE = 0.01
 SAMPLE_USERS = 10_000

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.report import numbers, report_html
 from dashboard.workspace import demo_workspace
 from metrics_core import Settings
-from metrics_core.compare import compare
+from metrics_core.report.document import numbers, report_html
+from metrics_core.stats.compare import compare
 
 CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
 
 @pytest.fixture(scope="module")

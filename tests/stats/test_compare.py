@@ -14,8 +14,8 @@ import pytest
 from scipy import stats
 
 from metrics_core import Dataset, InputError, Settings
-from metrics_core.compare import adjust, bootstrap_means, compare, compare_segments, paired_test, win_tie_loss
-from metrics_core.gates import check_gates
+from metrics_core.stats.compare import adjust, bootstrap_means, compare, compare_segments, paired_test, win_tie_loss
+from metrics_core.stats.gates import check_gates
 
 
 @pytest.fixture(scope="module")

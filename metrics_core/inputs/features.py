@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from metrics_core import validate
 from metrics_core.errors import input_error, setting
-from metrics_core.ids import IdIndex
+from metrics_core.inputs import validate
+from metrics_core.inputs.ids import IdIndex
 
 
 @dataclass

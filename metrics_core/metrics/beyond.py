@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from metrics_core import catalog, popularity, scores, similarity
-from metrics_core.encode import Lists, Training
-from metrics_core.features import ItemVectors
+from metrics_core.inputs.encode import Lists, Training
+from metrics_core.inputs.features import ItemVectors
+from metrics_core.metrics import catalog, popularity, scores, similarity
 from metrics_core.sums import row_sums
 
 NEEDS_CATALOG = "needs the catalog: give an item table or training interactions"

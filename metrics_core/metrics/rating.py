@@ -8,10 +8,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from metrics_core import validate
-from metrics_core.columns import Columns
 from metrics_core.errors import input_error
-from metrics_core.read import read_table
+from metrics_core.inputs import validate
+from metrics_core.inputs.columns import Columns
+from metrics_core.inputs.read import read_table
 
 
 @dataclass

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Literal
 import numpy as np
 import pandas as pd
 
-from metrics_core import validate
-from metrics_core.columns import Columns
 from metrics_core.errors import Note, input_error, setting
-from metrics_core.ids import IdIndex
+from metrics_core.inputs import validate
+from metrics_core.inputs.columns import Columns
+from metrics_core.inputs.ids import IdIndex
+from metrics_core.inputs.read import is_qrels
 from metrics_core.parallel import THREADS, chunks, map_chunks
-from metrics_core.read import is_qrels
 
 if TYPE_CHECKING:
     import scipy.sparse as sp

@@ -23,7 +23,7 @@ from dashboard.glossary import fmt, label
 from metrics_core import Columns, evaluate_models
 
 CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "artifacts"
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no system Chromium")]
 

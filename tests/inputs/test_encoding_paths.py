@@ -7,8 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics_core import Columns, Dataset, Settings, encode
+from metrics_core import Columns, Dataset, Settings
 from metrics_core import dataset as dataset_module
+from metrics_core.inputs import encode
 from tests.reference import relevant_grades, user_metrics
 
 
@@ -120,7 +121,7 @@ def test_id_index_stops_marking_only_once_every_id_in_range_is_seen(seen_early, 
     """Marking presence may stop once a block has set every flag of the id range (the first
     case: the tail adds nothing). Ids first seen after that block (999 and 1001 in the others,
     with 1000 never seen) are still found, and the hole is still a hole."""
-    from metrics_core.ids import IdIndex
+    from metrics_core.inputs.ids import IdIndex
 
     block = 1 << 22  # more than one marking block (2**20 values x threads x 2 at most)
     head = np.tile(np.arange(seen_early), block // seen_early + 1)

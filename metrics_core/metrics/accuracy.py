@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics_core.encode import Lists, Truth
+from metrics_core.inputs.encode import Lists, Truth
 from metrics_core.parallel import THREADS, chunks, map_chunks
 from metrics_core.settings import Settings
 from metrics_core.sums import column_sums, row_sums

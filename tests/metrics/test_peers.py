@@ -12,7 +12,7 @@ import pytest
 
 from dashboard.demo import generate
 from metrics_core import Columns, evaluate
-from tests.test_movielens import COMPARED, _as_trec
+from tests.metrics.test_movielens import COMPARED, _as_trec
 
 GRADED = Columns(relevance="rating", threshold=4)
 

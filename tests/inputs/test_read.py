@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 
 from metrics_core import Dataset, evaluate
-from metrics_core.read import read_bytes, read_table
+from metrics_core.inputs.read import read_bytes, read_table
 
 
 def test_csv_parquet_and_frames_agree(tmp_path, seed003):
