@@ -18,6 +18,7 @@ import streamlit as st
 
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
+from metrics_core.metrics import registry
 
 WORKSPACE = "workspace"
 SETTING_KEYS = ("k", "beta", "ap_denominator", "gain", "preset", "users_without_relevant", "users_without_list")
@@ -147,9 +148,7 @@ def comparison(results: dict, baseline: str, metrics: list[str], test: str = "wi
 
 def comparable_metrics(results: dict) -> list[str]:
     """Metrics with per-user values in every model (those that can be tested and bootstrapped)."""
-    from metrics_core.stats.compare import PER_USER_COLUMN
-
-    return [m for m, column in PER_USER_COLUMN.items()
+    return [m for m, column in registry.per_user_columns().items()
             if all(column in r.per_user.columns and r.per_user[column].notna().any() for r in results.values())]
 
 
@@ -182,14 +181,15 @@ ACTIVITY = "activity (training interactions)"
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _card_intervals(fingerprint: str, settings_items: tuple, model: str, resamples: int, _result) -> dict:
-    from metrics_core.stats.compare import PER_USER_COLUMN, bootstrap_means
+    from metrics_core.stats.compare import bootstrap_means
 
     per_user = _result.per_user
-    names = [m for m, c in PER_USER_COLUMN.items() if m in _result.metrics and c in per_user.columns]
+    columns = registry.per_user_columns()
+    names = [m for m, c in columns.items() if m in _result.metrics and c in per_user.columns]
     if not names:
         return {}
-    table = pd.DataFrame({m: per_user[PER_USER_COLUMN[m]] for m in names})
-    accuracy = [m for m in names if m in ACCURACY_METRICS]
+    table = pd.DataFrame({m: per_user[columns[m]] for m in names})
+    accuracy = [m for m in names if registry.METRICS[m].family == "accuracy"]
     table.loc[~per_user["evaluated"].to_numpy(), accuracy] = np.nan  # accuracy: evaluated users only
     bounds = bootstrap_means(table.to_numpy(dtype=np.float64), resamples, seed=0)
     return {m: (float(lo), float(hi)) for m, (lo, hi) in zip(names, bounds, strict=True)}
@@ -200,9 +200,6 @@ def card_intervals(model: str, resamples: int = 200) -> dict[str, tuple[float, f
     current = settings()
     return _card_intervals(workspace().fingerprint(), tuple(asdict(current).items()), model, resamples,
                            evaluation(model, current))
-
-
-ACCURACY_METRICS = {"precision", "recall", "fbeta", "map", "mar", "ndcg", "hit_rate", "mrr", "lauc", "mcc"}
 
 
 @dataclass

@@ -30,7 +30,7 @@ from metrics_core.inputs.features import ItemVectors, default_feature_columns, i
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.matching import id_kind, mismatch_note
 from metrics_core.inputs.read import read_notes, read_table, split_long_table
-from metrics_core.metrics import accuracy
+from metrics_core.metrics import accuracy, registry
 from metrics_core.metrics import beyond as beyond_accuracy
 from metrics_core.result import Evaluation
 from metrics_core.settings import Settings
@@ -251,27 +251,19 @@ class Dataset:
 
     def _evaluation(self, model, settings, lists, rows, result, extra, counts, no_candidates) -> Evaluation:
         n = len(rows)
-        means = {name: float(values.mean()) for name, values in result.at_k.items()}
-        metrics = {
-            "precision": means["precision"],
-            "recall": means["recall"],
-            "fbeta": 0.0,
-            "fbeta_of_means": float(accuracy.fbeta_of_means(np.array(means["precision"]),
-                                                            np.array(means["recall"]), settings.beta)),
-            "map": means["ap"],
-            "mar": means["ar"],
-            "ndcg": means["ndcg"],
-            "hit_rate": means["hit"],
-            "mrr": means["rr"],
-        }
-        metrics["fbeta"] = means["fbeta"] if settings.fbeta == "per_user" else metrics["fbeta_of_means"]
+        columns = registry.per_user_columns("accuracy")
+        means = {column: float(values.mean()) for column, values in result.at_k.items()}
+        metrics = {name: means[column] for name, column in columns.items() if column in means}
+        metrics["fbeta_of_means"] = float(accuracy.fbeta_of_means(np.array(metrics["precision"]),
+                                                                  np.array(metrics["recall"]), settings.beta))
+        if settings.fbeta == "of_means":
+            metrics["fbeta"] = metrics["fbeta_of_means"]
+        metrics = {name: metrics[name] for name in registry.names("accuracy") if name in metrics}  # registry order
         metrics.update(extra.metrics)
         skipped = dict(extra.skipped)
-        if no_candidates:
-            for name in ("lauc", "mcc"):
-                skipped[name] = "needs the number of candidate items: give training data or a candidate count"
-        else:
-            metrics["lauc"], metrics["mcc"] = means["lauc"], means["mcc"]
+        for metric in registry.family("accuracy"):
+            if no_candidates and "candidates" in metric.needs:
+                skipped[metric.name] = "needs the number of candidate items: give training data or a candidate count"
         per_user = pd.DataFrame(result.at_k, index=rows, copy=False)  # fresh arrays: no copy, no consolidation
         per_user["relevant"] = self.truth.relevant_count[rows]
         per_user["hits"] = result.hits_at_k.astype(np.int64)
@@ -287,13 +279,14 @@ class Dataset:
             codes = per_user.index.to_numpy()
             per_user["listed"] = row_sums(lists.items[codes, :settings.k] >= 0, np.int64)
         per_user.index = pd.Index(self.users.ids[per_user.index.to_numpy()], name=self.columns.user)
-        curves = pd.DataFrame({name: total / n for name, total in result.sums.items()})
+        curves = pd.DataFrame({name: result.sums[column] / n for name, column in columns.items()
+                               if column in result.sums})
         curves.index = pd.Index(result.k.astype(np.int64), name="k")
         curves["fbeta_of_means"] = accuracy.fbeta_of_means(curves["precision"].to_numpy(),
                                                            curves["recall"].to_numpy(), settings.beta)
-        curves = curves.rename(columns={"ap": "map", "ar": "mar", "hit": "hit_rate", "rr": "mrr"})
         if settings.fbeta == "of_means":
             curves["fbeta"] = curves["fbeta_of_means"]
+        curves = curves[[name for name in registry.curves() if name in curves.columns]]
         return Evaluation(model, settings, metrics, per_user, curves, counts,
                           self._warnings(lists, rows, settings, counts), skipped, extra.left_out)
 

@@ -10,8 +10,6 @@ from metrics_core.errors import Note
 from metrics_core.jsonable import plain
 from metrics_core.settings import Settings
 
-ACCURACY_METRICS = ("precision", "recall", "fbeta", "fbeta_of_means", "map", "mar", "ndcg", "hit_rate", "mrr")
-
 
 @dataclass
 class Evaluation:

@@ -9,6 +9,7 @@ import streamlit as st
 
 from dashboard import charts, components, state
 from dashboard.glossary import ACCURACY, BEYOND, METRICS, PER_USER_LABELS, label
+from metrics_core.metrics.registry import curves as curves_of_registry
 from metrics_core.report.document import fingerprint, numbers, numbers_csv, report_html
 from metrics_core.stats.compare import compare_segments
 
@@ -133,7 +134,7 @@ e3.download_button("Every number (CSV)", lambda: numbers_csv(results, comparison
                    "text/csv", key="dl_csv", icon=":material/table:", on_click="ignore")
 
 st.subheader("Metric at every cut-off")
-curve_metrics = [m for m in ("ndcg", "precision", "recall", "map", "hit_rate", "mrr") if m in results[baseline].curves]
+curve_metrics = [m for m in curves_of_registry() if m in results[baseline].curves]
 metric = st.selectbox("Metric", curve_metrics, key="compare_curve", format_func=lambda m: METRICS[m].label)
 curves = pd.concat([r.curves[[metric]].rename(columns={metric: "value"}).assign(model=name).reset_index()
                     for name, r in results.items()], ignore_index=True)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboard import charts, components, state
 from dashboard.glossary import ACCURACY, BEYOND, METRICS, fmt, label
+from metrics_core.metrics.registry import curves as curves_of_registry
 
 context = state.page()
 settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
@@ -77,8 +78,7 @@ if result.warnings:
             st.markdown(f"- {note.message}")
 
 st.subheader("Metric at every cut-off")
-curve_metrics = [m for m in ("ndcg", "precision", "recall", "map", "mar", "hit_rate", "mrr", "fbeta", "lauc", "mcc")
-                 if m in result.curves.columns]
+curve_metrics = [m for m in curves_of_registry() if m in result.curves.columns]
 if st.session_state.get("metric") not in curve_metrics:
     st.session_state["metric"] = "ndcg"
 metric = st.selectbox("Metric", curve_metrics, key="metric", format_func=lambda m: METRICS[m].label)

@@ -13,12 +13,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from metrics_core.inputs.encode import Lists, Truth
+from metrics_core.metrics.registry import accuracy_kernels
 from metrics_core.parallel import THREADS, chunks, map_chunks
 from metrics_core.settings import Settings
 from metrics_core.sums import column_sums, row_sums
 
 COLUMN_LOOP_WIDTH = 256
-PER_USER = ("precision", "recall", "fbeta", "ap", "ar", "ndcg", "hit", "rr", "lauc", "mcc")
 CHUNK_CELLS = 1 << 18
 
 
@@ -281,19 +281,33 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
         return _chunk(lists, truth, part, settings, None if candidates is None else candidates[part], cut, ideal)
 
     results = map_chunks(run, chunks(len(rows), max(1, CHUNK_CELLS // cut.width)), threads)
-    names = [n for n in PER_USER if candidates is not None or n not in ("lauc", "mcc")]
+    names = accuracy_kernels(with_candidates=candidates is not None)
     if not results:
         empty = np.zeros(0)
         return AccuracyPass(cut.k, {n: empty for n in names}, {n: np.zeros(len(cut.k)) for n in names}, empty,
                             empty)
-    at_k = {n: np.concatenate([r[0][n] for r in results]) for n in names}
-    sums = {n: np.sum([r[1][n] for r in results], axis=0) for n in names}
-    hits, listed = (np.concatenate([r[i] for r in results]) for i in (2, 3))
+    at_k = {n: np.concatenate([r.at_k[n] for r in results]) for n in names}
+    sums = {n: np.sum([r.sums[n] for r in results], axis=0) for n in names}
+    hits, listed = (np.concatenate([getattr(r, name) for r in results]) for name in ("hits", "listed"))
     return AccuracyPass(cut.k, at_k, sums, hits, listed)
 
 
-def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg):
+@dataclass
+class ChunkResult:
+    """One chunk of users: per-user values at K (``at_k``), sums over its users at every
+    reported k (``sums``), and each user's hits and listed items in the top K."""
+
+    at_k: dict[str, np.ndarray]
+    sums: dict[str, np.ndarray]
+    hits: np.ndarray
+    listed: np.ndarray
+
+
+def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) -> ChunkResult:
     """Per-user values at K and sums over users at every reported k for one chunk of users.
+
+    A metric computed at every reported k goes in ``every_k`` under its registry ``per_user``
+    name; the value at K, the sums and the aggregates follow from there.
 
     Metrics whose total over users follows from the hit counts or the first hit's rank
     (:func:`_totals_from_hits`) never get a users x k array; the others are computed per user
@@ -338,9 +352,9 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg):
     }
     sums = {name: column_sums(value) for name, value in every_k.items()}
     sums.update(_totals_from_hits(H, F, R, first, cut, settings))
-    at_k = {name: at_K[name][:, 0].astype(np.float64) for name in PER_USER if name in at_K}  # copies free the chunk
+    at_k = {name: at_K[name][:, 0].astype(np.float64) for name in accuracy_kernels(True) if name in at_K}  # copies
     listed = F[:, column].copy() if F is not None else row_sums(filled[:, :settings.k])
-    return at_k, sums, H[:, column].copy(), listed
+    return ChunkResult(at_k, sums, H[:, column].copy(), listed)
 
 
 def _totals_from_hits(H: np.ndarray, F: np.ndarray | None, R: np.ndarray, first: np.ndarray, cut: Cutoffs,

@@ -14,14 +14,12 @@ import numpy as np
 
 from metrics_core.inputs.encode import Lists, Training
 from metrics_core.inputs.features import ItemVectors
-from metrics_core.metrics import catalog, popularity, scores, similarity
+from metrics_core.metrics import catalog, popularity, registry, scores, similarity
 from metrics_core.sums import row_sums
 
 NEEDS_CATALOG = "needs the catalog: give an item table or training interactions"
 NEEDS_TRAINING = "needs training interactions"
 NEEDS_FEATURES = "needs item features: an item table with numeric/categorical feature columns or an embedding"
-METRICS = ("diversity", "intra_list_similarity", "novelty", "serendipity", "personalization", "arp", "arp_normalised",
-           "coverage", "aggregate_diversity", "gini", "entropy", "entropy_normalised", "score_entropy")
 
 
 
@@ -36,7 +34,8 @@ class BeyondPass:
 
 def not_requested() -> BeyondPass:
     """The result when only accuracy metrics were asked for: every beyond metric skipped."""
-    return BeyondPass(np.zeros(0, dtype=np.int64), {}, {}, dict.fromkeys(METRICS, "not requested (beyond=False)"))
+    names = registry.names("beyond") + registry.names("catalog")
+    return BeyondPass(np.zeros(0, dtype=np.int64), {}, {}, dict.fromkeys(names, "not requested (beyond=False)"))
 
 
 def beyond_pass(lists: Lists, k: int, n_items: int, in_catalog: np.ndarray | None, training: Training | None,

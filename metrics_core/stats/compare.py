@@ -19,14 +19,9 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.errors import input_error
+from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
 
-PER_USER_COLUMN = {
-    "precision": "precision", "recall": "recall", "fbeta": "fbeta", "map": "ap", "mar": "ar", "ndcg": "ndcg",
-    "hit_rate": "hit", "mrr": "rr", "lauc": "lauc", "mcc": "mcc", "diversity": "diversity",
-    "intra_list_similarity": "intra_list_similarity", "novelty": "novelty", "serendipity": "serendipity",
-    "arp": "arp", "score_entropy": "score_entropy",
-}
 TESTS = ("wilcoxon", "t")
 CORRECTIONS = ("holm", "bonferroni", "none")
 RESAMPLE_BATCH_CELLS = 1 << 24
@@ -196,10 +191,10 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 
 def paired_values(results: dict[str, Evaluation], metric: str, models: list[str]) -> pd.DataFrame:
     """Per-user values of ``metric`` for ``models``, users in every model only (paired)."""
-    column = PER_USER_COLUMN.get(metric)
+    column = registry.per_user_columns().get(metric)
     if column is None:
         raise input_error("compare", f"metric {metric!r} has no per-user values to compare.",
-                          f"choose among: {', '.join(PER_USER_COLUMN)}.")
+                          f"choose among: {', '.join(registry.per_user_columns())}.")
     frames = {}
     for model in models:
         per_user = results[model].per_user
@@ -208,14 +203,10 @@ def paired_values(results: dict[str, Evaluation], metric: str, models: list[str]
                               f"({results[model].skipped.get(metric, 'not computed')}).",
                               "give the inputs this metric needs, or compare other metrics.")
         values = per_user[column]
-        frames[model] = values[per_user["evaluated"]] if metric in _ACCURACY else values
+        frames[model] = values[per_user["evaluated"]] if registry.METRICS[metric].family == "accuracy" else values
     return pd.DataFrame(frames).dropna()
 
 
-_ACCURACY = {"precision", "recall", "fbeta", "map", "mar", "ndcg", "hit_rate", "mrr", "lauc", "mcc"}
-
-
-CATALOG_METRICS = ("coverage", "aggregate_diversity", "gini", "entropy", "entropy_normalised", "personalization")
 NO_INTERVAL = ("counts of distinct items and users shrink when users are drawn with replacement, so a bootstrap "
                "interval of a catalog metric does not even cover its own value; rankscope gives none rather "
                "than a wrong one")
@@ -249,11 +240,11 @@ def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics
     k = next(iter(results.values())).k
     rows, intervals = [], []
     for metric in metrics:
-        if metric in CATALOG_METRICS:
+        if metric in registry.METRICS and not registry.METRICS[metric].interval:
             raise input_error("compare", f"{metric} cannot be compared by resampling users: {NO_INTERVAL}.",
                               "compare per-user metrics (ndcg, recall, novelty, diversity, ...), fbeta_of_means "
                               "or arp_normalised.")
-        if metric in ("fbeta_of_means", "arp_normalised"):
+        if metric in registry.smooth_of_means():
             samples, users = _smooth_resamples(results, metric, models, resamples, seed)
             _add_bootstrap_only(rows, intervals, results, metric, models, baseline, samples, users, level)
             continue

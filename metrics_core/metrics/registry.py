@@ -1,0 +1,144 @@
+"""Every metric once: its name, family, direction, per-user column, what it needs, whether a
+bootstrap interval exists, whether it has a curve over k, its label and its formula in words.
+
+Everything else reads this list: the evaluation's aggregates and curves, the comparison's
+per-user columns and refusals, the app's cards, tables, pickers and tooltips. Adding a
+metric means one entry here and its kernel (for an accuracy metric: a per-user array in
+:func:`metrics_core.metrics.accuracy._chunk` under the entry's ``per_user`` name).
+
+Families:
+
+- ``accuracy``: a mean over the evaluated users (those with a relevant item), from the lists
+  and the ground truth; reported at every k when it has a curve.
+- ``beyond``: a mean over the users with a non-empty list (and what the metric needs).
+- ``catalog``: a property of all lists together (coverage, Gini, ...); drawing users with
+  replacement biases it, so it has no bootstrap interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Family = Literal["accuracy", "beyond", "catalog"]
+Need = Literal["candidates", "catalog", "train", "features", "scores"]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One metric as every part of rankscope sees it.
+
+    name: the key in ``Evaluation.metrics``, the CLI's JSON and the comparison.
+    label, formula: how people see it (cards, tables, tooltips, the glossary).
+    per_user: its column in ``Evaluation.per_user`` (None: not a mean of per-user values).
+    higher_is_better: True, False, or None when neither direction is better (ARP, score entropy).
+    interval: whether a bootstrap interval over users is meaningful.
+    needs: inputs beyond the lists and the ground truth.
+    at_k: whether its value depends on K (its label then reads "NDCG@10").
+    curve: whether ``Evaluation.curves`` reports it at every k.
+    headline: shown on its own (a card, a table row); False for a variant of another metric.
+    bounds: the smallest and largest value it can take (None: unbounded on that side).
+    """
+
+    name: str
+    label: str
+    formula: str
+    family: Family
+    per_user: str | None = None
+    higher_is_better: bool | None = True
+    interval: bool = True
+    needs: tuple[Need, ...] = ()
+    at_k: bool = True
+    curve: bool = False
+    headline: bool = True
+    bounds: tuple[float | None, float | None] = (0.0, 1.0)
+
+
+def _accuracy(name: str, label: str, formula: str, per_user: str | None, needs: tuple[Need, ...] = (),
+              headline: bool = True, bounds: tuple[float | None, float | None] = (0.0, 1.0)) -> Metric:
+    return Metric(name, label, formula, "accuracy", per_user, needs=needs, curve=True, headline=headline,
+                  bounds=bounds)
+
+
+REGISTRY: tuple[Metric, ...] = (
+    _accuracy("precision", "Precision", "hits in the top K / K, averaged over users", "precision"),
+    _accuracy("recall", "Recall", "hits in the top K / all relevant items of the user, averaged", "recall"),
+    _accuracy("fbeta", "F-beta", "(1+β²)·P·R / (β²·P + R) per user, averaged", "fbeta"),
+    _accuracy("fbeta_of_means", "F-beta of means", "F-beta of the mean precision and mean recall", None,
+              headline=False),
+    _accuracy("map", "MAP", "mean of AP@K = Σ P(i)·rel(i) / D; D = min(K, R) by default", "ap"),
+    _accuracy("mar", "MAR", "mean of AR@K = Σ Recall(i)·rel(i) / hits", "ar"),
+    _accuracy("ndcg", "NDCG", "DCG / ideal DCG; DCG = Σ gain / log2(rank + 1)", "ndcg"),
+    _accuracy("hit_rate", "Hit rate", "share of users with at least one relevant item in the top K", "hit"),
+    _accuracy("mrr", "MRR", "mean of 1 / rank of the first relevant item in the top K", "rr"),
+    _accuracy("lauc", "LAUC", "area under the ROC curve up to rank K, then a straight line to (1, 1)", "lauc",
+              ("candidates",)),
+    _accuracy("mcc", "MCC", "Matthews correlation of recommended vs relevant among the candidates", "mcc",
+              ("candidates",), bounds=(-1.0, 1.0)),
+    Metric("diversity", "Diversity", "mean cosine distance between the items of a list (0-2)", "beyond",
+           "diversity", needs=("features",), bounds=(0.0, 2.0)),
+    Metric("intra_list_similarity", "Intra-list similarity", "mean cosine similarity within a list", "beyond",
+           "intra_list_similarity", higher_is_better=False, needs=("features",), headline=False,
+           bounds=(-1.0, 1.0)),
+    Metric("novelty", "Novelty", "mean −log2(share of training users who saw the item)", "beyond", "novelty",
+           needs=("train",), bounds=(0.0, None)),
+    Metric("serendipity", "Serendipity", "relevant hits that are unlike the user's history: 1 − mean cosine",
+           "beyond", "serendipity", needs=("train", "features"), bounds=(0.0, 2.0)),
+    Metric("personalization", "Personalization", "1 − mean overlap of two users' top-K lists / K", "catalog",
+           interval=False),
+    Metric("arp", "ARP", "mean training popularity of the recommended items", "beyond", "arp",
+           higher_is_better=None, needs=("train",), bounds=(0.0, None)),
+    Metric("arp_normalised", "ARP (share of users)", "ARP / number of training users", "beyond",
+           higher_is_better=None, needs=("train",), headline=False, bounds=(0.0, None)),  # repeats count
+    Metric("coverage", "Coverage", "share of the catalog that appears in some top-K list", "catalog",
+           interval=False, needs=("catalog",)),
+    Metric("aggregate_diversity", "Distinct items", "number of different items recommended", "catalog",
+           interval=False, bounds=(0.0, None)),
+    Metric("gini", "Gini", "inequality of recommendation counts over the catalog (0 even, 1 one item)", "catalog",
+           higher_is_better=False, interval=False, needs=("catalog",)),
+    Metric("entropy", "Entropy", "−Σ p ln p of recommendation shares over the catalog", "catalog", interval=False,
+           needs=("catalog",), bounds=(0.0, None)),
+    Metric("entropy_normalised", "Entropy (normalised)", "entropy / ln(catalog size)", "catalog", interval=False,
+           needs=("catalog",), headline=False),
+    Metric("score_entropy", "Score entropy", "entropy of softmax(top-K scores) per user, averaged", "beyond",
+           "score_entropy", higher_is_better=None, needs=("scores",), bounds=(0.0, None)),
+)
+METRICS: dict[str, Metric] = {metric.name: metric for metric in REGISTRY}
+
+
+def family(name: Family) -> list[Metric]:
+    """The metrics of one family, in registry order."""
+    return [metric for metric in REGISTRY if metric.family == name]
+
+
+def names(family_name: Family | None = None) -> list[str]:
+    """Metric names, of one family or all, in registry order."""
+    return [metric.name for metric in REGISTRY if family_name is None or metric.family == family_name]
+
+
+def per_user_columns(family_name: Family | None = None) -> dict[str, str]:
+    """Metric name -> per-user column, for the metrics that are means of per-user values."""
+    return {metric.name: metric.per_user for metric in REGISTRY
+            if metric.per_user and (family_name is None or metric.family == family_name)}
+
+
+def accuracy_kernels(with_candidates: bool) -> list[str]:
+    """The per-user columns the accuracy pass computes (LAUC and MCC only with candidates)."""
+    return [metric.per_user for metric in family("accuracy")
+            if metric.per_user and (with_candidates or "candidates" not in metric.needs)]
+
+
+def smooth_of_means() -> list[str]:
+    """Aggregates that are smooth functions of per-user means (no per-user column of their own):
+    intervals from resampled means, no paired test."""
+    return [metric.name for metric in REGISTRY if metric.per_user is None and metric.interval]
+
+
+def headline(families: tuple[Family, ...]) -> list[str]:
+    """The metrics shown on their own, of the given families, in registry order."""
+    return [metric.name for metric in REGISTRY if metric.headline and metric.family in families]
+
+
+def curves() -> list[str]:
+    """Metrics reported at every cut-off."""
+    return [metric.name for metric in REGISTRY if metric.curve]
