@@ -15,10 +15,10 @@ __all__ = ["ACCURACY", "BEYOND", "METRICS", "PER_USER_LABELS", "fmt", "label"]
 
 
 def label(name: str, k: int | None = None) -> str:
-    """``"NDCG@10"``: the metric's label, with K when its value depends on K."""
+    """``"NDCG@10"``: the metric's label, with K when given (every metric is computed on the top K)."""
     info = METRICS.get(name)
     text = info.label if info else name
-    return f"{text}@{k}" if k is not None and info is not None and info.at_k else text
+    return f"{text}@{k}" if k is not None and info is not None else text
 
 
 def fmt(name: str, value: float | None) -> str:

@@ -19,6 +19,7 @@ import streamlit as st
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
 from metrics_core.metrics import registry
+from metrics_core.settings import Encoding, encoding_for
 
 WORKSPACE = "workspace"
 SETTING_KEYS = ("k", "beta", "ap_denominator", "gain", "preset", "users_without_relevant", "users_without_list")
@@ -91,17 +92,28 @@ def apply_preset() -> None:
         st.session_state[key] = getattr(preset, key)
 
 
+def encoding() -> Encoding:
+    """How the current preset orders lists (fixed when the data is encoded)."""
+    return encoding_for(st.session_state.get("preset", "rankscope"))
+
+
+def data_key() -> str:
+    """What the encoded data depends on: every uploaded byte, the mapping and the encoding (the
+    cache key of everything computed from it)."""
+    chosen = encoding()
+    return f"{workspace().fingerprint()}:{chosen.order}:{chosen.tie_break}"
+
+
 @st.cache_resource(max_entries=4, show_spinner=False)
 def _dataset(fingerprint: str, order: str, tie_break: str, _workspace: Workspace) -> Dataset:
-    return _workspace.build(order, tie_break)
+    return _workspace.build(Encoding(order, tie_break))
 
 
-def dataset(current: Settings | None = None) -> Dataset:
-    """The encoded dataset of the current workspace (parsed and joined once per order)."""
-    current = current or settings()
-    ws = workspace()
+def dataset() -> Dataset:
+    """The encoded dataset of the current workspace (parsed and joined once per encoding)."""
+    ws, chosen = workspace(), encoding()
     with st.spinner("Reading and joining the data…"):
-        return _dataset(ws.fingerprint(), current.order, current.tie_break, ws)
+        return _dataset(ws.fingerprint(), chosen.order, chosen.tie_break, ws)
 
 
 @st.cache_resource(max_entries=12, show_spinner=False)  # shared, not copied: pages only read it
@@ -115,9 +127,9 @@ def _evaluations(fingerprint: str, settings_items: tuple, _dataset: Dataset) -> 
 def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
     """Every model's evaluation at the current settings (computed once per settings)."""
     current = current or settings()
-    data = dataset(current)
+    data = dataset()
     with st.spinner("Computing metrics…"):
-        return _evaluations(workspace().fingerprint(), tuple(asdict(current).items()), data)
+        return _evaluations(data_key(), tuple(asdict(current).items()), data)
 
 
 def evaluation(model: str, current: Settings | None = None) -> Evaluation:
@@ -142,7 +154,7 @@ def comparison(results: dict, baseline: str, metrics: list[str], test: str = "wi
     """Paired tests and bootstrap intervals against ``baseline`` (cached with the settings)."""
     current = settings()
     with st.spinner("Bootstrapping confidence intervals…"):
-        return _comparison(workspace().fingerprint(), tuple(asdict(current).items()), baseline, tuple(metrics), test,
+        return _comparison(data_key(), tuple(asdict(current).items()), baseline, tuple(metrics), test,
                            correction, resamples, seed, results)
 
 
@@ -198,7 +210,7 @@ def _card_intervals(fingerprint: str, settings_items: tuple, model: str, resampl
 def card_intervals(model: str, resamples: int = 200) -> dict[str, tuple[float, float]]:
     """95% bootstrap interval of each per-user-mean metric of ``model`` (its own users)."""
     current = settings()
-    return _card_intervals(workspace().fingerprint(), tuple(asdict(current).items()), model, resamples,
+    return _card_intervals(data_key(), tuple(asdict(current).items()), model, resamples,
                            evaluation(model, current))
 
 
@@ -219,4 +231,4 @@ class Page:
 def page() -> Page:
     current = settings()
     results = evaluations(current)
-    return Page(current, results, list(results), dataset(current))
+    return Page(current, results, list(results), dataset())

@@ -7,11 +7,12 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dashboard.demo import MODELS
 from metrics_core import Columns, Dataset
 from metrics_core.inputs.read import TableFile
+from metrics_core.settings import Encoding
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
-DEMO_MODELS = ("popularity", "personalised", "diverse")
 
 
 @dataclass
@@ -43,10 +44,10 @@ class Workspace:
         digest.update(repr((self.columns, self.feature_columns, self.embedding_column)).encode())
         return digest.hexdigest()
 
-    def build(self, order: str = "rank", tie_break: str = "input") -> Dataset:
+    def build(self, encoding: Encoding | None = None) -> Dataset:
         """Parse and encode (raises :class:`InputError` naming the uploaded file and the offending rows)."""
         return Dataset.build(dict(self.models), self.ground_truth, train=self.train, items=self.items, users=self.users,
-                             columns=self.columns, order=order, tie_break=tie_break,
+                             columns=self.columns, encoding=encoding,
                              feature_columns=list(self.feature_columns) if self.feature_columns else None,
                              embedding_column=self.embedding_column)
 
@@ -63,7 +64,7 @@ def demo_workspace(directory: Path = DATA_DIR) -> Workspace:
 
     return Workspace(
         label="Demo workspace: films, three models",
-        models={name: table(f"recs_{name}") for name in DEMO_MODELS},
+        models={name: table(f"recs_{name}") for name in MODELS},
         ground_truth=table("ground_truth"),
         columns=Columns(relevance="rating", threshold=4),
         train=table("train"),

@@ -16,17 +16,19 @@ from metrics_core.evaluate import evaluate, evaluate_models
 from metrics_core.inputs.columns import Columns
 from metrics_core.metrics.rating import RatingErrors, rating_errors
 from metrics_core.result import Evaluation
-from metrics_core.settings import PRESETS, Settings, settings_for
+from metrics_core.settings import PRESETS, Encoding, Settings, encoding_for, settings_for
 
 __all__ = [
     "PRESETS",
     "Columns",
     "Dataset",
+    "Encoding",
     "Evaluation",
     "InputError",
     "Note",
     "RatingErrors",
     "Settings",
+    "encoding_for",
     "evaluate",
     "evaluate_models",
     "rating_errors",

@@ -18,7 +18,7 @@ from metrics_core.errors import InputError, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.jsonable import dumps
 from metrics_core.result import Evaluation
-from metrics_core.settings import AP_DENOMINATORS, GAINS, PRESETS, settings_for
+from metrics_core.settings import AP_DENOMINATORS, GAINS, PRESETS, encoding_for, settings_for
 from metrics_core.stats.compare import CORRECTIONS, TESTS
 
 
@@ -121,7 +121,7 @@ def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rank-column", default="rank")
 
 
-def load_dataset(args: argparse.Namespace, order: str, tie_break: str) -> Dataset:
+def load_dataset(args: argparse.Namespace) -> Dataset:
     columns = Columns(user=args.user_column, item=args.item_column, score=args.score_column,
                       rank=args.rank_column, relevance=args.relevance_column,
                       threshold=args.relevance_threshold)
@@ -134,13 +134,13 @@ def load_dataset(args: argparse.Namespace, order: str, tie_break: str) -> Datase
         sources[name] = path
     features = [c.strip() for c in args.feature_columns.split(",") if c.strip()] if args.feature_columns else None
     return Dataset.build(sources, args.ground_truth, train=args.train, items=args.items, users=args.users,
-                         columns=columns, order=order, tie_break=tie_break, feature_columns=features,
+                         columns=columns, encoding=encoding_for(args.preset), feature_columns=features,
                          embedding_column=args.embedding_column)
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
     settings = _settings(args)
-    dataset = load_dataset(args, settings.order, settings.tie_break)
+    dataset = load_dataset(args)
     results = dataset.evaluate_all(settings, curves=False)
     warn_about_ids(results)
     if args.format == "json":
@@ -172,7 +172,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.command == "report":
         writable_outputs(args.output, args.json, args.csv)
     settings = _settings(args, users_without_list="zero")  # a missing list scores 0, never dropped
-    dataset = load_dataset(args, settings.order, settings.tie_break)
+    dataset = load_dataset(args)
     results = dataset.evaluate_all(settings, curves=args.command == "report")
     warn_about_ids(results)
     if args.baseline is not None and args.baseline not in results:

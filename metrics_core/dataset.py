@@ -15,8 +15,6 @@ from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.encode import (
     Lists,
-    Order,
-    TieBreak,
     Training,
     Truth,
     encode_lists,
@@ -33,7 +31,7 @@ from metrics_core.inputs.read import read_notes, read_table, split_long_table
 from metrics_core.metrics import accuracy, registry
 from metrics_core.metrics import beyond as beyond_accuracy
 from metrics_core.result import Evaluation
-from metrics_core.settings import Settings
+from metrics_core.settings import Encoding, Settings
 from metrics_core.sums import row_sums
 
 
@@ -60,8 +58,7 @@ class Dataset:
     training: Training | None = None
     item_table: pd.DataFrame | None = None
     user_table: pd.DataFrame | None = None
-    order: Order = "rank"
-    tie_break: TieBreak = "input"
+    encoding: Encoding = field(default_factory=Encoding)
     notes: list[Note] = field(default_factory=list)
     vectors: ItemVectors | None = None
     item_table_codes: np.ndarray | None = None
@@ -78,87 +75,81 @@ class Dataset:
         items=None,
         users=None,
         columns: Columns | None = None,
-        order: Order = "rank",
-        tie_break: TieBreak = "input",
+        encoding: Encoding | None = None,
         feature_columns: list[str] | None = None,
         embedding_column: str | None = None,
     ) -> Dataset:
         """Read, validate and encode the inputs.
 
-        ``recommendations`` is one source (path or DataFrame) or a mapping name -> source; a
-        path's model name defaults to its stem. ``feature_columns`` (default: every numeric
-        column of the item table without missing values) and ``embedding_column`` choose the
-        item features. Raises :class:`InputError` on bad input.
+        ``recommendations`` is one source (path, DataFrame or :class:`TableFile`) or a
+        mapping name -> source; a path's model name defaults to its stem. ``encoding``
+        orders the lists (default: by rank, else by score). ``feature_columns`` (default:
+        every numeric column of the item table without missing values) and
+        ``embedding_column`` choose the item features. Raises :class:`InputError` on bad input.
+
+        The recipe: read and check every table (ids read once per table), read the ids of
+        every table alike (text everywhere when any table has text ids), code them once,
+        then encode the ground truth, each model's lists, the training data and the item
+        features against those codes.
         """
-        columns = columns or Columns()
+        columns, encoding = columns or Columns(), encoding or Encoding()
         if not isinstance(recommendations, Mapping):
             recommendations = {model_name(recommendations, "model"): recommendations}
         if not recommendations:
             raise input_error("recommendations", "no recommendation table was given.", "pass at least one.")
-        wanted = [columns.user, columns.item, columns.rank, columns.score]
-        raw_lists = []
         notes: list[Note] = []
-        for name, source in recommendations.items():
-            frame, label = read_table(source, f"recommendations '{name}'", wanted)
-            notes += read_notes(frame)
-            raw_lists.append(read_lists(str(name), frame, label, columns))
-        frame, label = read_table(ground_truth, "ground truth")
-        notes += read_notes(frame)
-        raw_truth = read_truth(frame, label, columns)
-        train_frame = item_frame = user_frame = None
-        id_arrays_user = [raw_truth.user] + [r.user for r in raw_lists]
-        id_arrays_item = [raw_truth.item] + [r.item for r in raw_lists]
-        if train is not None:
-            train_frame, train_label = read_table(train, "training interactions")
-            notes += read_notes(train_frame)
-            validate.require_rows(train_frame, train_label)
-            validate.require_columns(train_frame, [columns.user, columns.item], train_label)
-            context = [columns.user, columns.item]
-            id_arrays_user.append(validate.ids(train_frame, columns.user, train_label, context))
-            id_arrays_item.append(validate.ids(train_frame, columns.item, train_label, context))
-        if items is not None:
-            item_frame, item_label = read_table(items, "item features")
-            notes += read_notes(item_frame)
-            validate.require_columns(item_frame, [columns.item], item_label)
-            id_arrays_item.append(validate.ids(item_frame, columns.item, item_label, [columns.item]))
-        if users is not None:
-            user_frame, user_label = read_table(users, "user features")
-            notes += read_notes(user_frame)
-            validate.require_columns(user_frame, [columns.user], user_label)
-            id_arrays_user.append(validate.ids(user_frame, columns.user, user_label, [columns.user]))
-        kinds = [{"truth user": id_kind(raw_truth.user), "truth item": id_kind(raw_truth.item),
-                  "recommended user": id_kind(raw.user), "recommended item": id_kind(raw.item)} for raw in raw_lists]
-        user_ids = validate.unify_ids(id_arrays_user)
-        item_ids = validate.unify_ids(id_arrays_item)
-        raw_truth.user, raw_truth.item = user_ids[0], item_ids[0]
-        for i, raw in enumerate(raw_lists, start=1):
-            raw.user, raw.item = user_ids[i], item_ids[i]
-            if raw.rank is not None and (order == "rank" or raw.score is None):
+        wanted = [columns.user, columns.item, columns.rank, columns.score]
+        raw_lists = [read_lists(str(name), *_read(source, f"recommendations '{name}'", notes, wanted), columns)
+                     for name, source in recommendations.items()]
+        raw_truth = read_truth(*_read(ground_truth, "ground truth", notes), columns)
+        sides = {role: _side_table(source, role, columns, notes)
+                 for role, source in (("training interactions", train), ("item features", items),
+                                      ("user features", users)) if source is not None}
+        kinds = {raw.name: {"truth user": id_kind(raw_truth.user), "truth item": id_kind(raw_truth.item),
+                            "recommended user": id_kind(raw.user), "recommended item": id_kind(raw.item)}
+                 for raw in raw_lists}
+        user_ids = _unified({"truth": raw_truth.user, **{("model", raw.name): raw.user for raw in raw_lists},
+                             **{role: side.ids["user"] for role, side in sides.items() if "user" in side.ids}})
+        item_ids = _unified({"truth": raw_truth.item, **{("model", raw.name): raw.item for raw in raw_lists},
+                             **{role: side.ids["item"] for role, side in sides.items() if "item" in side.ids}})
+        for side in sides.values():
+            side.ids = {kind: (user_ids if kind == "user" else item_ids)[side.role] for kind in side.ids}
+        raw_truth.user, raw_truth.item = user_ids["truth"], item_ids["truth"]
+        for raw in raw_lists:
+            raw.user, raw.item = user_ids["model", raw.name], item_ids["model", raw.name]
+            if raw.rank is not None and (encoding.order == "rank" or raw.score is None):
                 raw.heads = whole_list_heads(raw.user, raw.rank, 1)  # whole lists: one user id per list
-        listed_users = [raw.user if raw.heads is None else raw.heads for raw in raw_lists]
-        user_index = IdIndex.union([user_ids[0], *listed_users, *user_ids[1 + len(raw_lists):]])
-        item_index = IdIndex.union(item_ids)
-        threshold = columns.threshold if raw_truth.grade is not None else 1.0
-        truth = encode_truth(raw_truth, user_index, item_index, threshold)
-        lists = {raw.name: encode_lists(raw, user_index, item_index, truth, order, tie_break) for raw in raw_lists}
-        for encoded, kind in zip(lists.values(), kinds, strict=True):
-            note = mismatch_note(encoded.name, encoded, truth, user_index, item_index, kind)
+        user_index = IdIndex.union([raw.user if raw.heads is None else raw.heads for raw in raw_lists]
+                                   + [ids for key, ids in user_ids.items() if not isinstance(key, tuple)])
+        item_index = IdIndex.union(list(item_ids.values()))
+        truth = encode_truth(raw_truth, user_index, item_index, columns.threshold if raw_truth.grade is not None
+                             else 1.0)
+        lists = {raw.name: encode_lists(raw, user_index, item_index, truth, encoding.order, encoding.tie_break)
+                 for raw in raw_lists}
+        for encoded in lists.values():
+            note = mismatch_note(encoded.name, encoded, truth, user_index, item_index, kinds[encoded.name])
             if note is not None:
                 encoded.notes.append(note)
-        item_codes = item_index.codes(item_ids[-1]) if item_frame is not None else None
-        user_codes = user_index.codes(user_ids[-1]) if user_frame is not None else None
+        item_side, user_side, train_side = (sides.get(role) for role in ("item features", "user features",
+                                                                          "training interactions"))
+        item_codes = item_index.codes(item_side.ids["item"]) if item_side else None
+        user_codes = user_index.codes(user_side.ids["user"]) if user_side else None
         training = None
-        if train_frame is not None:
+        if train_side is not None:
             catalog = int(np.count_nonzero(np.bincount(item_codes, minlength=len(item_index)))) \
                 if item_codes is not None else None
-            training = encode_training(train_frame, train_label, columns, user_index, item_index, catalog)
+            training = encode_training(user_index.codes(train_side.ids["user"]),
+                                       item_index.codes(train_side.ids["item"]),
+                                       _timestamps(train_side.frame, columns.timestamp), user_index, item_index,
+                                       catalog)
         notes += truth.notes
         vectors = None
-        if item_frame is not None:
-            vectors = _vectors(item_frame, item_label, columns.item, item_index, feature_columns, embedding_column,
-                               notes)
-        return cls(columns, user_index, item_index, truth, lists, training, item_frame, user_frame,
-                   order, tie_break, notes, vectors, item_codes, user_codes)
+        if item_side is not None:
+            vectors = _vectors(item_side, columns.item, item_codes, len(item_index), feature_columns,
+                               embedding_column, notes)
+        return cls(columns, user_index, item_index, truth, lists, training,
+                   item_side.frame if item_side else None, user_side.frame if user_side else None,
+                   encoding, notes, vectors, item_codes, user_codes)
 
     @classmethod
     def from_long_table(cls, frame: pd.DataFrame, user: str, item: str, prediction: str, target: str,
@@ -208,10 +199,6 @@ class Dataset:
         k up to the longest list (``curves=False``: ``curves`` has the one row k = K, cheaper;
         ``beyond=False``: accuracy metrics only)."""
         settings = settings or Settings()
-        if (settings.order, settings.tie_break) != (self.order, self.tie_break):
-            raise input_error("settings", f"these lists were ordered by {self.order} (ties: {self.tie_break}); "
-                              f"the settings ask for {settings.order} (ties: {settings.tie_break}).",
-                              "build the dataset with the same order and tie_break as the settings.")
         model = model if model is not None else self.models[0]
         if model not in self.lists:
             raise input_error("settings", f"no model named {model!r}.", f"choose one of: {', '.join(self.models)}.")
@@ -288,7 +275,7 @@ class Dataset:
             curves["fbeta"] = curves["fbeta_of_means"]
         curves = curves[[name for name in registry.curves() if name in curves.columns]]
         return Evaluation(model, settings, metrics, per_user, curves, counts,
-                          self._warnings(lists, rows, settings, counts), skipped, extra.left_out)
+                          self._warnings(lists, rows, settings, counts), skipped, extra.left_out, self.encoding)
 
     def _warnings(self, lists: Lists, rows: np.ndarray, settings: Settings, counts: dict) -> list[Note]:
         notes = list(self.notes) + list(lists.notes)
@@ -304,7 +291,7 @@ class Dataset:
                               counts["without_recommendations"]))
         ties = self.ties_at_cutoff(lists, rows, settings.k)
         if ties:
-            rule = "input row order" if self.tie_break == "input" else "item id (text, descending)"
+            rule = "input row order" if self.encoding.tie_break == "input" else "item id (text, descending)"
             notes.append(Note("ties_at_cutoff", f"{ties} lists have equal scores on both sides of the "
                               f"cut-off K={settings.k}; the tie was broken by {rule}.", ties))
         return notes
@@ -371,8 +358,54 @@ class Dataset:
         return int((inside == outside).sum())
 
 
-def _vectors(table, label, item_column, items, feature_columns, embedding_column, notes) -> ItemVectors | None:
+@dataclass
+class _SideTable:
+    """A training, item or user table, read and checked once: ``ids`` holds its user and/or
+    item id column as read (then as unified with the other tables)."""
+
+    role: str
+    frame: pd.DataFrame
+    label: str
+    ids: dict[str, np.ndarray]
+
+
+SIDE_ID_COLUMNS = {"training interactions": ("user", "item"), "item features": ("item",),
+                   "user features": ("user",)}
+
+
+def _read(source, role: str, notes: list[Note], columns: list[str] | None = None) -> tuple[pd.DataFrame, str]:
+    """``(frame, label)`` of a source; what is worth saying about how it was read goes to ``notes``."""
+    frame, label = read_table(source, role, columns)
+    notes += read_notes(frame)
+    return frame, label
+
+
+def _side_table(source, role: str, columns: Columns, notes: list[Note]) -> _SideTable:
+    frame, label = _read(source, role, notes)
+    validate.require_rows(frame, label)
+    names = {"user": columns.user, "item": columns.item}
+    wanted = [names[kind] for kind in SIDE_ID_COLUMNS[role]]
+    validate.require_columns(frame, wanted, label)
+    return _SideTable(role, frame, label, {kind: validate.ids(frame, names[kind], label, wanted)
+                                           for kind in SIDE_ID_COLUMNS[role]})
+
+
+def _unified(ids: dict) -> dict:
+    """The id arrays of every table (keyed "truth", ("model", name) or a side table's role),
+    read alike (see :func:`validate.unify_ids`)."""
+    return dict(zip(ids, validate.unify_ids(list(ids.values())), strict=True))
+
+
+def _timestamps(frame: pd.DataFrame, column: str) -> np.ndarray | None:
+    if column not in frame.columns:
+        return None
+    return pd.to_numeric(frame[column], errors="coerce").to_numpy(dtype=np.float64)
+
+
+def _vectors(side: _SideTable, item_column: str, codes: np.ndarray, n_items: int, feature_columns,
+             embedding_column, notes) -> ItemVectors | None:
     """Item vectors from the chosen columns; by default the numeric columns without gaps."""
+    table = side.frame
     if feature_columns is None and embedding_column is None:
         numeric = default_feature_columns(table, item_column)
         gaps = [c for c in numeric if table[c].isna().any()]
@@ -383,4 +416,4 @@ def _vectors(table, label, item_column, items, feature_columns, embedding_column
         feature_columns = [c for c in numeric if c not in gaps]
         if not feature_columns:
             return None
-    return item_vectors(table, label, item_column, items, feature_columns, embedding_column)
+    return item_vectors(table, side.label, item_column, codes, n_items, feature_columns, embedding_column)

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from metrics_core.dataset import Dataset, model_name
 from metrics_core.inputs.columns import Columns
 from metrics_core.result import Evaluation
-from metrics_core.settings import settings_for
+from metrics_core.settings import encoding_for, settings_for, split_options
 
 
 def evaluate_models(recommendations: Mapping, ground_truth, k: int = 10, *, train=None, items=None,
@@ -17,12 +17,14 @@ def evaluate_models(recommendations: Mapping, ground_truth, k: int = 10, *, trai
     """Evaluate several models (name -> path or DataFrame) on the same ground truth.
 
     ``options`` are :class:`~metrics_core.settings.Settings` fields (beta, ap_denominator,
-    gain, ...); ``preset`` names a convention (``trec_eval``, ``ranx``, ``evidently``);
+    gain, ...) or :class:`~metrics_core.settings.Encoding` fields (order, tie_break);
+    ``preset`` names a convention (``trec_eval``, ``ranx``, ``evidently``);
     ``feature_columns``/``embedding_column`` choose item features (see :meth:`Dataset.build`).
     """
-    settings = settings_for(preset, k=k, **options)
+    evaluation_options, encoding_options = split_options(options)
+    settings = settings_for(preset, k=k, **evaluation_options)
     dataset = Dataset.build(recommendations, ground_truth, train=train, items=items, users=users,
-                            columns=columns, order=settings.order, tie_break=settings.tie_break,
+                            columns=columns, encoding=encoding_for(preset, **encoding_options),
                             feature_columns=feature_columns, embedding_column=embedding_column)
     return dataset.evaluate_all(settings)
 

@@ -8,7 +8,7 @@ import pandas as pd
 
 from metrics_core.errors import Note
 from metrics_core.jsonable import plain
-from metrics_core.settings import Settings
+from metrics_core.settings import Encoding, Settings
 
 
 @dataclass
@@ -25,6 +25,7 @@ class Evaluation:
     warnings: problems with one sensible reading, each with a count.
     skipped: metric -> why it could not be computed.
     left_out: what beyond-accuracy metrics could not use, and how much of it.
+    encoding: how the lists were ordered when the data was encoded.
     """
 
     model: str
@@ -36,6 +37,7 @@ class Evaluation:
     warnings: list[Note] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     left_out: dict[str, int] = field(default_factory=dict)
+    encoding: Encoding = field(default_factory=Encoding)
 
     @property
     def k(self) -> int:

@@ -1,18 +1,22 @@
-"""Evaluation settings, and named presets that reproduce other tools' conventions on purpose."""
+"""The choices that change a number: :class:`Encoding` (how lists are ordered, fixed when the
+data is encoded), :class:`Settings` (everything chosen at evaluation time, cheap to change),
+and named presets that reproduce other tools' conventions on purpose."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
-from typing import Literal
+from dataclasses import dataclass, fields
+from typing import Literal, get_args
 
 from metrics_core.errors import input_error
 from metrics_core.inputs import validate
 
+Order = Literal["rank", "score"]
+TieBreak = Literal["input", "item_desc"]
 APDenominator = Literal["min_k_relevant", "relevant", "hits"]
 Gain = Literal["linear", "exponential"]
-AP_DENOMINATORS = ("min_k_relevant", "relevant", "hits")
-GAINS = ("linear", "exponential")
+AP_DENOMINATORS: tuple[str, ...] = get_args(APDenominator)
+GAINS: tuple[str, ...] = get_args(Gain)
 
 
 @dataclass(frozen=True)
@@ -35,7 +39,8 @@ class Settings:
         out (``drop``, as Evidently does silently).
     candidates: number of candidate items per user for LAUC and MCC; None = the training
         catalog minus the user's own training items (skipped when there is no training data).
-    order / tie_break: how lists are ordered when encoded (see :func:`encode_lists`).
+
+    How lists are ordered is fixed when the data is encoded: see :class:`Encoding`.
     """
 
     k: int = 10
@@ -48,8 +53,6 @@ class Settings:
     users_without_relevant: Literal["exclude", "zero"] = "exclude"
     users_without_list: Literal["zero", "drop"] = "zero"
     candidates: int | None = None
-    order: Literal["rank", "score"] = "rank"
-    tie_break: Literal["input", "item_desc"] = "input"
 
     def __post_init__(self) -> None:
         validate.cutoff(self.k)
@@ -59,13 +62,29 @@ class Settings:
         _one_of("fbeta", self.fbeta, ("per_user", "of_means"))
         _one_of("users_without_relevant", self.users_without_relevant, ("exclude", "zero"))
         _one_of("users_without_list", self.users_without_list, ("zero", "drop"))
-        _one_of("order", self.order, ("rank", "score"))
-        _one_of("tie_break", self.tie_break, ("input", "item_desc"))
         if not (isinstance(self.beta, (int, float)) and math.isfinite(self.beta) and self.beta > 0):
             raise input_error("settings", f"beta = {self.beta!r} is not a finite number > 0.",
                               "choose beta > 0, e.g. 1.0.")
         if self.candidates is not None and self.candidates < 1:
             raise input_error("settings", f"candidates = {self.candidates!r}.", "give a positive item count.")
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """How each list is ordered, decided once when the data is encoded.
+
+    order: ``rank`` (the rank column decides when there is one, else the score) or ``score``
+        (higher first, the rank column ignored, as trec_eval and ranx do).
+    tie_break: equal scores keep the input row order (``input``) or put the larger item id,
+        compared as text, first (``item_desc``, as trec_eval).
+    """
+
+    order: Order = "rank"
+    tie_break: TieBreak = "input"
+
+    def __post_init__(self) -> None:
+        _one_of("order", self.order, get_args(Order))
+        _one_of("tie_break", self.tie_break, get_args(TieBreak))
 
 
 def _one_of(name: str, value: object, allowed: tuple[str, ...]) -> None:
@@ -93,10 +112,25 @@ PRESETS: dict[str, dict[str, object]] = {
 
 def settings_for(preset: str | None = None, **overrides: object) -> Settings:
     """Settings of a named preset, with explicit ``overrides`` (None values ignored) on top."""
-    base = Settings()
-    if preset is not None:
-        if preset not in PRESETS:
-            raise input_error("settings", f"unknown preset {preset!r}.", f"choose one of: {', '.join(PRESETS)}.")
-        base = replace(base, **PRESETS[preset])
-    chosen = {name: value for name, value in overrides.items() if value is not None}
-    return replace(base, **chosen)
+    return _chosen(Settings, preset, overrides)
+
+
+def encoding_for(preset: str | None = None, **overrides: object) -> Encoding:
+    """The encoding of a named preset, with explicit ``overrides`` (None values ignored) on top."""
+    return _chosen(Encoding, preset, overrides)
+
+
+def split_options(options: dict[str, object]) -> tuple[dict[str, object], dict[str, object]]:
+    """``(settings options, encoding options)`` of a mix of both (as ``evaluate(**options)`` takes)."""
+    encoding_fields = {f.name for f in fields(Encoding)}
+    return ({k: v for k, v in options.items() if k not in encoding_fields},
+            {k: v for k, v in options.items() if k in encoding_fields})
+
+
+def _chosen(kind, preset: str | None, overrides: dict[str, object]):
+    if preset is not None and preset not in PRESETS:
+        raise input_error("settings", f"unknown preset {preset!r}.", f"choose one of: {', '.join(PRESETS)}.")
+    own = {f.name for f in fields(kind)}
+    chosen = {k: v for k, v in (PRESETS[preset] if preset else {}).items() if k in own}
+    chosen.update({k: v for k, v in overrides.items() if v is not None})
+    return kind(**chosen)

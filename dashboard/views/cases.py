@@ -6,7 +6,7 @@ import streamlit as st
 from dashboard import state
 
 settings = state.settings()
-dataset = state.dataset(settings)
+dataset = state.dataset()
 models = dataset.models
 k = settings.k
 

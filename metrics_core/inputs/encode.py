@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -26,12 +26,11 @@ from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.read import is_qrels
 from metrics_core.parallel import THREADS, chunks, map_chunks
+from metrics_core.settings import Order, TieBreak
 
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-Order = Literal["rank", "score"]
-TieBreak = Literal["input", "item_desc"]
 MAX_POSITIONS = 100_000
 JOIN_CHUNK_CELLS = 1 << 22
 CHECK_CHUNK_CELLS = 1 << 16
@@ -503,18 +502,13 @@ def _users_with_rank_gaps(items_at: np.ndarray) -> int:
     return int((filled.sum(axis=1) < last).sum())
 
 
-def encode_training(frame: pd.DataFrame, source: str, columns: Columns, users: IdIndex,
+def encode_training(user_codes: np.ndarray, item_codes: np.ndarray, timestamp: np.ndarray | None, users: IdIndex,
                     items: IdIndex, catalog_size: int | None) -> Training:
-    """Training rows as codes and the users x items count matrix. The catalog size defaults
-    to the number of distinct training items."""
+    """Training rows (as user and item codes) and the users x items count matrix. The catalog
+    size defaults to the number of distinct training items."""
     import scipy.sparse as sp  # on use: start-up without training data does not pay for it
 
-    context = [columns.user, columns.item]
-    user = users.codes(validate.ids(frame, columns.user, source, context)).astype(np.int64)
-    item = items.codes(validate.ids(frame, columns.item, source, context)).astype(np.int64)
-    timestamp = None
-    if columns.timestamp in frame.columns:
-        timestamp = pd.to_numeric(frame[columns.timestamp], errors="coerce").to_numpy(dtype=np.float64)
+    user, item = user_codes.astype(np.int64), item_codes.astype(np.int64)
     matrix = sp.csr_matrix((np.ones(len(user), dtype=np.float32), (user, item)), shape=(len(users), len(items)))
     matrix.sum_duplicates()
     if catalog_size is None:

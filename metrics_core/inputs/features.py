@@ -15,7 +15,6 @@ import pandas as pd
 
 from metrics_core.errors import input_error, setting
 from metrics_core.inputs import validate
-from metrics_core.inputs.ids import IdIndex
 
 
 @dataclass
@@ -24,7 +23,6 @@ class ItemVectors:
 
     unit: np.ndarray
     has_vector: np.ndarray
-    columns: list[str]
 
     @property
     def dimensions(self) -> int:
@@ -37,7 +35,7 @@ def default_feature_columns(table: pd.DataFrame, item_column: str) -> list[str]:
         pd.api.types.is_numeric_dtype(table[c]) or pd.api.types.is_bool_dtype(table[c]))]
 
 
-def item_vectors(table: pd.DataFrame, source: str, item_column: str, items: IdIndex,
+def item_vectors(table: pd.DataFrame, source: str, item_column: str, codes: np.ndarray, n_items: int,
                  feature_columns: list[str] | None = None, embedding_column: str | None = None) -> ItemVectors:
     """Build unit vectors from ``feature_columns`` (default: every numeric column) and/or
     ``embedding_column``. Raises :class:`InputError` for a feature column that mixes numbers
@@ -54,14 +52,13 @@ def item_vectors(table: pd.DataFrame, source: str, item_column: str, items: IdIn
         raise input_error(source, "has no numeric feature column to compare items with.",
                           f"name the feature columns ({setting('feature_columns')}) or an embedding column.")
     matrix = np.hstack(blocks).astype(np.float64)
-    codes = items.codes(validate.ids(table, item_column, source, [item_column]))
     norms = np.linalg.norm(matrix, axis=1)
-    unit = np.zeros((len(items), matrix.shape[1]))
+    unit = np.zeros((n_items, matrix.shape[1]))
     usable = (codes >= 0) & (norms > 0)
     unit[codes[usable]] = matrix[usable] / norms[usable, None]
-    has_vector = np.zeros(len(items), dtype=bool)
+    has_vector = np.zeros(n_items, dtype=bool)
     has_vector[codes[usable]] = True
-    return ItemVectors(unit, has_vector, list(feature_columns) + ([embedding_column] if embedding_column else []))
+    return ItemVectors(unit, has_vector)
 
 
 def _feature_block(table: pd.DataFrame, column: str, source: str, item_column: str) -> np.ndarray:

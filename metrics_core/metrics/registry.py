@@ -34,7 +34,6 @@ class Metric:
     higher_is_better: True, False, or None when neither direction is better (ARP, score entropy).
     interval: whether a bootstrap interval over users is meaningful.
     needs: inputs beyond the lists and the ground truth.
-    at_k: whether its value depends on K (its label then reads "NDCG@10").
     curve: whether ``Evaluation.curves`` reports it at every k.
     headline: shown on its own (a card, a table row); False for a variant of another metric.
     bounds: the smallest and largest value it can take (None: unbounded on that side).
@@ -48,7 +47,6 @@ class Metric:
     higher_is_better: bool | None = True
     interval: bool = True
     needs: tuple[Need, ...] = ()
-    at_k: bool = True
     curve: bool = False
     headline: bool = True
     bounds: tuple[float | None, float | None] = (0.0, 1.0)

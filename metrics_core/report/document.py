@@ -37,7 +37,7 @@ def numbers(results: dict[str, Evaluation], comparison: Comparison | None = None
     """Every number of the evaluation as one JSON-ready dict."""
     first = next(iter(results.values()))
     out = {"rankscope_version": __version__, "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-           "settings": asdict(first.settings), **context,
+           "settings": asdict(first.settings), "encoding": asdict(first.encoding), **context,
            "models": {name: {**r.to_dict(), "curves": r.curves.reset_index().to_dict(orient="list")}
                       for name, r in results.items()}}
     if comparison is not None:
@@ -78,7 +78,8 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
         f"<h1>{html.escape(title)}</h1>",
         f"<p class='meta'>rankscope {__version__} · created {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M UTC} · "
         f"K = {k}</p>",
-        "<h2>Settings</h2>", _table(pd.Series(asdict(first.settings), name="value").to_frame()),
+        "<h2>Settings</h2>",
+        _table(pd.Series({**asdict(first.settings), **asdict(first.encoding)}, name="value").to_frame()),
     ]
     if fingerprints:
         sections += ["<h2>Data fingerprints (SHA-256, first 16 hex digits)</h2>",

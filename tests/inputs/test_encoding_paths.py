@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics_core import Columns, Dataset, Settings
+from metrics_core import Columns, Dataset, Encoding, Settings
 from metrics_core import dataset as dataset_module
 from metrics_core.inputs import encode
 from tests.reference import relevant_grades, user_metrics
@@ -61,7 +61,7 @@ def test_whole_sorted_lists_encode_like_shuffled_rows(as_text, order, monkeypatc
     detect = encode.whole_list_heads
     for module in (encode, dataset_module):
         monkeypatch.setattr(module, "whole_list_heads", lambda *args: found.append(detect(*args)) or found[-1])
-    fast, general = encoded(recs, truth, order=order), encoded(shuffled, truth, order=order)
+    fast, general = (encoded(frame, truth, encoding=Encoding(order=order)) for frame in (recs, shuffled))
     assert found[0] is not None and found[1] is None  # the sorted input took the whole-list path
     assert_same_encoding(fast, general)
     assert any(n.code == "duplicate_items" for n in fast.lists["model"].notes)
