@@ -11,6 +11,7 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.glossary import METRICS, label
+from dashboard.state import Key
 from metrics_core import PRESETS, InputError
 from metrics_core.settings import AP_DENOMINATORS, GAINS
 
@@ -23,29 +24,29 @@ def sidebar() -> None:
     with st.sidebar:
         st.markdown(f"**{state.workspace().label}**")
         longest = state.max_positions()
-        st.session_state["k"] = min(int(st.session_state.get("k", 10)), longest)
-        st.slider("K (cut-off)", 1, max(longest, 2), key="k", help="How many top items of each list count.")
-        if st.session_state.get("baseline") not in models:
-            st.session_state["baseline"] = models[0]
-        st.selectbox("Baseline model", models, key="baseline",
+        st.session_state[Key.K] = min(int(st.session_state.get(Key.K, 10)), longest)
+        st.slider("K (cut-off)", 1, max(longest, 2), key=Key.K, help="How many top items of each list count.")
+        if st.session_state.get(Key.BASELINE) not in models:
+            st.session_state[Key.BASELINE] = models[0]
+        st.selectbox("Baseline model", models, key=Key.BASELINE,
                      help="Deltas on the cards and in Compare are against this model.")
         with st.expander("Metric options", expanded=False):
-            st.selectbox("Convention preset", list(PRESETS), key="preset", on_change=state.apply_preset,
+            st.selectbox("Convention preset", list(PRESETS), key=Key.PRESET, on_change=state.apply_preset,
                          help="Reproduce another tool's numbers: trec_eval, ranx or Evidently conventions.")
-            st.number_input("β of F-beta", min_value=0.1, max_value=10.0, step=0.5, key="beta")
-            st.selectbox("AP denominator", AP_DENOMINATORS, key="ap_denominator", format_func=AP_LABELS.get)
-            st.selectbox("NDCG gain", GAINS, key="gain",
+            st.number_input("β of F-beta", min_value=0.1, max_value=10.0, step=0.5, key=Key.BETA)
+            st.selectbox("AP denominator", AP_DENOMINATORS, key=Key.AP_DENOMINATOR, format_func=AP_LABELS.get)
+            st.selectbox("NDCG gain", GAINS, key=Key.GAIN,
                          format_func=lambda g: "grade" if g == "linear" else "2^grade − 1")
-            st.radio("Users with a list but no relevant item", ["exclude", "zero"], key="users_without_relevant",
+            st.radio("Users with a list but no relevant item", ["exclude", "zero"], key=Key.USERS_WITHOUT_RELEVANT,
                      format_func={"exclude": "left out (counted)", "zero": "scored 0"}.get)
-            st.radio("Users with relevant items but no list", ["zero", "drop"], key="users_without_list",
+            st.radio("Users with relevant items but no list", ["zero", "drop"], key=Key.USERS_WITHOUT_LIST,
                      format_func={"zero": "scored 0", "drop": "left out"}.get)
 
 
-def model_picker(key: str = "model", title: str = "Model") -> str:
+def model_picker(key: str = Key.MODEL, title: str = "Model") -> str:
     models = state.dataset().models
     if st.session_state.get(key) not in models:
-        st.session_state[key] = models[min(1, len(models) - 1)] if key == "model" else models[0]
+        st.session_state[key] = models[min(1, len(models) - 1)] if key == Key.MODEL else models[0]
     return st.selectbox(title, models, key=key)
 
 

@@ -12,7 +12,6 @@ import contextlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -20,14 +19,59 @@ from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
 from metrics_core.metrics import registry
 from metrics_core.settings import Encoding, encoding_for
+from metrics_core.stats.compare import aggregate_intervals
+from metrics_core.stats.segments import segment_choices as choices_of_segments
+from metrics_core.stats.segments import user_segments
+
+
+class Key:
+    """Every session-state key that holds a choice, named once (pages use these names; widget
+    keys of download buttons, which hold no choice, stay local to their page)."""
+
+    K = "k"
+    BETA = "beta"
+    AP_DENOMINATOR = "ap_denominator"
+    GAIN = "gain"
+    PRESET = "preset"
+    USERS_WITHOUT_RELEVANT = "users_without_relevant"
+    USERS_WITHOUT_LIST = "users_without_list"
+    BASELINE = "baseline"
+    MODEL = "model"
+    MODEL_B = "model_b"
+    CASE_USER = "case_user"
+    METRIC = "metric"
+    USERS_METRIC = "users_metric"
+    USERS_SEGMENT = "users_segment"
+    ITEM_ATTRIBUTE = "item_attribute"
+    USER_ATTRIBUTE = "user_attribute"
+    TESTED_METRICS = "tested_metrics"
+    TEST = "test"
+    CORRECTION = "correction"
+    RESAMPLES = "resamples"
+    SEED = "seed"
+    COMPARE_SEGMENT = "compare_segment"
+    SEGMENT_MODEL = "segment_model"
+    SEGMENT_METRIC = "segment_metric"
+    SCATTER_METRIC = "scatter_metric"
+    COMPARE_CURVE = "compare_curve"
+    CARD_INTERVALS = "card_intervals"
+    UPLOAD_RECS = "upload_recs"
+    UPLOAD_TRUTH = "upload_truth"
+    UPLOAD_TRAIN = "upload_train"
+    UPLOAD_ITEMS = "upload_items"
+    UPLOAD_USERS = "upload_users"
+
 
 WORKSPACE = "workspace"
-SETTING_KEYS = ("k", "beta", "ap_denominator", "gain", "preset", "users_without_relevant", "users_without_list")
-SHARED_KEYS = (*SETTING_KEYS, "baseline", "model", "case_user", "metric", "model_b")
-QUERY_KEYS = ("k", "baseline", "model", "case_user", "metric", "preset", "model_b")
-DEFAULTS = {"k": 10, "beta": 1.0, "ap_denominator": "min_k_relevant", "gain": "linear", "preset": "rankscope",
-            "users_without_relevant": "exclude", "users_without_list": "zero", "metric": "ndcg"}
-CASTS = {"k": int, "beta": float}
+STARTED, PUBLISHED = "_started", "_published"
+SETTING_KEYS = (Key.K, Key.BETA, Key.AP_DENOMINATOR, Key.GAIN, Key.PRESET, Key.USERS_WITHOUT_RELEVANT,
+                Key.USERS_WITHOUT_LIST)
+SHARED_KEYS = (*SETTING_KEYS, Key.BASELINE, Key.MODEL, Key.CASE_USER, Key.METRIC, Key.MODEL_B)
+QUERY_KEYS = (Key.K, Key.BASELINE, Key.MODEL, Key.CASE_USER, Key.METRIC, Key.PRESET, Key.MODEL_B)
+DEFAULTS = {Key.K: 10, Key.BETA: 1.0, Key.AP_DENOMINATOR: "min_k_relevant", Key.GAIN: "linear",
+            Key.PRESET: "rankscope", Key.USERS_WITHOUT_RELEVANT: "exclude", Key.USERS_WITHOUT_LIST: "zero",
+            Key.METRIC: "ndcg"}
+CASTS = {Key.K: int, Key.BETA: float}
 
 
 def start() -> None:
@@ -38,11 +82,11 @@ def start() -> None:
     """
     if WORKSPACE not in st.session_state:
         st.session_state[WORKSPACE] = demo_workspace()
-    if "_started" not in st.session_state:
-        st.session_state["_started"] = True
+    if STARTED not in st.session_state:
+        st.session_state[STARTED] = True
         for key, value in DEFAULTS.items():
             st.session_state.setdefault(key, value)
-    published = st.session_state.setdefault("_published", {})
+    published = st.session_state.setdefault(PUBLISHED, {})
     for key in QUERY_KEYS:
         value = st.query_params.get(key)
         if value is not None and value != published.get(key):
@@ -56,7 +100,7 @@ def start() -> None:
 
 def publish_query_params() -> None:
     """Mirror the shareable choices in the URL (and remember what was written)."""
-    published = st.session_state.setdefault("_published", {})
+    published = st.session_state.setdefault(PUBLISHED, {})
     for key in QUERY_KEYS:
         value = st.session_state.get(key)
         if value is not None and st.query_params.get(key) != str(value):
@@ -75,26 +119,26 @@ def use_workspace(new: Workspace) -> None:
         st.session_state.pop(key, None)
 
 
-EXPOSED = ("ap_denominator", "gain", "users_without_relevant", "users_without_list")
+EXPOSED = (Key.AP_DENOMINATOR, Key.GAIN, Key.USERS_WITHOUT_RELEVANT, Key.USERS_WITHOUT_LIST)
 
 
 def settings() -> Settings:
     """The current settings: the preset's conventions with the sidebar's choices on top."""
-    base = settings_for(st.session_state.get("preset", "rankscope"))
-    chosen = {key: st.session_state.get(key, DEFAULTS[key]) for key in ("k", "beta", *EXPOSED)}
+    base = settings_for(st.session_state.get(Key.PRESET, "rankscope"))
+    chosen = {key: st.session_state.get(key, DEFAULTS[key]) for key in (Key.K, Key.BETA, *EXPOSED)}
     return replace(base, **chosen)
 
 
 def apply_preset() -> None:
     """When the preset changes, show its choices in the sidebar (the user may then adjust)."""
-    preset = settings_for(st.session_state.get("preset", "rankscope"))
+    preset = settings_for(st.session_state.get(Key.PRESET, "rankscope"))
     for key in EXPOSED:
         st.session_state[key] = getattr(preset, key)
 
 
 def encoding() -> Encoding:
     """How the current preset orders lists (fixed when the data is encoded)."""
-    return encoding_for(st.session_state.get("preset", "rankscope"))
+    return encoding_for(st.session_state.get(Key.PRESET, "rankscope"))
 
 
 def data_key() -> str:
@@ -166,45 +210,16 @@ def comparable_metrics(results: dict) -> list[str]:
 
 def segments(choice: str) -> pd.Series | None:
     """The segment of every user id: an activity quartile or a user attribute (None: no slicing)."""
-    data = dataset()
-    ids = pd.Index(data.users.ids)
-    if choice == ACTIVITY:
-        if data.training is None:
-            return None
-        counts = pd.Series(data.training.items_per_user, index=ids)
-        return pd.qcut(counts.rank(method="first"), 4, labels=["least active", "less active", "more active",
-                                                               "most active"]).astype(str).rename("activity")
-    if data.user_table is None or choice not in data.user_table.columns:
-        return None
-    values = data.user_attribute(choice)
-    return pd.Series(values.reindex(range(len(ids))).to_numpy(), index=ids).astype(str).rename(choice)
+    return user_segments(dataset(), choice)
 
 
 def segment_choices() -> list[str]:
-    data = dataset()
-    choices = [ACTIVITY] if data.training is not None else []
-    if data.user_table is not None:
-        choices += [c for c in data.user_table.columns if c != data.columns.user]
-    return choices
-
-
-ACTIVITY = "activity (training interactions)"
+    return choices_of_segments(dataset())
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def _card_intervals(fingerprint: str, settings_items: tuple, model: str, resamples: int, _result) -> dict:
-    from metrics_core.stats.compare import bootstrap_means
-
-    per_user = _result.per_user
-    columns = registry.per_user_columns()
-    names = [m for m, c in columns.items() if m in _result.metrics and c in per_user.columns]
-    if not names:
-        return {}
-    table = pd.DataFrame({m: per_user[columns[m]] for m in names})
-    accuracy = [m for m in names if registry.METRICS[m].family == "accuracy"]
-    table.loc[~per_user["evaluated"].to_numpy(), accuracy] = np.nan  # accuracy: evaluated users only
-    bounds = bootstrap_means(table.to_numpy(dtype=np.float64), resamples, seed=0)
-    return {m: (float(lo), float(hi)) for m, (lo, hi) in zip(names, bounds, strict=True)}
+    return aggregate_intervals(_result, resamples, seed=0)
 
 
 def card_intervals(model: str, resamples: int = 200) -> dict[str, tuple[float, float]]:

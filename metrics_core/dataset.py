@@ -296,6 +296,23 @@ class Dataset:
                               f"cut-off K={settings.k}; the tie was broken by {rule}.", ties))
         return notes
 
+    def long_tail(self, model: str, k: int = 10) -> pd.DataFrame:
+        """The model's long-tail curve at K (see :func:`metrics_core.metrics.popularity.long_tail`)."""
+        from metrics_core.metrics.popularity import long_tail
+
+        return long_tail(self.lists[model].items[:, :k], self._interactions("the long-tail chart"))
+
+    def head_share(self, model: str, k: int = 10, head: float = 0.2) -> float:
+        """Share of the model's top-K recommendations that go to the most popular items."""
+        from metrics_core.metrics.popularity import head_share
+
+        return head_share(self.lists[model].items[:, :k], self._interactions("the head share"), head)
+
+    def _interactions(self, what: str) -> np.ndarray:
+        if self.training is None:
+            raise input_error(what, "needs training interactions.", "give the training data.")
+        return self.training.interactions_per_item
+
     def item_bias(self, model: str, attribute: str, k: int = 10):
         """Item attribute in the model's top-K recommendations vs the catalog (training items,
         each once; the item table when there is no training data)."""

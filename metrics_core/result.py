@@ -43,6 +43,12 @@ class Evaluation:
     def k(self) -> int:
         return self.settings.k
 
+    @property
+    def share_without_hit(self) -> float:
+        """Share of the evaluated users with no relevant item in the top K (1 - hit rate)."""
+        evaluated = self.per_user.loc[self.per_user["evaluated"], "hits"]
+        return float((evaluated == 0).mean()) if len(evaluated) else 0.0
+
     def to_dict(self) -> dict:
         """The JSON shape of the command line: metrics, users, warnings, skipped."""
         out = {

@@ -4,6 +4,7 @@ model missed."""
 import streamlit as st
 
 from dashboard import state
+from dashboard.state import Key
 
 settings = state.settings()
 dataset = state.dataset()
@@ -13,9 +14,9 @@ k = settings.k
 st.title("Cases")
 evaluated = dataset.users.ids[dataset.truth.relevant_count > 0]
 options = [str(u) for u in evaluated]
-if str(st.session_state.get("case_user")) not in options:
-    st.session_state["case_user"] = dataset.cases(sample=1, seed=0, k=k)[0].user.__str__()
-user = st.selectbox("User (type to search)", options, key="case_user",
+if str(st.session_state.get(Key.CASE_USER)) not in options:
+    st.session_state[Key.CASE_USER] = dataset.cases(sample=1, seed=0, k=k)[0].user.__str__()
+user = st.selectbox("User (type to search)", options, key=Key.CASE_USER,
                     help="Users with at least one relevant item. The Users page links its best and worst here.")
 item_columns = [c for c in (dataset.item_table.columns if dataset.item_table is not None else [])
                 if c != dataset.columns.item][:3]

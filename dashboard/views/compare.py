@@ -9,14 +9,15 @@ import streamlit as st
 
 from dashboard import charts, components, state
 from dashboard.glossary import ACCURACY, BEYOND, METRICS, PER_USER_LABELS, label
+from dashboard.state import Key
 from metrics_core.metrics.registry import curves as curves_of_registry
 from metrics_core.report.document import fingerprint, numbers, numbers_csv, report_html
-from metrics_core.stats.compare import compare_segments
+from metrics_core.stats.compare import compare_segments, win_tie_loss
 
 context = state.page()
 settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
 k = settings.k
-baseline = st.session_state["baseline"]
+baseline = st.session_state[Key.BASELINE]
 
 st.title("Compare models")
 names = [m for m in ACCURACY + BEYOND if any(m in r.metrics for r in results.values())]
@@ -62,14 +63,14 @@ comparable = state.comparable_metrics(results)
 left, right = st.columns([3, 2])
 with left:
     chosen = st.multiselect("Metrics to test", comparable, default=[m for m in ("ndcg", "map", "recall")
-                                                                    if m in comparable], key="tested_metrics",
+                                                                    if m in comparable], key=Key.TESTED_METRICS,
                             format_func=lambda m: METRICS[m].label)
 with right, st.expander("Test settings"):
-    test = st.radio("Paired test", ["wilcoxon", "t"], horizontal=True, key="test",
+    test = st.radio("Paired test", ["wilcoxon", "t"], horizontal=True, key=Key.TEST,
                     format_func={"wilcoxon": "Wilcoxon signed-rank", "t": "paired t-test"}.get)
-    correction = st.selectbox("Multiple-comparison correction", ["holm", "bonferroni", "none"], key="correction")
-    resamples = st.number_input("Bootstrap resamples", 100, 20_000, 1000, step=100, key="resamples")
-    seed = st.number_input("Seed", 0, 10_000, 0, key="seed")
+    correction = st.selectbox("Multiple-comparison correction", ["holm", "bonferroni", "none"], key=Key.CORRECTION)
+    resamples = st.number_input("Bootstrap resamples", 100, 20_000, 1000, step=100, key=Key.RESAMPLES)
+    seed = st.number_input("Seed", 0, 10_000, 0, key=Key.SEED)
 comparison = None
 if len(models) < 2:
     st.info("Load a second model to test differences.")
@@ -84,14 +85,14 @@ elif chosen:
         metric=comparison.rows.metric.map(lambda m: label(m, k)),
         interval=[f"{lo:+.4f} to {hi:+.4f}" for lo, hi in zip(comparison.rows.ci_low, comparison.rows.ci_high,
                                                                   strict=True)],
-        significant=comparison.rows.p_adjusted < 0.05,
+        significant=comparison.significant,
     )[["model", "metric", "value", "baseline_value", "delta", "interval", "p_value", "p_adjusted", "significant",
        "wins", "ties", "losses", "effect_size"]]
     st.dataframe(table, hide_index=True, width="stretch", column_config={
         "value": st.column_config.NumberColumn(format="%.4f"),
         "baseline_value": st.column_config.NumberColumn("baseline", format="%.4f"),
         "delta": st.column_config.NumberColumn(format="%+.4f"),
-        "interval": st.column_config.TextColumn("95% CI of the delta"),
+        "interval": st.column_config.TextColumn(f"{comparison.level:.0%} CI of the delta"),
         "p_value": st.column_config.NumberColumn("p", format="%.3g"),
         "p_adjusted": st.column_config.NumberColumn(f"p ({correction})", format="%.3g"),
         "effect_size": st.column_config.NumberColumn("effect", format="%.3f",
@@ -105,9 +106,9 @@ elif chosen:
     if choices and len(models) > 1:
         st.subheader("Who gains, who loses")
         a, b, c = st.columns(3)
-        segment = a.selectbox("Segment users by", choices, key="compare_segment")
-        challenger = b.selectbox("Model", [m for m in models if m != baseline], key="segment_model")
-        metric = c.selectbox("Metric", chosen, key="segment_metric", format_func=lambda m: METRICS[m].label)
+        segment = a.selectbox("Segment users by", choices, key=Key.COMPARE_SEGMENT)
+        challenger = b.selectbox("Model", [m for m in models if m != baseline], key=Key.SEGMENT_MODEL)
+        metric = c.selectbox("Metric", chosen, key=Key.SEGMENT_METRIC, format_func=lambda m: METRICS[m].label)
         groups = state.segments(segment)
         by_segment = compare_segments(results, baseline, challenger, metric, groups, test)
         components.chart(charts.segment_deltas(by_segment, groups.name, label(metric, k), challenger, baseline),
@@ -135,7 +136,7 @@ e3.download_button("Every number (CSV)", lambda: numbers_csv(results, comparison
 
 st.subheader("Metric at every cut-off")
 curve_metrics = [m for m in curves_of_registry() if m in results[baseline].curves]
-metric = st.selectbox("Metric", curve_metrics, key="compare_curve", format_func=lambda m: METRICS[m].label)
+metric = st.selectbox("Metric", curve_metrics, key=Key.COMPARE_CURVE, format_func=lambda m: METRICS[m].label)
 curves = pd.concat([r.curves[[metric]].rename(columns={metric: "value"}).assign(model=name).reset_index()
                     for name, r in results.items()], ignore_index=True)
 components.chart(charts.metric_curves(curves, METRICS[metric].label, k, models), "compare_curves", "dl_cmp_curves")
@@ -148,21 +149,21 @@ else:
     a = baseline
     columns[0].markdown(f"Model A is the baseline: **{a}** (change it in the sidebar).")
     others = [m for m in models if m != a]
-    if st.session_state.get("model_b") not in others:
-        st.session_state["model_b"] = others[0]
+    if st.session_state.get(Key.MODEL_B) not in others:
+        st.session_state[Key.MODEL_B] = others[0]
     with columns[1]:
-        b = st.selectbox("Model B", others, key="model_b")
+        b = st.selectbox("Model B", others, key=Key.MODEL_B)
     per_user_metrics = [c for c in PER_USER_LABELS if c in results[a].per_user.columns]
     with columns[2]:
-        column = st.selectbox("Metric", per_user_metrics, format_func=PER_USER_LABELS.get, key="scatter_metric")
+        column = st.selectbox("Metric", per_user_metrics, format_func=PER_USER_LABELS.get, key=Key.SCATTER_METRIC)
     pair = pd.DataFrame({a: results[a].per_user[column], b: results[b].per_user[column]}).dropna()
     pair.index.name = "user"
     if pair.empty:
         st.info("No user has this metric for both models.")
     else:
-        wins, losses = int((pair[b] > pair[a]).sum()), int((pair[b] < pair[a]).sum())
+        wins, ties, losses = win_tie_loss(pair[b].to_numpy(), pair[a].to_numpy())
         st.markdown(f"**{b}** is better than **{a}** for **{wins:,}** users ({wins / len(pair):.0%}), worse for "
-                    f"**{losses:,}** ({losses / len(pair):.0%}), equal for {len(pair) - wins - losses:,}.")
+                    f"**{losses:,}** ({losses / len(pair):.0%}), equal for {ties:,}.")
         plotted = pair.reset_index().astype({"user": str})
         components.chart(charts.scatter(plotted, a, b, PER_USER_LABELS[column]), "scatter", "dl_scatter")
         components.download_table(pair, f"per_user_{column}", "dl_pair")

@@ -6,6 +6,7 @@ from pathlib import Path
 import streamlit as st
 
 from dashboard import components, state
+from dashboard.state import Key
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Columns, InputError
 from metrics_core.inputs.read import TableFile, read_bytes, read_notes
@@ -65,13 +66,13 @@ st.subheader("Upload your own files")
 st.caption("CSV, Parquet or TREC run/qrels. Recommendations need a user, an item and a rank or a score; the "
            "ground truth a user and an item, optionally a relevance grade. Nothing you upload is modified.")
 recs_files = st.file_uploader("Recommendations: one file per model", type=TYPES, accept_multiple_files=True,
-                              key="upload_recs")
-truth_file = st.file_uploader("Ground truth (held-out relevant items)", type=TYPES, key="upload_truth")
+                              key=Key.UPLOAD_RECS)
+truth_file = st.file_uploader("Ground truth (held-out relevant items)", type=TYPES, key=Key.UPLOAD_TRUTH)
 with st.expander("Optional: training interactions, item features, user features"):
     train_file = st.file_uploader("Training interactions (for novelty, popularity, LAUC)", type=TYPES,
-                                  key="upload_train")
-    items_file = st.file_uploader("Item features (catalog, diversity, item bias)", type=TYPES, key="upload_items")
-    users_file = st.file_uploader("User features (segments, user bias)", type=TYPES, key="upload_users")
+                                  key=Key.UPLOAD_TRAIN)
+    items_file = st.file_uploader("Item features (catalog, diversity, item bias)", type=TYPES, key=Key.UPLOAD_ITEMS)
+    users_file = st.file_uploader("User features (segments, user bias)", type=TYPES, key=Key.UPLOAD_USERS)
 
 if not recs_files or truth_file is None:
     st.info("Upload at least one recommendations file and the ground truth to evaluate your own data.")

@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboard import charts, components, state
 from dashboard.glossary import ACCURACY, BEYOND, METRICS, fmt, label
+from dashboard.state import Key
 from metrics_core.metrics.registry import curves as curves_of_registry
 
 context = state.page()
@@ -17,11 +18,11 @@ st.title("Overview")
 left, right = st.columns([2, 3])
 with left:
     model = components.model_picker()
-baseline = st.session_state["baseline"]
+baseline = st.session_state[Key.BASELINE]
 result, base = results[model], results[baseline]
 large = len(result.per_user) > INTERVALS_BY_DEFAULT_UP_TO
 with right:
-    show_intervals = st.toggle("95% confidence intervals on the cards", value=not large, key="card_intervals",
+    show_intervals = st.toggle("95% confidence intervals on the cards", value=not large, key=Key.CARD_INTERVALS,
                                help="Percentile bootstrap over users (200 resamples). Off by default above "
                                     f"{INTERVALS_BY_DEFAULT_UP_TO:,} users, where it takes a moment.")
 interval_of = state.card_intervals(model) if show_intervals else {}
@@ -79,9 +80,9 @@ if result.warnings:
 
 st.subheader("Metric at every cut-off")
 curve_metrics = [m for m in curves_of_registry() if m in result.curves.columns]
-if st.session_state.get("metric") not in curve_metrics:
-    st.session_state["metric"] = "ndcg"
-metric = st.selectbox("Metric", curve_metrics, key="metric", format_func=lambda m: METRICS[m].label)
+if st.session_state.get(Key.METRIC) not in curve_metrics:
+    st.session_state[Key.METRIC] = "ndcg"
+metric = st.selectbox("Metric", curve_metrics, key=Key.METRIC, format_func=lambda m: METRICS[m].label)
 curves = pd.concat([r.curves[[metric]].rename(columns={metric: "value"}).assign(model=name).reset_index()
                     for name, r in results.items()], ignore_index=True)
 components.chart(charts.metric_curves(curves, METRICS[metric].label, k, models), f"{metric}_curves", "dl_curves")

@@ -1,11 +1,11 @@
 """Popularity and bias: the long tail, catalog metrics, and item and user bias."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from dashboard import charts, components, state
 from dashboard.glossary import fmt, label
+from dashboard.state import Key
 
 context = state.page()
 settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
@@ -26,24 +26,9 @@ st.dataframe(pd.DataFrame(rows).T, width="stretch")
 if dataset.training is None:
     st.info("The long-tail chart and popularity metrics need training interactions.")
 else:
-    popularity = dataset.training.interactions_per_item
-    order = np.argsort(-popularity, kind="stable")
-    known = order[popularity[order] > 0]
-    bucket = (np.arange(len(known)) * 100 // len(known)) + 1  # popularity percentile, 1 = most popular
-    frames = []
-    for name in models:
-        top = dataset.lists[name].items[:, :k]
-        counts = np.bincount(top[top >= 0], minlength=len(dataset.items))[known]
-        frames.append(pd.DataFrame({"bucket": bucket, "training": popularity[known], "recommended": counts})
-                      .groupby("bucket", as_index=False).mean().assign(model=name))
-    tail = pd.concat(frames, ignore_index=True)
+    tail = pd.concat([dataset.long_tail(name, k).assign(model=name) for name in models], ignore_index=True)
     components.chart(charts.long_tail(tail, models), "long_tail", "dl_tail")
-    head = known[: max(1, len(known) // 5)]
-    shares = {}
-    for name in models:
-        top = dataset.lists[name].items[:, :k]
-        listed = top[top >= 0]
-        shares[name] = float(np.isin(listed, head).mean()) if len(listed) else 0.0
+    shares = {name: dataset.head_share(name, k) for name in models}
     st.caption("Share of recommendations going to the 20% most popular items: "
                + ", ".join(f"**{n}** {shares[n]:.0%}" for n in models))
 
@@ -54,7 +39,7 @@ else:
     attributes = [c for c in dataset.item_table.columns if (c != dataset.columns.item
                   and dataset.item_table[c].nunique() < max(50, len(dataset.item_table) // 2))
                   or (pd.api.types.is_numeric_dtype(dataset.item_table[c]) and c != dataset.columns.item)]
-    attribute = st.selectbox("Item attribute", attributes, key="item_attribute")
+    attribute = st.selectbox("Item attribute", attributes, key=Key.ITEM_ATTRIBUTE)
     report = dataset.item_bias(model, attribute, k)
     figure = "Jensen–Shannon distance" if report.divergence == "jensen_shannon" else "KS statistic"
     extra = f", p-value {report.p_value:.3g}" if report.p_value is not None else ""
@@ -68,7 +53,7 @@ if dataset.user_table is None or dataset.training is None:
     st.info("Load a user table and training interactions to compare evaluated users with training users.")
 else:
     attributes = [c for c in dataset.user_table.columns if c != dataset.columns.user]
-    attribute = st.selectbox("User attribute", attributes, key="user_attribute")
+    attribute = st.selectbox("User attribute", attributes, key=Key.USER_ATTRIBUTE)
     report = dataset.user_bias(attribute)
     figure = "Jensen–Shannon distance" if report.divergence == "jensen_shannon" else "KS statistic"
     extra = f", p-value {report.p_value:.3g}" if report.p_value is not None else ""

@@ -5,6 +5,7 @@ import streamlit as st
 
 from dashboard import charts, components, state
 from dashboard.glossary import PER_USER_LABELS
+from dashboard.state import Key
 
 context = state.page()
 settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
@@ -15,10 +16,10 @@ result = results[model]
 per_user_metrics = [c for c in PER_USER_LABELS if c in result.per_user.columns]
 left, right = st.columns(2)
 with left:
-    column = st.selectbox("Metric", per_user_metrics, format_func=PER_USER_LABELS.get, key="users_metric")
+    column = st.selectbox("Metric", per_user_metrics, format_func=PER_USER_LABELS.get, key=Key.USERS_METRIC)
 choices = ["nobody (all users)", *state.segment_choices()]
 with right:
-    segment = st.selectbox("Slice by", choices, key="users_segment")
+    segment = st.selectbox("Slice by", choices, key=Key.USERS_SEGMENT)
 metric_label = f"{PER_USER_LABELS[column]}@{settings.k}"
 slices = state.segments(segment) if segment != choices[0] else None
 
@@ -34,10 +35,9 @@ by = None if slices is None else slices.name
 components.chart(charts.distribution(values.reset_index(drop=True), metric_label, models, by), f"users_{column}",
                  "dl_users")
 
-evaluated = result.per_user[result.per_user["evaluated"]]
-no_hit = float((evaluated["hits"] == 0).mean()) if len(evaluated) else 0.0
 a, b, c = st.columns(3)
-a.metric("Users with no hit in the top K", f"{no_hit:.1%}", help="Evaluated users whose top K holds no relevant item.",
+a.metric("Users with no hit in the top K", f"{result.share_without_hit:.1%}",
+         help="Evaluated users whose top K holds no relevant item.",
          border=True)
 b.metric(f"Median {metric_label}", f"{result.per_user[column].median():.4f}", border=True)
 c.metric("Users behind this metric", f"{result.per_user[column].notna().sum():,}", border=True)

@@ -140,6 +140,24 @@ def _cached_counts(n: int, resamples: int, seed: int) -> np.ndarray:
     return counts
 
 
+def aggregate_intervals(result: Evaluation, resamples: int = 200, seed: int = 0,
+                        level: float = 0.95) -> dict[str, tuple[float, float]]:
+    """The bootstrap interval of every aggregate of ``result`` that is a mean of per-user values
+    (over its own users: the evaluated users for accuracy metrics, users with a value for the
+    others), drawing the same users for every metric.
+    """
+    per_user = result.per_user
+    columns = registry.per_user_columns()
+    names = [m for m, c in columns.items() if m in result.metrics and c in per_user.columns]
+    if not names:
+        return {}
+    table = pd.DataFrame({m: per_user[columns[m]] for m in names})
+    accuracy = [m for m in names if registry.METRICS[m].family == "accuracy"]
+    table.loc[~per_user["evaluated"].to_numpy(), accuracy] = np.nan
+    bounds = bootstrap_means(table.to_numpy(dtype=np.float64), resamples, seed, level)
+    return {m: (float(lo), float(hi)) for m, (lo, hi) in zip(names, bounds, strict=True)}
+
+
 def win_tie_loss(b: np.ndarray, a: np.ndarray) -> tuple[int, int, int]:
     """Users for whom ``b`` is higher, equal, lower than ``a``.
 
@@ -162,6 +180,11 @@ class Comparison:
     level: float
     rows: pd.DataFrame
     intervals: pd.DataFrame
+
+    @property
+    def significant(self) -> pd.Series:
+        """Per row: the adjusted p-value is below 1 - level (0.05 at the default 95%)."""
+        return self.rows["p_adjusted"] < 1 - self.level
 
     def to_dict(self) -> dict:
         return {"k": self.k, "baseline": self.baseline, "test": self.test, "correction": self.correction,

@@ -1,0 +1,36 @@
+"""User segments to slice metrics by: activity quartiles from the training data, or a user
+attribute from the user table."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+ACTIVITY = "activity (training interactions)"
+ACTIVITY_LABELS = ["least active", "less active", "more active", "most active"]
+
+
+def segment_choices(dataset) -> list[str]:
+    """What users can be segmented by: activity (with training data) and every user attribute."""
+    choices = [ACTIVITY] if dataset.training is not None else []
+    if dataset.user_table is not None:
+        choices += [c for c in dataset.user_table.columns if c != dataset.columns.user]
+    return choices
+
+
+def user_segments(dataset, choice: str) -> pd.Series | None:
+    """The segment of every user id (a Series indexed by user id, named after the choice), or
+    None when the dataset cannot segment by ``choice``.
+
+    Activity: quartiles of the number of distinct training items, users ranked by it (ties
+    by code order, so the four groups have equal sizes).
+    """
+    ids = pd.Index(dataset.users.ids)
+    if choice == ACTIVITY:
+        if dataset.training is None:
+            return None
+        counts = pd.Series(dataset.training.items_per_user, index=ids)
+        return pd.qcut(counts.rank(method="first"), 4, labels=ACTIVITY_LABELS).astype(str).rename("activity")
+    if dataset.user_table is None or choice not in dataset.user_table.columns:
+        return None
+    values = dataset.user_attribute(choice)
+    return pd.Series(values.reindex(range(len(ids))).to_numpy(), index=ids).astype(str).rename(choice)
