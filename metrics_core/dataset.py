@@ -14,9 +14,6 @@ from metrics_core.errors import Note, input_error
 from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.encode import (
-    Lists,
-    Training,
-    Truth,
     encode_lists,
     encode_training,
     encode_truth,
@@ -24,6 +21,7 @@ from metrics_core.inputs.encode import (
     read_truth,
     whole_list_heads,
 )
+from metrics_core.inputs.encoded import Lists, Training, Truth
 from metrics_core.inputs.features import ItemVectors, default_feature_columns, item_vectors
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.matching import id_kind, mismatch_note

@@ -94,7 +94,7 @@ def _one_of(name: str, value: object, allowed: tuple[str, ...]) -> None:
 
 
 PRESETS: dict[str, dict[str, object]] = {
-    # rankscope's own defaults, as METRICS.md defines them.
+    # rankscope's own defaults, as docs/metrics.md defines them.
     "rankscope": {},
     # trec_eval: AP over all relevant items (map_cut), recip_rank without a cut-off, lists
     # ordered by score with ties broken by document id compared as text, larger first; the

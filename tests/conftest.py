@@ -17,8 +17,8 @@ def frame(rows, columns=("user_id", "item_id", "rank")) -> pd.DataFrame:
 
 
 @pytest.fixture
-def seed003():
-    """Seed 003's toy example: three users, K = 3, an 8-item catalog."""
+def three_users():
+    """The three-user reference example of docs/metrics.md: K = 3, an 8-item catalog."""
     recs = frame([(u, i, r + 1) for u, items in {0: [30, 60, 50], 1: [40, 60, 70], 2: [40, 70, 0]}.items()
                   for r, i in enumerate(items)])
     truth = frame([(0, 60), (1, 40), (2, 0), (2, 20), (2, 70)], ("user_id", "item_id"))

@@ -1,6 +1,6 @@
 """A slow, obviously correct per-user implementation of the accuracy metrics.
 
-It follows METRICS.md line by line with Python lists and loops, so that the fast array code
+It follows docs/metrics.md line by line with Python lists and loops, so that the fast array code
 can be checked against it on random data. Nothing here is shared with ``metrics_core``.
 """
 

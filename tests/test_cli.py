@@ -19,8 +19,8 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture
-def files(tmp_path, seed003):
-    recs, truth, train = seed003
+def files(tmp_path, three_users):
+    recs, truth, train = three_users
     paths = {"recs": tmp_path / "toy.csv", "truth": tmp_path / "truth.parquet", "train": tmp_path / "train.csv"}
     recs.to_csv(paths["recs"], index=False)
     truth.to_parquet(paths["truth"])

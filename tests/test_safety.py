@@ -106,8 +106,8 @@ def test_the_cli_prints_the_id_warning(tmp_path):
     assert "warning" in done.stderr and "leading zeros" in done.stderr
 
 
-def test_matching_data_gets_no_id_warning(seed003):
-    recs, truth, _ = seed003
+def test_matching_data_gets_no_id_warning(three_users):
+    recs, truth, _ = three_users
     assert not [n for n in evaluate(recs, truth, k=3).warnings if n.code == "id_mismatch"]
 
 
@@ -157,8 +157,8 @@ def test_a_gate_with_a_nan_side_fails_and_says_why():
     assert by[("ndcg > nan", "B")].failed
 
 
-def test_cli_gate_on_nan_exits_1_and_json_has_no_nan(tmp_path, seed003):
-    recs, truth, _ = seed003
+def test_cli_gate_on_nan_exits_1_and_json_has_no_nan(tmp_path, three_users):
+    recs, truth, _ = three_users
     recs.to_csv(tmp_path / "a.csv", index=False)
     truth.to_csv(tmp_path / "t.csv", index=False)
     done = run("compare", "--recommendations", f"A={tmp_path / 'a.csv'}", "--recommendations",
@@ -179,8 +179,8 @@ def test_json_never_holds_nan_or_infinity():
 
 @pytest.mark.parametrize(("option", "value"), [("--beta", "inf"), ("--beta", "nan"), ("--beta", "0"),
                                                ("--beta", "-1"), ("--bootstrap", "-1"), ("--seed", "-3")])
-def test_out_of_range_options_exit_2_with_a_message(tmp_path, seed003, option, value):
-    recs, truth, _ = seed003
+def test_out_of_range_options_exit_2_with_a_message(tmp_path, three_users, option, value):
+    recs, truth, _ = three_users
     recs.to_csv(tmp_path / "a.csv", index=False)
     truth.to_csv(tmp_path / "t.csv", index=False)
     done = run("compare", "--recommendations", f"A={tmp_path / 'a.csv'}", "--ground-truth",
@@ -263,8 +263,8 @@ def test_a_huge_k_runs_in_the_memory_of_the_longest_list(tmp_path):
     assert out["models"]["r"]["metrics"]["ndcg"] == pytest.approx((ndcg_user_1 + ndcg_user_2) / 2)
 
 
-def test_curves_with_k_beyond_every_list_end_with_k(seed003):
-    recs, truth, _ = seed003
+def test_curves_with_k_beyond_every_list_end_with_k(three_users):
+    recs, truth, _ = three_users
     result = evaluate(recs, truth, k=1000)
     assert list(result.curves.index) == [1, 2, 3, 1000]
     assert result.curves.loc[1000, "recall"] == result.curves.loc[3, "recall"]
@@ -275,8 +275,8 @@ def test_curves_with_k_beyond_every_list_end_with_k(seed003):
 
 
 @pytest.mark.parametrize("flag", ["--output", "--json", "--csv"])
-def test_report_into_a_missing_folder_exits_2_before_writing(tmp_path, seed003, flag):
-    recs, truth, _ = seed003
+def test_report_into_a_missing_folder_exits_2_before_writing(tmp_path, three_users, flag):
+    recs, truth, _ = three_users
     recs.to_csv(tmp_path / "a.csv", index=False)
     truth.to_csv(tmp_path / "t.csv", index=False)
     outputs = {"--output": str(tmp_path / "report.html"), "--json": str(tmp_path / "n.json"),
@@ -293,10 +293,10 @@ def test_report_into_a_missing_folder_exits_2_before_writing(tmp_path, seed003, 
 # 8. the report's embedded data
 
 
-def test_a_hostile_model_name_cannot_break_the_report(seed003):
+def test_a_hostile_model_name_cannot_break_the_report(three_users):
     from metrics_core.report.document import report_html
 
-    recs, truth, _ = seed003
+    recs, truth, _ = three_users
     name = "<!--<script>"
     results = {name: evaluate(recs, truth, k=3), "</script><b>x</b>": evaluate(recs, truth, k=3)}
     page = report_html(results)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metrics_core.errors import Note
-from metrics_core.inputs.encode import Lists, Truth
+from metrics_core.inputs.encoded import Lists, Truth
 from metrics_core.inputs.ids import IdIndex
 
 MIN_SHARE = 0.01

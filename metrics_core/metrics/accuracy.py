@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics_core.inputs.encode import Lists, Truth
+from metrics_core.inputs.encoded import Lists, Truth
 from metrics_core.metrics.registry import accuracy_kernels
 from metrics_core.parallel import THREADS, chunks, map_chunks
 from metrics_core.settings import Settings
@@ -148,7 +148,7 @@ def fbeta_from_hits(H: np.ndarray, R: np.ndarray, k: np.ndarray, beta: float) ->
 
 
 def fbeta_of_means(mean_precision: np.ndarray, mean_recall: np.ndarray, beta: float) -> np.ndarray:
-    """F-beta of the averaged precision and recall (Evidently's and the seed's "overall")."""
+    """F-beta of the averaged precision and recall (Evidently's overall F)."""
     return fbeta(mean_precision, mean_recall, beta)
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from metrics_core.inputs.encode import Lists, Training
+from metrics_core.inputs.encoded import Lists, Training
 from metrics_core.inputs.features import ItemVectors
 from metrics_core.metrics import catalog, popularity, registry, scores, similarity
 from metrics_core.sums import row_sums

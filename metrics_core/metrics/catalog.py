@@ -48,7 +48,7 @@ def gini(counts: np.ndarray) -> float:
     as 0): with shares p_j sorted ascending, Σ_j (2j − n − 1)·p_j / (n − 1). 0 = perfectly
     even, 1 = one item gets every recommendation. 0 for a one-item catalog.
 
-    >>> round(gini(np.array([1, 0, 0, 1, 2, 1, 2, 2])), 6)  # seed 003, 8-item catalog: 3/7
+    >>> round(gini(np.array([1, 0, 0, 1, 2, 1, 2, 2])), 6)  # the three-user reference, 8-item catalog: 3/7
     0.428571
     """
     n = len(counts)
@@ -64,7 +64,7 @@ def entropy(counts: np.ndarray) -> tuple[float, float]:
     """Shannon entropy −Σ p_i ln p_i of recommendation shares over the catalog, and the same
     divided by ln(n) (1 = perfectly even; 0 for a one-item catalog).
 
-    >>> round(entropy(np.array([1, 0, 2, 2, 2]))[0], 3)  # seed 003 over the 5 test items
+    >>> round(entropy(np.array([1, 0, 2, 2, 2]))[0], 3)  # the three-user reference, over the 5 test items
     1.352
     """
     total = counts.sum()

@@ -9,8 +9,8 @@ from metrics_core import Dataset, evaluate
 from metrics_core.inputs.read import read_bytes, read_table
 
 
-def test_csv_parquet_and_frames_agree(tmp_path, seed003):
-    recs, truth, _ = seed003
+def test_csv_parquet_and_frames_agree(tmp_path, three_users):
+    recs, truth, _ = three_users
     recs.to_csv(tmp_path / "r.csv", index=False)
     recs.to_parquet(tmp_path / "r.parquet")
     truth.to_csv(tmp_path / "t.tsv", sep="\t", index=False)
@@ -47,8 +47,8 @@ def test_evidently_long_table():
     assert result.per_user.loc[2, "rr"] == 1.0
 
 
-def test_parquet_read_only_needed_columns(tmp_path, seed003):
-    recs, truth, _ = seed003
+def test_parquet_read_only_needed_columns(tmp_path, three_users):
+    recs, truth, _ = three_users
     recs.assign(extra=["x"] * len(recs)).to_parquet(tmp_path / "r.parquet")
     assert evaluate(tmp_path / "r.parquet", truth, k=3).metrics["precision"] == pytest.approx(4 / 9)
 

@@ -86,8 +86,8 @@ def test_missing_ids():
     check(e.value, "column 'user_id'", "no id", "row 1")
 
 
-def test_input_frames_are_not_modified(seed003):
-    lists, t, _ = seed003
+def test_input_frames_are_not_modified(three_users):
+    lists, t, _ = three_users
     lists_before, truth_before = lists.copy(), t.copy()
     evaluate(lists, t, k=2)
     pd.testing.assert_frame_equal(lists, lists_before)

@@ -1,4 +1,4 @@
-"""Beyond-accuracy metrics: METRICS.md's seed 003 values, hand-made cases, and a slow
+"""Beyond-accuracy metrics: the three-user reference values of docs/metrics.md, hand-made cases, and a slow
 per-user, per-pair implementation the fast code must match."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ def items_table(vectors: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_seed003_catalog_metrics(seed003):
-    recs, truth, train = seed003
+def test_seed003_catalog_metrics(three_users):
+    recs, truth, train = three_users
     over_train = evaluate(recs, truth, k=3, train=train).metrics
     # training items are 0..70 step 10: the 8-item catalog
     assert over_train["coverage"] == pytest.approx(6 / 8)
@@ -184,8 +184,8 @@ def test_fast_equals_slow_pairwise(seed):
     assert result.metrics["personalization"] == pytest.approx(1 - np.mean(overlaps))
 
 
-def test_accuracy_only_evaluation_lists_every_beyond_metric_as_skipped(seed003):
-    recs, truth, train = seed003
+def test_accuracy_only_evaluation_lists_every_beyond_metric_as_skipped(three_users):
+    recs, truth, train = three_users
     dataset = Dataset.build(recs, truth, train=train)
     full = dataset.evaluate(settings=Settings(k=3))
     only = dataset.evaluate(settings=Settings(k=3), beyond=False)

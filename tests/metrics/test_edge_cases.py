@@ -1,4 +1,4 @@
-"""The edge cases METRICS.md lists, where peers disagree or are wrong."""
+"""The edge cases docs/metrics.md lists, where peers disagree or are wrong."""
 
 from __future__ import annotations
 
@@ -136,8 +136,8 @@ def test_mixed_int_and_string_ids_are_read_as_strings():
     assert set(result.per_user.index) == {"1", "u2"}
 
 
-def test_changing_settings_does_not_reencode(seed003):
-    lists, t, _ = seed003
+def test_changing_settings_does_not_reencode(three_users):
+    lists, t, _ = three_users
     dataset = Dataset.build(lists, t)
     before = {name: lst.items.copy() for name, lst in dataset.lists.items()}
     for k in (1, 2, 3, 7):
@@ -147,8 +147,8 @@ def test_changing_settings_does_not_reencode(seed003):
         assert (dataset.lists[name].items == items).all()
 
 
-def test_ap_denominators_on_seed003(seed003):
-    lists, t, _ = seed003
+def test_ap_denominators_on_seed003(three_users):
+    lists, t, _ = three_users
     dataset = Dataset.build(lists, t)
     m = {d: dataset.evaluate(settings=Settings(k=3, ap_denominator=d)).metrics["map"]
          for d in ("min_k_relevant", "relevant", "hits")}

@@ -1,4 +1,4 @@
-"""METRICS.md's reference values, asserted exactly (to the printed precision)."""
+"""The reference values of docs/metrics.md, asserted exactly (to the printed precision)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from metrics_core import Dataset, Settings, evaluate
 
 
-def test_seed003_accuracy(seed003):
-    recs, truth, _ = seed003
+def test_seed003_accuracy(three_users):
+    recs, truth, _ = three_users
     m = evaluate(recs, truth, k=3).metrics
     assert m["precision"] == pytest.approx(4 / 9)
     assert m["recall"] == pytest.approx(8 / 9)
@@ -74,7 +74,7 @@ def test_schroder_table(schroder, user):
 
 
 def test_lauc_same_for_mirrored_lists():
-    """Seed 003's question: LAUC@4 is the same for 1,0,0,1 and 0,1,1,0."""
+    """The ten-item example's question: LAUC@4 is the same for 1,0,0,1 and 0,1,1,0."""
     recs = pd.DataFrame([(u, f"d{r}", r) for u in (0, 1) for r in range(1, 11)],
                         columns=["user_id", "item_id", "rank"])
     truth = pd.DataFrame([(0, "d1"), (0, "d4"), (0, "d9"), (1, "d2"), (1, "d3"), (1, "d9")],

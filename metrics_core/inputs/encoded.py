@@ -1,0 +1,115 @@
+"""The encoded data model: what reading produces (:class:`RawLists`, :class:`RawTruth`) and what
+every metric reads (:class:`Truth`, :class:`Lists`, :class:`Training`): integer codes in
+arrays, built once by :mod:`metrics_core.inputs.encode`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from metrics_core.errors import Note
+from metrics_core.settings import Order
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+
+@dataclass
+class RawLists:
+    """One model's recommendation rows after validation, before coding."""
+
+    name: str
+    source: str
+    frame: pd.DataFrame
+    user: np.ndarray
+    item: np.ndarray
+    rank: np.ndarray | None
+    score: np.ndarray | None
+    heads: np.ndarray | None = None  # the user id of each list, when the rows are whole lists by rank
+
+
+@dataclass
+class RawTruth:
+    source: str
+    frame: pd.DataFrame
+    user: np.ndarray
+    item: np.ndarray
+    grade: np.ndarray | None
+
+
+@dataclass
+class Truth:
+    """Relevant (user, item) pairs as codes, sorted by user then grade descending.
+
+    ``grade`` is the relevance grade of each relevant pair (1.0 without a relevance column);
+    ``relevant_count[u]`` is R, the number of relevant items of user ``u``. ``graded`` is
+    False when every grade is equal (NDCG then only needs the hits).
+    """
+
+    user: np.ndarray
+    item: np.ndarray
+    grade: np.ndarray
+    relevant_count: np.ndarray
+    graded: bool
+    has_truth_rows: np.ndarray
+    notes: list[Note] = field(default_factory=list)
+
+
+@dataclass
+class Lists:
+    """One model's lists: ``items[u, p]`` is the item code at position ``p`` (rank p + 1).
+
+    ``hit[u, p]`` marks relevant items and ``grade[u, p]`` their grade (None when every
+    grade is 1). ``scores`` holds the model's scores aligned to ``items`` (NaN where empty),
+    or None for rank-only input. ``listed[u]`` says whether user ``u`` has any row in the
+    model's file.
+    """
+
+    name: str
+    items: np.ndarray
+    hit: np.ndarray
+    grade: np.ndarray | None
+    scores: np.ndarray | None
+    listed: np.ndarray
+    ordered_by: Order
+    notes: list[Note] = field(default_factory=list)
+
+    @property
+    def positions(self) -> int:
+        return self.items.shape[1]
+
+
+@dataclass
+class Training:
+    """Training interactions: every row as codes (for histories), and a users x items count
+    matrix (duplicates summed) from which the distinct-pair facts are read."""
+
+    user: np.ndarray
+    item: np.ndarray
+    timestamp: np.ndarray | None
+    matrix: sp.csr_matrix
+    catalog_size: int
+
+    @cached_property
+    def items_per_user(self) -> np.ndarray:
+        """Distinct training items of each user."""
+        return np.diff(self.matrix.indptr)
+
+    @cached_property
+    def users_per_item(self) -> np.ndarray:
+        """Distinct training users of each item."""
+        return np.bincount(self.matrix.indices, minlength=self.matrix.shape[1])
+
+    @cached_property
+    def interactions_per_item(self) -> np.ndarray:
+        """Training rows of each item (repeats included)."""
+        return np.bincount(self.item, minlength=self.matrix.shape[1])
+
+    @cached_property
+    def n_users(self) -> int:
+        """Users with at least one training interaction."""
+        return int(np.count_nonzero(self.items_per_user))
