@@ -85,7 +85,7 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
         if item is not None and item in grades:
             RR = 1.0 / (i + 1)
             break
-    out = {"precision": P, "recall": Rc, "fbeta": F, "ap": AP, "ar": AR, "ndcg": NDCG, "hit": HR, "rr": RR}
+    out = {"precision": P, "recall": Rc, "fbeta": F, "ap": AP, "ar": AR, "ndcg": NDCG, "dcg": dcg, "hit": HR, "rr": RR}
     if candidates is not None:
         all_listed = sum(1 for item in slots if item is not None)
         all_hits = sum(1 for item in slots if item is not None and item in grades)

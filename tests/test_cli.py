@@ -35,7 +35,7 @@ def test_json_output_has_the_contract_shape(files):
     out = json.loads(done.stdout)
     assert out["k"] == 3
     model = out["models"]["toy"]
-    assert set(model["metrics"]) == {"precision", "recall", "fbeta", "fbeta_of_means", "map", "mar", "ndcg",
+    assert set(model["metrics"]) == {"precision", "recall", "fbeta", "fbeta_of_means", "map", "mar", "ndcg", "dcg",
                                      "hit_rate", "mrr", "aggregate_diversity", "personalization"}
     assert model["metrics"]["precision"] == pytest.approx(4 / 9)
     assert model["metrics"]["map"] == pytest.approx(0.6296, abs=1e-4)

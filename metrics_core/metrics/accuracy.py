@@ -180,10 +180,9 @@ def dcg(gain_at_hits: np.ndarray, cut: Cutoffs) -> np.ndarray:
     return cut.prefix(gain_at_hits * discount(cut.width))
 
 
-def ndcg(gain_at_hits: np.ndarray, ideal_dcg: np.ndarray, cut: Cutoffs) -> np.ndarray:
-    """NDCG@k = DCG@k / IDCG@k; IDCG (one column per reported k) is the DCG of all the
-    user's grades sorted descending (relevant items never recommended included), cut at k."""
-    gains = dcg(gain_at_hits, cut)
+def ndcg(gains: np.ndarray, ideal_dcg: np.ndarray) -> np.ndarray:
+    """NDCG@k = DCG@k / IDCG@k, from DCG and IDCG at each reported k; IDCG is the DCG of all
+    the user's grades sorted descending (relevant items never recommended included), cut at k."""
     if ideal_dcg[:, 0].min(initial=1.0) > 0:  # IDCG grows with k: positive everywhere
         return gains / ideal_dcg
     return _ratio(gains, ideal_dcg)
@@ -333,8 +332,9 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
         "fbeta": (fbeta(precision(H, k, F, settings.precision_denominator), recall(H, R), settings.beta)
                   if needs_F else fbeta_from_hits(H, R, k, settings.beta)),
         "ap": average_precision(hit, H_all, R, cut, settings.ap_denominator),
-        "ndcg": ndcg(gains, ideal_dcg, cut),
+        "dcg": dcg(gains, cut),
     }
+    every_k["ndcg"] = ndcg(every_k["dcg"], ideal_dcg)
     if candidates is not None:
         full_filled = lists.items[part] >= 0
         n_negative = negatives(candidates, R, full_filled.sum(axis=1), full_hit.sum(axis=1))

@@ -67,6 +67,8 @@ REGISTRY: tuple[Metric, ...] = (
     _accuracy("map", "MAP", "mean of AP@K = Σ P(i)·rel(i) / D; D = min(K, R) by default", "ap"),
     _accuracy("mar", "MAR", "mean of AR@K = Σ Recall(i)·rel(i) / hits", "ar"),
     _accuracy("ndcg", "NDCG", "DCG / ideal DCG; DCG = Σ gain / log2(rank + 1)", "ndcg"),
+    _accuracy("dcg", "DCG", "Σ gain / log2(rank + 1) over the top K, not normalised (gain as set)", "dcg",
+              bounds=(0.0, None)),
     _accuracy("hit_rate", "Hit rate", "share of users with at least one relevant item in the top K", "hit"),
     _accuracy("mrr", "MRR", "mean of 1 / rank of the first relevant item in the top K", "rr"),
     _accuracy("lauc", "LAUC", "area under the ROC curve up to rank K, then a straight line to (1, 1)", "lauc",

@@ -65,7 +65,7 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
                                        err_msg=f"{metric} at k={k} {options}")
         # the curve at every k equals the mean of the per-user definitions at that k
         names = {"precision": "precision", "recall": "recall", "fbeta": "fbeta", "map": "ap", "mar": "ar",
-                 "ndcg": "ndcg", "hit_rate": "hit", "mrr": "rr", "lauc": "lauc", "mcc": "mcc"}
+                 "ndcg": "ndcg", "dcg": "dcg", "hit_rate": "hit", "mrr": "rr", "lauc": "lauc", "mcc": "mcc"}
         for kk in (1, k // 2 + 1, k, int(result.curves.index[-1])):  # the last: the longest list, or K beyond it
             slow = [user_metrics(lists.get(u, []), grades[u], kk, candidates=candidates, **options) for u in users]
             for curve, metric in names.items():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -177,3 +178,18 @@ def test_fractional_float_ids_are_read_as_text():
     lists = pd.DataFrame({"user_id": [1.5, 1.5], "item_id": ["a", "b"], "rank": [1, 2]})
     result = evaluate(lists, truth([("1.5", "b")]), k=2)
     assert list(result.per_user.index) == ["1.5"] and result.metrics["mrr"] == 0.5
+
+
+def test_dcg_by_hand_with_linear_and_exponential_gains():
+    """Grades 3 and 1 at ranks 1 and 3 (rank 2 not relevant): DCG@3 = 3 / log2(2) + 1 / log2(4)."""
+    from metrics_core import Columns
+
+    lists = recs([(1, "a", 1), (1, "b", 2), (1, "c", 3)])
+    graded = pd.DataFrame({"user_id": [1, 1, 1], "item_id": ["a", "c", "z"], "grade": [3, 1, 2]})
+    result = evaluate(lists, graded, k=3, columns=Columns(relevance="grade"))
+    assert result.metrics["dcg"] == pytest.approx(3 + 1 / 2)
+    assert result.curves.loc[1, "dcg"] == pytest.approx(3.0)
+    ideal = 3 + 2 / np.log2(3) + 1 / 2  # the unrecommended z (grade 2) counts in the ideal list
+    assert result.metrics["ndcg"] == pytest.approx((3 + 1 / 2) / ideal)
+    exponential = evaluate(lists, graded, k=3, columns=Columns(relevance="grade"), gain="exponential")
+    assert exponential.metrics["dcg"] == pytest.approx(7 + 1 / 2)

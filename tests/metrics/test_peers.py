@@ -43,7 +43,7 @@ def test_ranx_preset(demo, model):
     ranx = pytest.importorskip("ranx")
     tables, relevant = demo
     names = {"precision": "precision@10", "recall": "recall@10", "ndcg": "ndcg@10", "map": "map@10",
-             "mrr": "mrr@10", "hit_rate": "hit_rate@10"}
+             "mrr": "mrr@10", "hit_rate": "hit_rate@10", "dcg": "dcg@10"}
     theirs = ranx.evaluate(ranx.Qrels(_as_trec(relevant, "rating", int)), ranx.Run(_as_trec(tables[model], "score")),
                            list(names.values()), make_comparable=True)
     ours = evaluate(tables[model], tables["ground_truth"], k=10, columns=GRADED, preset="ranx")

@@ -54,8 +54,8 @@ def test_activity_segments_are_equal_quartiles_by_training_items(data):
 def test_card_intervals_bracket_each_mean_over_its_own_users(data):
     result = data.evaluate("A", Settings(k=3))
     bounds = aggregate_intervals(result, resamples=300)
-    assert set(bounds) == {"precision", "recall", "fbeta", "map", "mar", "ndcg", "hit_rate", "mrr", "lauc", "mcc",
-                           "novelty", "arp"}
+    assert set(bounds) == {"precision", "recall", "fbeta", "map", "mar", "ndcg", "dcg", "hit_rate", "mrr", "lauc",
+                           "mcc", "novelty", "arp"}
     for name, (low, high) in bounds.items():
         assert low <= result.metrics[name] <= high, name
 
