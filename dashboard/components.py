@@ -15,7 +15,8 @@ from dashboard.state import Key
 from metrics_core import PRESETS, InputError
 from metrics_core.settings import AP_DENOMINATORS, GAINS
 
-AP_LABELS = {"min_k_relevant": "min(K, R)", "relevant": "R (all relevant)", "hits": "hits in the top K"}
+AP_LABELS = {"min_k_relevant": "min(K, R)", "relevant": "R (all relevant)", "hits": "hits in the top K", "k": "K"}
+GAIN_LABELS = {"linear": "grade", "exponential": "2^grade − 1", "binary": "1 (binary)"}
 
 
 def sidebar() -> None:
@@ -35,8 +36,9 @@ def sidebar() -> None:
                          help="Reproduce another tool's numbers: trec_eval, ranx or Evidently conventions.")
             st.number_input("β of F-beta", min_value=0.1, max_value=10.0, step=0.5, key=Key.BETA)
             st.selectbox("AP denominator", AP_DENOMINATORS, key=Key.AP_DENOMINATOR, format_func=AP_LABELS.get)
-            st.selectbox("NDCG gain", GAINS, key=Key.GAIN,
-                         format_func=lambda g: "grade" if g == "linear" else "2^grade − 1")
+            st.selectbox("NDCG gain", GAINS, key=Key.GAIN, format_func=GAIN_LABELS.get)
+            st.number_input("RBP persistence p", min_value=0.05, max_value=0.99, step=0.05, key=Key.RBP_P,
+                            help="Rank-biased precision: the chance that a reader goes on to the next item.")
             st.radio("Users with a list but no relevant item", ["exclude", "zero"], key=Key.USERS_WITHOUT_RELEVANT,
                      format_func={"exclude": "left out (counted)", "zero": "scored 0"}.get)
             st.radio("Users with relevant items but no list", ["zero", "drop"], key=Key.USERS_WITHOUT_LIST,

@@ -30,6 +30,7 @@ class Key:
 
     K = "k"
     BETA = "beta"
+    RBP_P = "rbp_p"
     AP_DENOMINATOR = "ap_denominator"
     GAIN = "gain"
     PRESET = "preset"
@@ -64,11 +65,11 @@ class Key:
 
 WORKSPACE = "workspace"
 STARTED, PUBLISHED = "_started", "_published"
-SETTING_KEYS = (Key.K, Key.BETA, Key.AP_DENOMINATOR, Key.GAIN, Key.PRESET, Key.USERS_WITHOUT_RELEVANT,
+SETTING_KEYS = (Key.K, Key.BETA, Key.RBP_P, Key.AP_DENOMINATOR, Key.GAIN, Key.PRESET, Key.USERS_WITHOUT_RELEVANT,
                 Key.USERS_WITHOUT_LIST)
 SHARED_KEYS = (*SETTING_KEYS, Key.BASELINE, Key.MODEL, Key.CASE_USER, Key.METRIC, Key.MODEL_B)
 QUERY_KEYS = (Key.K, Key.BASELINE, Key.MODEL, Key.CASE_USER, Key.METRIC, Key.PRESET, Key.MODEL_B)
-DEFAULTS = {Key.K: 10, Key.BETA: 1.0, Key.AP_DENOMINATOR: "min_k_relevant", Key.GAIN: "linear",
+DEFAULTS = {Key.K: 10, Key.BETA: 1.0, Key.RBP_P: 0.8, Key.AP_DENOMINATOR: "min_k_relevant", Key.GAIN: "linear",
             Key.PRESET: "rankscope", Key.USERS_WITHOUT_RELEVANT: "exclude", Key.USERS_WITHOUT_LIST: "zero",
             Key.METRIC: "ndcg"}
 CASTS = {Key.K: int, Key.BETA: float}
@@ -125,7 +126,7 @@ EXPOSED = (Key.AP_DENOMINATOR, Key.GAIN, Key.USERS_WITHOUT_RELEVANT, Key.USERS_W
 def settings() -> Settings:
     """The current settings: the preset's conventions with the sidebar's choices on top."""
     base = settings_for(st.session_state.get(Key.PRESET, "rankscope"))
-    chosen = {key: st.session_state.get(key, DEFAULTS[key]) for key in (Key.K, Key.BETA, *EXPOSED)}
+    chosen = {key: st.session_state.get(key, DEFAULTS[key]) for key in (Key.K, Key.BETA, Key.RBP_P, *EXPOSED)}
     return replace(base, **chosen)
 
 

@@ -13,8 +13,9 @@ from metrics_core.inputs import validate
 
 Order = Literal["rank", "score"]
 TieBreak = Literal["input", "item_desc"]
-APDenominator = Literal["min_k_relevant", "relevant", "hits"]
-Gain = Literal["linear", "exponential"]
+APDenominator = Literal["min_k_relevant", "relevant", "hits", "k"]
+Gain = Literal["linear", "exponential", "binary"]
+PrecisionDenominator = Literal["k", "list", "min_k_relevant"]
 AP_DENOMINATORS: tuple[str, ...] = get_args(APDenominator)
 GAINS: tuple[str, ...] = get_args(Gain)
 
@@ -25,10 +26,12 @@ class Settings:
 
     k: the cut-off K.
     beta: F-beta weight of recall (beta > 1 favours recall).
-    ap_denominator: D of AP@K: ``min_k_relevant`` = min(K, R), ``relevant`` = R, ``hits`` = h(K).
-    gain: NDCG gain of a grade g: ``linear`` = g, ``exponential`` = 2^g - 1.
-    precision_denominator: ``k`` (short lists are penalised) or ``list`` = number of items in
-        the top k (Evidently's min(K, |L|)).
+    ap_denominator: D of AP@K: ``min_k_relevant`` = min(K, R), ``relevant`` = R, ``hits`` = h(K),
+        ``k`` = K (RecTools' divide_by_k).
+    gain: NDCG and DCG gain of a grade g: ``linear`` = g, ``exponential`` = 2^g - 1, ``binary`` = 1.
+    precision_denominator: ``k`` (short lists are penalised), ``list`` = number of items in
+        the top k (Evidently's min(K, |L|)) or ``min_k_relevant`` = min(K, R) (RecTools).
+    rbp_p: persistence of rank-biased precision, 0 < p < 1 (default 0.8).
     rr_cutoff: RR counts only the first relevant item within K (False: anywhere in the list,
         as trec_eval's ``recip_rank``).
     fbeta: the headline F-beta: ``per_user`` (mean of per-user F) or ``of_means`` (F of the
@@ -47,18 +50,22 @@ class Settings:
     beta: float = 1.0
     ap_denominator: APDenominator = "min_k_relevant"
     gain: Gain = "linear"
-    precision_denominator: Literal["k", "list"] = "k"
+    precision_denominator: PrecisionDenominator = "k"
     rr_cutoff: bool = True
     fbeta: Literal["per_user", "of_means"] = "per_user"
     users_without_relevant: Literal["exclude", "zero"] = "exclude"
     users_without_list: Literal["zero", "drop"] = "zero"
     candidates: int | None = None
+    rbp_p: float = 0.8
 
     def __post_init__(self) -> None:
         validate.cutoff(self.k)
         _one_of("ap_denominator", self.ap_denominator, AP_DENOMINATORS)
         _one_of("gain", self.gain, GAINS)
-        _one_of("precision_denominator", self.precision_denominator, ("k", "list"))
+        _one_of("precision_denominator", self.precision_denominator, get_args(PrecisionDenominator))
+        if not (isinstance(self.rbp_p, (int, float)) and 0 < self.rbp_p < 1):
+            raise input_error("settings", f"rbp_p = {self.rbp_p!r} is not between 0 and 1.",
+                              "choose a persistence 0 < p < 1, e.g. 0.8.")
         _one_of("fbeta", self.fbeta, ("per_user", "of_means"))
         _one_of("users_without_relevant", self.users_without_relevant, ("exclude", "zero"))
         _one_of("users_without_list", self.users_without_list, ("zero", "drop"))

@@ -49,7 +49,7 @@ def relevant_grades(truth_rows, threshold=None):
 
 
 def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", gain="linear",
-                 precision_denominator="k", rr_cutoff=True, candidates=None):
+                 precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8):
     """Every accuracy metric of one user at cut-off k, by the definitions."""
     top = (slots + [None] * k)[:k]
     rel = [1 if item is not None and item in grades else 0 for item in top]
@@ -57,7 +57,12 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
     R = len(grades)
     h = sum(rel)
     n_listed = sum(listed)
-    P = h / k if precision_denominator == "k" else h / n_listed if n_listed else 0.0
+    if precision_denominator == "k":
+        P = h / k
+    elif precision_denominator == "list":
+        P = h / n_listed if n_listed else 0.0
+    else:
+        P = h / min(k, R) if R else 0.0
     Rc = h / R if R else 0.0
     b2 = beta * beta
     F = (1 + b2) * P * Rc / (b2 * P + Rc) if (b2 * P + Rc) > 0 else 0.0
@@ -67,12 +72,12 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
         if rel[i - 1]:
             ap_sum += sum(rel[:i]) / i
             ar_sum += (sum(rel[:i]) / R) if R else 0.0
-    D = {"min_k_relevant": min(k, R), "relevant": R, "hits": h}[ap_denominator]
+    D = {"min_k_relevant": min(k, R), "relevant": R, "hits": h, "k": k}[ap_denominator]
     AP = ap_sum / D if D else 0.0
     AR = ar_sum / h if h else 0.0
 
     def g(x):
-        return x if gain == "linear" else 2.0 ** x - 1.0
+        return {"linear": x, "exponential": 2.0 ** x - 1.0, "binary": 1.0}[gain]
 
     dcg = sum(g(grades[item]) / math.log2(i + 2) for i, item in enumerate(top) if item is not None and item in grades)
     ideal = sorted(grades.values(), reverse=True)[:k]
@@ -85,7 +90,21 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
         if item is not None and item in grades:
             RR = 1.0 / (i + 1)
             break
-    out = {"precision": P, "recall": Rc, "fbeta": F, "ap": AP, "ar": AR, "ndcg": NDCG, "dcg": dcg, "hit": HR, "rr": RR}
+    out = {"precision": P, "recall": Rc, "fbeta": F, "ap": AP, "ar": AR, "ndcg": NDCG, "dcg": dcg, "hit": HR, "rr": RR,
+           "rbp": sum((1 - rbp_p) * rbp_p ** i for i in range(k) if rel[i]),
+           "relative_precision": h / min(k, R) if R else 0.0}
+    # over the whole list, whatever k
+    everything = [item for item in slots if item is not None]
+    found = sum(1 for item in everything if item in grades)
+    first_R = [item for item in slots[:R] if item is not None and item in grades]
+    dcg_R = sum(g(grades[item]) / math.log2(i + 2) for i, item in enumerate(slots[:R])
+                if item is not None and item in grades)
+    idcg_R = sum(g(x) / math.log2(i + 2) for i, x in enumerate(sorted(grades.values(), reverse=True)))
+    out["r_precision"] = len(first_R) / R if R else 0.0
+    out["ndcg_rel"] = dcg_R / idcg_R if idcg_R > 0 else 0.0
+    out["set_precision"] = found / len(everything) if everything else 0.0
+    out["set_recall"] = found / R if R else 0.0
+    out["set_map"] = out["set_precision"] * out["set_recall"]
     if candidates is not None:
         all_listed = sum(1 for item in slots if item is not None)
         all_hits = sum(1 for item in slots if item is not None and item in grades)
@@ -107,4 +126,6 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
         den = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
         out["lauc"] = lauc
         out["mcc"] = (tp * tn - fp * fn) / den if den > 0 else 0.0
+        out["fall_out"] = fp / negatives if negatives else 0.0
+        out["accuracy"] = (tp + tn) / (R + negatives) if R + negatives else 0.0
     return out

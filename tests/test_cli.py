@@ -36,12 +36,15 @@ def test_json_output_has_the_contract_shape(files):
     assert out["k"] == 3
     model = out["models"]["toy"]
     assert set(model["metrics"]) == {"precision", "recall", "fbeta", "fbeta_of_means", "map", "mar", "ndcg", "dcg",
-                                     "hit_rate", "mrr", "aggregate_diversity", "personalization"}
+                                     "rbp", "relative_precision", "r_precision", "ndcg_rel", "set_precision",
+                                     "set_recall", "set_map", "hit_rate", "mrr", "aggregate_diversity",
+                                     "personalization"}
     assert model["metrics"]["precision"] == pytest.approx(4 / 9)
     assert model["metrics"]["map"] == pytest.approx(0.6296, abs=1e-4)
     assert model["users"] == {"evaluated": 3, "without_relevant": 0, "without_recommendations": 0}
     assert model["warnings"] == []
-    assert set(model["skipped"]) == {"lauc", "mcc", "coverage", "gini", "entropy", "entropy_normalised", "novelty",
+    assert set(model["skipped"]) == {"lauc", "mcc", "fall_out", "accuracy",
+                                     "coverage", "gini", "entropy", "entropy_normalised", "novelty",
                                      "arp", "arp_normalised", "diversity", "intra_list_similarity", "serendipity",
                                      "score_entropy"}
     assert "ranks only" in model["skipped"]["score_entropy"]

@@ -82,6 +82,18 @@ class Lists:
     def positions(self) -> int:
         return self.items.shape[1]
 
+    @cached_property
+    def lengths(self) -> np.ndarray:
+        """Items in each user's whole list (float64)."""
+        from metrics_core.sums import row_sums
+
+        return row_sums(self.items >= 0, np.int64).astype(np.float64)
+
+    @cached_property
+    def hit_cells(self) -> np.ndarray:
+        """Flat indices (user * positions + position) of the relevant cells, ascending."""
+        return np.flatnonzero(self.hit.reshape(-1))
+
 
 @dataclass
 class Training:

@@ -117,13 +117,51 @@ def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     return np.divide(numerator, denominator, out=np.zeros(numerator.shape), where=denominator > 0)
 
 
-def precision(H: np.ndarray, k: np.ndarray, F: np.ndarray | None, denominator: str = "k") -> np.ndarray:
-    """Precision@k = H[k] / k; with ``denominator="list"``, H[k] / F[k] (Evidently).
+def precision(H: np.ndarray, k: np.ndarray, F: np.ndarray | None, denominator: str = "k",
+              R: np.ndarray | None = None) -> np.ndarray:
+    """Precision@k = H[k] / k; with ``denominator="list"``, H[k] / F[k] (Evidently); with
+    ``"min_k_relevant"``, H[k] / min(k, R) (RecTools' R-precision, 0 when R = 0).
 
     >>> precision(np.array([[1, 1, 2]]), np.arange(1, 4), np.array([[1, 2, 3]])).round(3)
     array([[1.   , 0.5  , 0.667]])
     """
-    return H / k if denominator == "k" else _ratio(H, F)
+    if denominator == "k":
+        return H / k
+    if denominator == "list":
+        return _ratio(H, F)
+    return relative_precision(H, k, R)
+
+
+def relative_precision(H: np.ndarray, k: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """Precision@k / min(1, R / k) = H[k] / min(k, R): the share of the best possible
+    precision reached (1 when every slot that could hold a relevant item does; 0 when R = 0).
+
+    >>> relative_precision(np.array([[1.0, 1.0, 2.0]]), np.arange(1.0, 4.0), np.array([2.0]))
+    array([[1. , 0.5, 1. ]])
+    """
+    return _ratio(H, np.minimum(k[None, :], R[:, None]))
+
+
+def rank_biased_precision(hit: np.ndarray, cut: Cutoffs, persistence: float) -> np.ndarray:
+    """RBP@k = (1 - p)·Σ_{i≤k} rel(i)·p^(i-1), p the persistence (the chance a reader goes on
+    to the next item); binary relevance.
+
+    >>> rank_biased_precision(np.array([[True, False, True]]), Cutoffs.up_to(3), 0.5)
+    array([[0.5  , 0.5  , 0.625]])
+    """
+    weights = (1.0 - persistence) * persistence ** np.arange(cut.width, dtype=np.float64)
+    return cut.prefix(hit * weights)
+
+
+def fall_out(H: np.ndarray, F: np.ndarray, n_negative: np.ndarray) -> np.ndarray:
+    """Fall-out@k = irrelevant items in the top k / irrelevant candidates (0 without any)."""
+    return _ratio(F - H, n_negative[:, None])
+
+
+def classification_accuracy(H: np.ndarray, F: np.ndarray, R: np.ndarray, n_negative: np.ndarray) -> np.ndarray:
+    """Accuracy@k over the candidates (RecTools): (TP + TN) / (R + N⁻), with TP = H[k] and
+    TN = N⁻ - (F[k] - H[k]): top-k items are predicted relevant, the other candidates not."""
+    return _ratio(H + n_negative[:, None] - (F - H), (R + n_negative)[:, None])
 
 
 def recall(H: np.ndarray, R: np.ndarray) -> np.ndarray:
@@ -155,11 +193,13 @@ def fbeta_of_means(mean_precision: np.ndarray, mean_recall: np.ndarray, beta: fl
 def average_precision(hit: np.ndarray, H: np.ndarray, R: np.ndarray, cut: Cutoffs, denominator: str) -> np.ndarray:
     """AP@k = Σ_{i≤k} P(i)·hit[i] / D, from position-wise ``hit`` and ``H``.
 
-    D is ``min_k_relevant`` = min(k, R) (default), ``relevant`` = R (trec_eval, ranx) or
-    ``hits`` = H[k]. Every choice keeps AP within [0, 1].
+    D is ``min_k_relevant`` = min(k, R) (default), ``relevant`` = R (trec_eval, ranx),
+    ``hits`` = H[k], or ``k`` (RecTools' divide_by_k). Every choice keeps AP within [0, 1].
     """
     numerator = cut.prefix(hit * H / cut.positions)
     k = cut.k
+    if denominator == "k":
+        return numerator / k[None, :]
     if denominator == "min_k_relevant":
         return numerator / np.minimum(k[None, :], np.maximum(R, 1)[:, None])  # numerator is 0 when R = 0
     if denominator == "relevant":
@@ -285,8 +325,10 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
         empty = np.zeros(0)
         return AccuracyPass(cut.k, {n: empty for n in names}, {n: np.zeros(len(cut.k)) for n in names}, empty,
                             empty)
-    at_k = {n: np.concatenate([r.at_k[n] for r in results]) for n in names}
-    sums = {n: np.sum([r.sums[n] for r in results], axis=0) for n in names}
+    at_k = {n: np.concatenate([r.at_k[n] for r in results]) for n in names if n in results[0].at_k}
+    at_k.update(whole_list(lists, truth, rows, settings.gain))
+    at_k = {n: at_k[n] for n in names}  # registry order
+    sums = {n: np.sum([r.sums[n] for r in results], axis=0) for n in results[0].sums if n in names}
     hits, listed = (np.concatenate([getattr(r, name) for r in results]) for name in ("hits", "listed"))
     return AccuracyPass(cut.k, at_k, sums, hits, listed)
 
@@ -327,12 +369,15 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
     first = first_relevant_rank(full_hit)
     needs_F = settings.precision_denominator == "list" or candidates is not None
     F = cut.prefix(filled) if needs_F else None
-    gains = hit if lists.grade is None else _gain(lists.grade[part, :width].astype(np.float64), settings.gain)
+    gains = hit if lists.grade is None or settings.gain == "binary" else \
+        _gain(lists.grade[part, :width].astype(np.float64), settings.gain)
     every_k = {
-        "fbeta": (fbeta(precision(H, k, F, settings.precision_denominator), recall(H, R), settings.beta)
-                  if needs_F else fbeta_from_hits(H, R, k, settings.beta)),
+        "fbeta": (fbeta(precision(H, k, F, settings.precision_denominator, R), recall(H, R), settings.beta)
+                  if settings.precision_denominator != "k" else fbeta_from_hits(H, R, k, settings.beta)),
         "ap": average_precision(hit, H_all, R, cut, settings.ap_denominator),
         "dcg": dcg(gains, cut),
+        "rbp": rank_biased_precision(hit, cut, settings.rbp_p),
+        "relative_precision": relative_precision(H, k, R),
     }
     every_k["ndcg"] = ndcg(every_k["dcg"], ideal_dcg)
     if candidates is not None:
@@ -340,10 +385,12 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
         n_negative = negatives(candidates, R, full_filled.sum(axis=1), full_hit.sum(axis=1))
         every_k["lauc"] = lauc(hit, filled, H_all, F, R, n_negative, cut)
         every_k["mcc"] = mcc(H, F, R, n_negative)
+        every_k["fall_out"] = fall_out(H, F, n_negative)
+        every_k["accuracy"] = classification_accuracy(H, F, R, n_negative)
     H_K, K = H[:, at], k[at]
     F_K = F[:, at] if F is not None else None
     at_K = {
-        "precision": precision(H_K, K, F_K, settings.precision_denominator),
+        "precision": precision(H_K, K, F_K, settings.precision_denominator, R),
         "recall": recall(H_K, R),
         "ar": average_recall(H_K, R),
         "hit": hit_rate(H_K),
@@ -355,6 +402,47 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
     at_k = {name: at_K[name][:, 0].astype(np.float64) for name in accuracy_kernels(True) if name in at_K}  # copies
     listed = F[:, column].copy() if F is not None else row_sums(filled[:, :settings.k])
     return ChunkResult(at_k, sums, H[:, column].copy(), listed)
+
+
+def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, gain: str) -> dict[str, np.ndarray]:
+    """Per-user metrics over the whole list, whatever K (as trec_eval computes them), for users
+    ``rows``:
+
+    R-precision = h(R) / R (hits among the first R items); NDCG at R = DCG@R / IDCG@R;
+    set precision = all hits / items listed; set recall = all hits / R; set MAP = set
+    precision x set recall (trec_eval's num_rel_ret² / (num_ret · num_rel)).
+
+    Read from the list's hit cells (few) and per-user lengths, both computed once per model.
+    """
+    n_users, width = lists.hit.shape
+    user, position = np.divmod(lists.hit_cells, width)
+    R = truth.relevant_count
+    within = position < R[user]
+    gains = np.ones(len(user)) if lists.grade is None or gain == "binary" else \
+        _gain(lists.grade.reshape(-1)[lists.hit_cells].astype(np.float64), gain)
+    dcg_at_R = np.bincount(user[within], weights=(gains * discount(width)[position])[within], minlength=n_users)
+    hits_at_R = np.bincount(user[within], minlength=n_users)[rows].astype(np.float64)
+    hits = np.bincount(user, minlength=n_users)[rows].astype(np.float64)
+    R_rows = R[rows].astype(np.float64)
+    set_precision, set_recall = _ratio(hits, lists.lengths[rows]), _ratio(hits, R_rows)
+    return {
+        "r_precision": _ratio(hits_at_R, R_rows),
+        "ndcg_rel": _ratio(dcg_at_R[rows], _ideal_dcg_at(truth, rows, R[rows], gain)),
+        "set_precision": set_precision,
+        "set_recall": set_recall,
+        "set_map": set_precision * set_recall,
+    }
+
+
+def _ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray, kind: str) -> np.ndarray:
+    """IDCG of each user at its own depth: the DCG of its ``depth[u]`` highest grades."""
+    truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
+    shown = np.minimum(truth.relevant_count[part], depth)
+    disc = discount(int(shown.max(initial=0)))
+    if not truth.graded or kind == "binary":
+        return np.concatenate([[0.0], np.cumsum(disc)])[shown]
+    row, place, grade = _sorted_grades(truth, truth_starts, part, shown, kind)
+    return np.bincount(row, weights=grade * disc[place], minlength=len(part))
 
 
 def _totals_from_hits(H: np.ndarray, F: np.ndarray | None, R: np.ndarray, first: np.ndarray, cut: Cutoffs,
@@ -372,7 +460,7 @@ def _totals_from_hits(H: np.ndarray, F: np.ndarray | None, R: np.ndarray, first:
     if settings.precision_denominator == "k":
         precision_sum = column_sums(H) / cut.k
     else:
-        precision_sum = column_sums(precision(H, cut.k, F, settings.precision_denominator))
+        precision_sum = column_sums(precision(H, cut.k, F, settings.precision_denominator, R))
     rr = np.divide(1.0, first, out=np.zeros(len(first)), where=np.isfinite(first))
     return {
         "precision": precision_sum,
@@ -395,6 +483,9 @@ def _by_first_hit(first: np.ndarray, weights: np.ndarray, cut: Cutoffs) -> np.nd
 
 
 def _gain(grades: np.ndarray, kind: str) -> np.ndarray:
+    """The NDCG gain of relevant grades: the grade, 2^grade - 1, or 1 (``binary``)."""
+    if kind == "binary":
+        return np.ones_like(grades)
     return grades if kind == "linear" else np.exp2(grades) - 1.0
 
 
@@ -408,7 +499,7 @@ def _ideal_dcg(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, cut: Cu
     R = truth.relevant_count[part]
     k = cut.k.astype(np.int64)
     deepest = int(min(k[-1], R.max(initial=0)))
-    if not truth.graded:
+    if not truth.graded or kind == "binary":
         cumulative = np.concatenate([[0.0], np.cumsum(discount(deepest))])
         return cumulative[np.minimum(k[None, :], R[:, None])]
     out = np.empty((len(part), len(k)))

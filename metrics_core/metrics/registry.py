@@ -53,9 +53,10 @@ class Metric:
 
 
 def _accuracy(name: str, label: str, formula: str, per_user: str | None, needs: tuple[Need, ...] = (),
-              headline: bool = True, bounds: tuple[float | None, float | None] = (0.0, 1.0)) -> Metric:
-    return Metric(name, label, formula, "accuracy", per_user, needs=needs, curve=True, headline=headline,
-                  bounds=bounds)
+              headline: bool = True, bounds: tuple[float | None, float | None] = (0.0, 1.0),
+              curve: bool = True, higher_is_better: bool | None = True) -> Metric:
+    return Metric(name, label, formula, "accuracy", per_user, higher_is_better, needs=needs, curve=curve,
+                  headline=headline, bounds=bounds)
 
 
 REGISTRY: tuple[Metric, ...] = (
@@ -75,6 +76,22 @@ REGISTRY: tuple[Metric, ...] = (
               ("candidates",)),
     _accuracy("mcc", "MCC", "Matthews correlation of recommended vs relevant among the candidates", "mcc",
               ("candidates",), bounds=(-1.0, 1.0)),
+    _accuracy("rbp", "RBP", "rank-biased precision: (1 − p)·Σ rel(i)·p^(i−1), persistence p (0.8)", "rbp"),
+    _accuracy("relative_precision", "Relative precision", "hits in the top K / min(K, R)", "relative_precision"),
+    _accuracy("fall_out", "Fall-out", "irrelevant items in the top K / irrelevant candidates", "fall_out",
+              ("candidates",), higher_is_better=False),
+    _accuracy("accuracy", "Accuracy", "(hits + irrelevant candidates left out) / all candidates", "accuracy",
+              ("candidates",)),
+    _accuracy("r_precision", "R-precision", "hits among the first R items of the whole list / R", "r_precision",
+              curve=False),
+    _accuracy("ndcg_rel", "NDCG at R", "NDCG of the whole list cut at R, the user's relevant count", "ndcg_rel",
+              curve=False),
+    _accuracy("set_precision", "Set precision", "all hits in the whole list / its length", "set_precision",
+              curve=False, headline=False),
+    _accuracy("set_recall", "Set recall", "all hits in the whole list / R", "set_recall", curve=False,
+              headline=False),
+    _accuracy("set_map", "Set MAP", "set precision × set recall (trec_eval's set_map)", "set_map", curve=False,
+              headline=False),
     Metric("diversity", "Diversity", "mean cosine distance between the items of a list (0-2)", "beyond",
            "diversity", needs=("features",), bounds=(0.0, 2.0)),
     Metric("intra_list_similarity", "Intra-list similarity", "mean cosine similarity within a list", "beyond",

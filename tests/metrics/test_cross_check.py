@@ -49,9 +49,10 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
     for k in (1, 3, 10, 17):
         options = {
             "beta": float(rng.choice([0.5, 1.0, 2.0])),
-            "ap_denominator": str(rng.choice(["min_k_relevant", "relevant", "hits"])),
-            "gain": str(rng.choice(["linear", "exponential"])),
-            "precision_denominator": str(rng.choice(["k", "list"])),
+            "ap_denominator": str(rng.choice(["min_k_relevant", "relevant", "hits", "k"])),
+            "gain": str(rng.choice(["linear", "exponential", "binary"])),
+            "precision_denominator": str(rng.choice(["k", "list", "min_k_relevant"])),
+            "rbp_p": float(rng.choice([0.5, 0.8, 0.95])),
             "rr_cutoff": bool(rng.integers(0, 2)),
         }
         result = dataset.evaluate(settings=Settings(k=k, candidates=candidates, **options))
@@ -65,7 +66,9 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
                                        err_msg=f"{metric} at k={k} {options}")
         # the curve at every k equals the mean of the per-user definitions at that k
         names = {"precision": "precision", "recall": "recall", "fbeta": "fbeta", "map": "ap", "mar": "ar",
-                 "ndcg": "ndcg", "dcg": "dcg", "hit_rate": "hit", "mrr": "rr", "lauc": "lauc", "mcc": "mcc"}
+                 "ndcg": "ndcg", "dcg": "dcg", "rbp": "rbp", "relative_precision": "relative_precision",
+                 "fall_out": "fall_out", "accuracy": "accuracy", "hit_rate": "hit", "mrr": "rr", "lauc": "lauc",
+                 "mcc": "mcc"}
         for kk in (1, k // 2 + 1, k, int(result.curves.index[-1])):  # the last: the longest list, or K beyond it
             slow = [user_metrics(lists.get(u, []), grades[u], kk, candidates=candidates, **options) for u in users]
             for curve, metric in names.items():
