@@ -18,7 +18,14 @@ from metrics_core.errors import InputError, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.jsonable import dumps
 from metrics_core.result import Evaluation
-from metrics_core.settings import AP_DENOMINATORS, GAINS, PRESETS, encoding_for, settings_for
+from metrics_core.settings import (
+    AP_DENOMINATORS,
+    GAINS,
+    PRECISION_DENOMINATORS,
+    PRESETS,
+    encoding_for,
+    settings_for,
+)
 from metrics_core.stats.compare import CORRECTIONS, TESTS
 
 
@@ -59,6 +66,10 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ap-denominator", choices=AP_DENOMINATORS, default=None,
                         help="D of AP@K: min(K,R) (default), R, or hits in the top K")
     parser.add_argument("--gain", choices=GAINS, default=None, help="NDCG gain of a grade (default linear)")
+    parser.add_argument("--precision-denominator", choices=PRECISION_DENOMINATORS, default=None,
+                        help="precision divides hits by K (default), the items listed, or min(K, R)")
+    parser.add_argument("--rbp-p", type=_probability, default=None, metavar="P",
+                        help="persistence of rank-biased precision, 0 < P < 1 (default 0.8)")
     parser.add_argument("--preset", choices=list(PRESETS), default=None,
                         help="reproduce another tool's conventions (see the README)")
 
@@ -99,6 +110,17 @@ def _positive_finite(text: str) -> float:
     if not (math.isfinite(value) and value > 0):
         raise argparse.ArgumentTypeError(f"{text} is not a finite number > 0; e.g. 1.0 (0.5 favours precision, "
                                          "2 recall)")
+    return value
+
+
+def _probability(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1; e.g. 0.8")
     return value
 
 
@@ -161,7 +183,7 @@ def warn_about_ids(results: dict[str, Evaluation]) -> None:
 
 def _settings(args: argparse.Namespace, **extra):
     return settings_for(args.preset, k=args.k, beta=args.beta, ap_denominator=args.ap_denominator, gain=args.gain,
-                        **extra)
+                        precision_denominator=args.precision_denominator, rbp_p=args.rbp_p, **extra)
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ Gain = Literal["linear", "exponential", "binary"]
 PrecisionDenominator = Literal["k", "list", "min_k_relevant"]
 AP_DENOMINATORS: tuple[str, ...] = get_args(APDenominator)
 GAINS: tuple[str, ...] = get_args(Gain)
+PRECISION_DENOMINATORS: tuple[str, ...] = get_args(PrecisionDenominator)
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,9 @@ class Settings:
     precision_denominator: ``k`` (short lists are penalised), ``list`` = number of items in
         the top k (Evidently's min(K, |L|)) or ``min_k_relevant`` = min(K, R) (RecTools).
     rbp_p: persistence of rank-biased precision, 0 < p < 1 (default 0.8).
+    preset: a named convention (see ``PRESETS``) applied to every field left at its default:
+        ``Settings(preset="trec_eval", k=20)``. Its encoding part (how lists are ordered) is
+        :func:`encoding_for`'s.
     rr_cutoff: RR counts only the first relevant item within K (False: anywhere in the list,
         as trec_eval's ``recip_rank``).
     fbeta: the headline F-beta: ``per_user`` (mean of per-user F) or ``of_means`` (F of the
@@ -57,8 +61,17 @@ class Settings:
     users_without_list: Literal["zero", "drop"] = "zero"
     candidates: int | None = None
     rbp_p: float = 0.8
+    preset: str | None = None
 
     def __post_init__(self) -> None:
+        if self.preset is not None:
+            if self.preset not in PRESETS:
+                raise input_error("settings", f"unknown preset {self.preset!r}.",
+                                  f"choose one of: {', '.join(PRESETS)}.")
+            defaults = {f.name: f.default for f in fields(self)}
+            for name, value in PRESETS[self.preset].items():
+                if name in defaults and getattr(self, name) == defaults[name]:
+                    object.__setattr__(self, name, value)  # frozen: set once, while constructing
         validate.cutoff(self.k)
         _one_of("ap_denominator", self.ap_denominator, AP_DENOMINATORS)
         _one_of("gain", self.gain, GAINS)

@@ -59,3 +59,32 @@ def test_where_definitions_differ_the_difference_is_the_documented_one(demo):
     trec = evaluate(frame, tables["ground_truth"], k=10, columns=GRADED, preset="trec_eval")
     assert ours.metrics["map"] >= trec.metrics["map"]
     assert ours.metrics["precision"] == trec.metrics["precision"]
+
+
+@pytest.mark.parametrize("model", ["recs_popularity", "recs_personalised"])
+def test_whole_list_measures_equal_trec_eval(demo, model):
+    """R-precision and the set measures look at the whole list, as trec_eval does."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    tables, relevant = demo
+    measures = {"r_precision": "Rprec", "set_precision": "set_P", "set_recall": "set_recall", "set_map": "set_map"}
+    per_query = pytrec_eval.RelevanceEvaluator(_as_trec(relevant, "rating", int), set(measures.values())).evaluate(
+        _as_trec(tables[model], "score"))
+    ours = evaluate(tables[model], tables["ground_truth"], k=5, columns=GRADED, preset="trec_eval")
+    for name, measure in measures.items():
+        theirs = sum(v[measure] for v in per_query.values()) / len(per_query)
+        assert ours.metrics[name] == pytest.approx(theirs, abs=1e-12), name
+
+
+@pytest.mark.parametrize("persistence", [0.5, 0.8, 0.95])
+def test_rbp_and_r_precision_equal_ranx(demo, persistence):
+    ranx = pytest.importorskip("ranx")
+    tables, relevant = demo
+    recs = tables["recs_personalised"]
+    longest = int(recs.groupby("user_id").size().max())  # ranx reads the whole run
+    name = f"rbp.{str(persistence)[2:]}"
+    binary = relevant.assign(rating=1)  # ranx weights an RBP hit by its raw grade; RBP's r_i is 0 or 1
+    theirs = ranx.evaluate(ranx.Qrels(_as_trec(binary, "rating", int)), ranx.Run(_as_trec(recs, "score")),
+                           [name, "r-precision"], make_comparable=True)
+    ours = evaluate(recs, tables["ground_truth"], k=longest, columns=GRADED, preset="ranx", rbp_p=persistence)
+    assert ours.metrics["rbp"] == pytest.approx(theirs[name], abs=1e-12)
+    assert ours.metrics["r_precision"] == pytest.approx(theirs["r-precision"], abs=1e-12)

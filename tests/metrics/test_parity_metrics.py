@@ -1,0 +1,70 @@
+"""Metrics and options other tools report, by hand on one small list (the slow reference and
+the peers check them on random and generated data)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from metrics_core import Columns, Settings, evaluate
+from metrics_core.cli import main
+
+# one user, list a b c d (ranks 1-4); relevant: b (grade 2), d (grade 1), z (grade 3, not listed)
+LIST = pd.DataFrame({"user_id": [1] * 4, "item_id": list("abcd"), "rank": [1, 2, 3, 4]})
+TRUTH = pd.DataFrame({"user_id": [1] * 3, "item_id": ["b", "d", "z"], "grade": [2, 1, 3]})
+GRADED = Columns(relevance="grade")
+
+
+def test_new_metrics_by_hand():
+    result = evaluate(LIST, TRUTH, k=2, columns=GRADED, candidates=10)
+    m = result.metrics
+    assert m["rbp"] == pytest.approx(0.2 * 0.8)  # only b, at rank 2, within K = 2
+    assert m["relative_precision"] == pytest.approx(1 / 2)  # 1 hit / min(2, 3)
+    assert m["r_precision"] == pytest.approx(1 / 3)  # the first R = 3 items hold b only
+    ideal = 3 + 2 / math.log2(3) + 1 / 2  # grades 3, 2, 1
+    assert m["ndcg_rel"] == pytest.approx((2 / math.log2(3)) / ideal)
+    assert m["set_precision"] == pytest.approx(2 / 4) and m["set_recall"] == pytest.approx(2 / 3)
+    assert m["set_map"] == pytest.approx(2 / 4 * 2 / 3)
+    negatives = 10 - 3  # candidates minus relevant
+    assert m["fall_out"] == pytest.approx(1 / negatives)  # a is the one irrelevant item in the top 2
+    assert m["accuracy"] == pytest.approx((1 + negatives - 1) / 10)
+
+
+def test_new_options_by_hand():
+    k4 = {"k": 4, "columns": GRADED}
+    assert evaluate(LIST, TRUTH, ap_denominator="k", **k4).metrics["map"] == pytest.approx((1 / 2 + 2 / 4) / 4)
+    assert evaluate(LIST, TRUTH, precision_denominator="min_k_relevant", **k4).metrics["precision"] == \
+        pytest.approx(2 / 3)
+    binary = evaluate(LIST, TRUTH, gain="binary", **k4).metrics
+    assert binary["dcg"] == pytest.approx(1 / math.log2(3) + 1 / math.log2(5))
+    assert binary["ndcg"] == pytest.approx(binary["dcg"] / (1 + 1 / math.log2(3) + 1 / 2))
+    assert evaluate(LIST, TRUTH, rbp_p=0.5, **k4).metrics["rbp"] == pytest.approx(0.5 * (0.5 + 0.5**3))
+
+
+def test_settings_take_a_preset_directly_and_explicit_choices_win():
+    trec = Settings(preset="trec_eval", k=20)
+    assert trec.ap_denominator == "relevant" and trec.rr_cutoff is False and trec.k == 20
+    assert Settings(preset="evidently", ap_denominator="hits").ap_denominator == "hits"
+    with pytest.raises(ValueError, match="unknown preset"):
+        Settings(preset="nope")
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        Settings(rbp_p=1.0)
+
+
+def test_cli_flags_for_the_new_options(tmp_path, capsys):
+    LIST.to_csv(tmp_path / "r.csv", index=False)
+    TRUTH.to_csv(tmp_path / "t.csv", index=False)
+    code = main(["evaluate", "--recommendations", str(tmp_path / "r.csv"), "--ground-truth", str(tmp_path / "t.csv"),
+                 "--relevance-column", "grade", "--k", "4", "--rbp-p", "0.5", "--precision-denominator",
+                 "min_k_relevant", "--ap-denominator", "k", "--gain", "binary"])
+    assert code == 0
+    metrics = json.loads(capsys.readouterr().out)["models"]["r"]["metrics"]
+    assert metrics["rbp"] == pytest.approx(0.5 * (0.5 + 0.5**3))
+    assert metrics["precision"] == pytest.approx(2 / 3)
+    with pytest.raises(SystemExit) as exit_code:  # argparse refuses it, with the reason on stderr
+        main(["evaluate", "--recommendations", str(tmp_path / "r.csv"), "--ground-truth", str(tmp_path / "t.csv"),
+              "--rbp-p", "1.5"])
+    assert exit_code.value.code == 2 and "between 0 and 1" in capsys.readouterr().err
