@@ -243,6 +243,9 @@ class Dataset:
                                                                   np.array(metrics["recall"]), settings.beta))
         if settings.fbeta == "of_means":
             metrics["fbeta"] = metrics["fbeta_of_means"]
+        for metric in registry.family("accuracy"):
+            if metric.of is not None and columns[metric.of] in result.at_k:
+                metrics[metric.name] = registry.AGGREGATES[metric.aggregate](result.at_k[columns[metric.of]])
         metrics = {name: metrics[name] for name in registry.names("accuracy") if name in metrics}  # registry order
         metrics.update(extra.metrics)
         skipped = dict(extra.skipped)

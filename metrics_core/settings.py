@@ -16,9 +16,11 @@ TieBreak = Literal["input", "item_desc"]
 APDenominator = Literal["min_k_relevant", "relevant", "hits", "k"]
 Gain = Literal["linear", "exponential", "binary"]
 PrecisionDenominator = Literal["k", "list", "min_k_relevant"]
+NdcgIdeal = Literal["cut_at_k", "all_relevant", "k_relevant"]
 AP_DENOMINATORS: tuple[str, ...] = get_args(APDenominator)
 GAINS: tuple[str, ...] = get_args(Gain)
 PRECISION_DENOMINATORS: tuple[str, ...] = get_args(PrecisionDenominator)
+NDCG_IDEALS: tuple[str, ...] = get_args(NdcgIdeal)
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,9 @@ class Settings:
     precision_denominator: ``k`` (short lists are penalised), ``list`` = number of items in
         the top k (Evidently's min(K, |L|)) or ``min_k_relevant`` = min(K, R) (RecTools).
     rbp_p: persistence of rank-biased precision, 0 < p < 1 (default 0.8).
+    ndcg_ideal: the ideal list behind NDCG: ``cut_at_k`` (the user's best grades, at most K of
+        them), ``all_relevant`` (all of them whatever K, trec_eval's ``ndcg`` on a top-K run) or
+        ``k_relevant`` (K relevant items, RecTools).
     preset: a named convention (see ``PRESETS``) applied to every field left at its default:
         ``Settings(preset="trec_eval", k=20)``. Its encoding part (how lists are ordered) is
         :func:`encoding_for`'s.
@@ -61,6 +66,7 @@ class Settings:
     users_without_list: Literal["zero", "drop"] = "zero"
     candidates: int | None = None
     rbp_p: float = 0.8
+    ndcg_ideal: NdcgIdeal = "cut_at_k"
     preset: str | None = None
 
     def __post_init__(self) -> None:
@@ -76,6 +82,7 @@ class Settings:
         _one_of("ap_denominator", self.ap_denominator, AP_DENOMINATORS)
         _one_of("gain", self.gain, GAINS)
         _one_of("precision_denominator", self.precision_denominator, get_args(PrecisionDenominator))
+        _one_of("ndcg_ideal", self.ndcg_ideal, NDCG_IDEALS)
         if not (isinstance(self.rbp_p, (int, float)) and 0 < self.rbp_p < 1):
             raise input_error("settings", f"rbp_p = {self.rbp_p!r} is not between 0 and 1.",
                               "choose a persistence 0 < p < 1, e.g. 0.8.")

@@ -49,7 +49,7 @@ def relevant_grades(truth_rows, threshold=None):
 
 
 def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", gain="linear",
-                 precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8):
+                 precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8, ndcg_ideal="cut_at_k"):
     """Every accuracy metric of one user at cut-off k, by the definitions."""
     top = (slots + [None] * k)[:k]
     rel = [1 if item is not None and item in grades else 0 for item in top]
@@ -80,7 +80,8 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
         return {"linear": x, "exponential": 2.0 ** x - 1.0, "binary": 1.0}[gain]
 
     dcg = sum(g(grades[item]) / math.log2(i + 2) for i, item in enumerate(top) if item is not None and item in grades)
-    ideal = sorted(grades.values(), reverse=True)[:k]
+    ordered = sorted(grades.values(), reverse=True)
+    ideal = {"cut_at_k": ordered[:k], "all_relevant": ordered, "k_relevant": ordered[:1] * k}[ndcg_ideal]
     idcg = sum(g(x) / math.log2(i + 2) for i, x in enumerate(ideal))
     NDCG = dcg / idcg if idcg > 0 else 0.0
     HR = 1.0 if h else 0.0

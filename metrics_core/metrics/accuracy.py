@@ -316,7 +316,7 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
 
     def run(start: int, stop: int):
         part = rows[start:stop]
-        ideal = _ideal_dcg(truth, truth_starts, part, cut, settings.gain)
+        ideal = ideal_dcg(truth, truth_starts, part, cut, settings.gain, settings.ndcg_ideal)
         return _chunk(lists, truth, part, settings, None if candidates is None else candidates[part], cut, ideal)
 
     results = map_chunks(run, chunks(len(rows), max(1, CHUNK_CELLS // cut.width)), threads)
@@ -434,9 +434,11 @@ def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, gain: str) -> dict[
     }
 
 
-def _ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray, kind: str) -> np.ndarray:
+def _ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray, kind: str,
+                  truth_starts: np.ndarray | None = None) -> np.ndarray:
     """IDCG of each user at its own depth: the DCG of its ``depth[u]`` highest grades."""
-    truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
+    if truth_starts is None:
+        truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
     shown = np.minimum(truth.relevant_count[part], depth)
     disc = discount(int(shown.max(initial=0)))
     if not truth.graded or kind == "binary":
@@ -489,7 +491,44 @@ def _gain(grades: np.ndarray, kind: str) -> np.ndarray:
     return grades if kind == "linear" else np.exp2(grades) - 1.0
 
 
-def _ideal_dcg(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, cut: Cutoffs, kind: str) -> np.ndarray:
+def ideal_dcg(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, cut: Cutoffs, kind: str,
+              ideal: str = "cut_at_k") -> np.ndarray:
+    """IDCG@k for each reported k, as ``ideal`` says:
+
+    - ``cut_at_k`` (default): the DCG of the user's min(k, R) highest grades;
+    - ``all_relevant``: the DCG of all R grades whatever k (trec_eval's ``ndcg`` on a run
+      that holds only the top k);
+    - ``k_relevant``: an ideal list of k relevant items, each with the user's highest gain
+      (RecTools' NDCG, which has binary relevance: Σ_{i≤k} 1 / log2(i + 1)).
+    """
+    if ideal == "all_relevant":
+        full = _ideal_dcg_at(truth, part, truth.relevant_count[part], kind, truth_starts)
+        return np.repeat(full[:, None], len(cut.k), axis=1)
+    if ideal == "k_relevant":
+        R = truth.relevant_count[part]
+        top = np.where(R > 0, 1.0, 0.0) if not truth.graded or kind == "binary" else \
+            np.where(R > 0, _gain(truth.grade[np.minimum(truth_starts[part], len(truth.grade) - 1)], kind), 0.0)
+        return top[:, None] * _cumulative_discount(cut.k.astype(np.int64))[None, :]
+    return _ideal_dcg_cut(truth, truth_starts, part, cut, kind)
+
+
+def _cumulative_discount(k: np.ndarray, block: int = 1 << 20) -> np.ndarray:
+    """Σ_{i≤k} 1 / log2(i + 1) for each k, in blocks (k may be far beyond any list).
+
+    >>> _cumulative_discount(np.array([1, 3])).round(4)
+    array([1.    , 2.1309])
+    """
+    out, total, done = np.empty(len(k)), 0.0, 0
+    for j, depth in enumerate(k):
+        while done < depth:
+            stop = min(depth, done + block)
+            total += float(np.sum(1.0 / np.log2(np.arange(done + 2, stop + 2))))
+            done = stop
+        out[j] = total
+    return out
+
+
+def _ideal_dcg_cut(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, cut: Cutoffs, kind: str) -> np.ndarray:
     """IDCG@k for each reported k: the DCG of the user's min(k, R) highest grades.
 
     With equal grades this is the cumulative discount at min(k, R), a gather; otherwise the

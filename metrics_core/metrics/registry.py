@@ -17,8 +17,11 @@ Families:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
+
+import numpy as np
 
 Family = Literal["accuracy", "beyond", "catalog"]
 Need = Literal["candidates", "catalog", "train", "features", "scores"]
@@ -37,6 +40,9 @@ class Metric:
     curve: whether ``Evaluation.curves`` reports it at every k.
     headline: shown on its own (a card, a table row); False for a variant of another metric.
     bounds: the smallest and largest value it can take (None: unbounded on that side).
+    of, aggregate: for a metric without per-user values of its own, the metric whose per-user
+        values it summarises and how (a key of ``AGGREGATES``: a mean of transformed values,
+        transformed back, so that it can be bootstrapped like a mean).
     """
 
     name: str
@@ -50,6 +56,28 @@ class Metric:
     curve: bool = False
     headline: bool = True
     bounds: tuple[float | None, float | None] = (0.0, 1.0)
+    of: str | None = None
+    aggregate: str | None = None
+
+
+GEOMETRIC_EPSILON = 1e-5  # trec_eval's gm_map: a user's AP below this counts as this
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """A summary of per-user values v as back(mean(forward(v)))."""
+
+    forward: Callable[[np.ndarray], np.ndarray]
+    back: Callable[[np.ndarray], np.ndarray]
+
+    def __call__(self, values: np.ndarray) -> float:
+        return float(self.back(np.mean(self.forward(np.asarray(values, dtype=np.float64)))))
+
+
+AGGREGATES: dict[str, Aggregate] = {
+    # exp(mean(log(max(v, ε)))), trec_eval's geometric mean (ε = 1e-5)
+    "geometric_mean": Aggregate(lambda v: np.log(np.maximum(v, GEOMETRIC_EPSILON)), np.exp),
+}
 
 
 def _accuracy(name: str, label: str, formula: str, per_user: str | None, needs: tuple[Need, ...] = (),
@@ -66,6 +94,8 @@ REGISTRY: tuple[Metric, ...] = (
     _accuracy("fbeta_of_means", "F-beta of means", "F-beta of the mean precision and mean recall", None,
               headline=False),
     _accuracy("map", "MAP", "mean of AP@K = Σ P(i)·rel(i) / D; D = min(K, R) by default", "ap"),
+    Metric("gm_map", "GM-MAP", "geometric mean of AP@K over users, an AP below 1e-5 counting as 1e-5 (trec_eval)",
+           "accuracy", of="map", aggregate="geometric_mean", headline=False),
     _accuracy("mar", "MAR", "mean of AR@K = Σ Recall(i)·rel(i) / hits", "ar"),
     _accuracy("ndcg", "NDCG", "DCG / ideal DCG; DCG = Σ gain / log2(rank + 1)", "ndcg"),
     _accuracy("dcg", "DCG", "Σ gain / log2(rank + 1) over the top K, not normalised (gain as set)", "dcg",
@@ -146,8 +176,8 @@ def accuracy_kernels(with_candidates: bool) -> list[str]:
 
 
 def smooth_of_means() -> list[str]:
-    """Aggregates that are smooth functions of per-user means (no per-user column of their own):
-    intervals from resampled means, no paired test."""
+    """Aggregates that are smooth functions of per-user means (no per-user column of their own,
+    or a transformed mean of another metric's): intervals from resampled means, no paired test."""
     return [metric.name for metric in REGISTRY if metric.per_user is None and metric.interval]
 
 

@@ -315,6 +315,12 @@ def _smooth_resamples(results, metric: str, models: list[str], resamples: int, s
     """Resampled values (model -> array) of an aggregate that is a smooth function of means:
     F-beta of the mean precision and recall, or ARP divided by the training users."""
     n = len(models)
+    summary = registry.METRICS[metric]
+    if summary.of is not None:  # a transformed mean of another metric's per-user values
+        aggregate = registry.AGGREGATES[summary.aggregate]
+        values = paired_values(results, summary.of, models)
+        means = resampled_means(aggregate.forward(values.to_numpy()), resamples, seed)
+        return {m: aggregate.back(means[:, i]) for i, m in enumerate(models)}, len(values)
     if metric == "arp_normalised":
         arp = paired_values(results, "arp", models)
         means = resampled_means(arp.to_numpy(), resamples, seed)

@@ -53,6 +53,7 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
             "gain": str(rng.choice(["linear", "exponential", "binary"])),
             "precision_denominator": str(rng.choice(["k", "list", "min_k_relevant"])),
             "rbp_p": float(rng.choice([0.5, 0.8, 0.95])),
+            "ndcg_ideal": str(rng.choice(["cut_at_k", "all_relevant", "k_relevant"])),
             "rr_cutoff": bool(rng.integers(0, 2)),
         }
         result = dataset.evaluate(settings=Settings(k=k, candidates=candidates, **options))

@@ -68,3 +68,20 @@ def test_cli_flags_for_the_new_options(tmp_path, capsys):
         main(["evaluate", "--recommendations", str(tmp_path / "r.csv"), "--ground-truth", str(tmp_path / "t.csv"),
               "--rbp-p", "1.5"])
     assert exit_code.value.code == 2 and "between 0 and 1" in capsys.readouterr().err
+
+
+def test_gm_map_and_the_ndcg_ideals_by_hand():
+    two = pd.concat([LIST, pd.DataFrame({"user_id": [2], "item_id": ["x"], "rank": [1]})])
+    truth = pd.concat([TRUTH, pd.DataFrame({"user_id": [2], "item_id": ["y"], "grade": [1]})])
+    result = evaluate(two, truth, k=4, columns=GRADED)
+    ap_1 = (1 / 2 + 2 / 4) / 3  # D = min(4, 3)
+    assert result.metrics["gm_map"] == pytest.approx(math.exp((math.log(ap_1) + math.log(1e-5)) / 2))
+    dcg = 2 / math.log2(3) + 1 / math.log2(5)
+    k2 = {"k": 2, "columns": GRADED}
+    assert evaluate(LIST, TRUTH, ndcg_ideal="all_relevant", **k2).metrics["ndcg"] == \
+        pytest.approx((2 / math.log2(3)) / (3 + 2 / math.log2(3) + 1 / 2))
+    assert evaluate(LIST, TRUTH, ndcg_ideal="k_relevant", **k2).metrics["ndcg"] == \
+        pytest.approx((2 / math.log2(3)) / (3 + 3 / math.log2(3)))  # two items of the best grade, 3
+    assert evaluate(LIST, TRUTH, ndcg_ideal="k_relevant", gain="binary", k=4, columns=GRADED).metrics["ndcg"] == \
+        pytest.approx((1 / math.log2(3) + 1 / math.log2(5)) / sum(1 / math.log2(i + 2) for i in range(4)))
+    assert dcg == pytest.approx(evaluate(LIST, TRUTH, k=4, columns=GRADED).metrics["dcg"])

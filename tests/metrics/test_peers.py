@@ -7,6 +7,8 @@ document id, descending, and does not cut RR at K).
 
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 import pytest
 
@@ -88,3 +90,19 @@ def test_rbp_and_r_precision_equal_ranx(demo, persistence):
     ours = evaluate(recs, tables["ground_truth"], k=longest, columns=GRADED, preset="ranx", rbp_p=persistence)
     assert ours.metrics["rbp"] == pytest.approx(theirs[name], abs=1e-12)
     assert ours.metrics["r_precision"] == pytest.approx(theirs["r-precision"], abs=1e-12)
+
+
+def test_gm_map_and_ndcg_over_all_relevant_equal_trec_eval(demo):
+    """trec_eval's gm_map (a geometric mean of AP with ε = 1e-5) and its ndcg on a run holding
+    only the top K, whose ideal list keeps every relevant item."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    tables, relevant = demo
+    recs = tables["recs_personalised"]
+    top3 = recs.sort_values(["user_id", "score"], ascending=[True, False]).groupby("user_id").head(3)
+    per_query = pytrec_eval.RelevanceEvaluator(_as_trec(relevant, "rating", int), {"gm_map", "ndcg"}).evaluate(
+        _as_trec(top3, "score"))
+    ours = evaluate(top3, tables["ground_truth"], k=3, columns=GRADED, preset="trec_eval", ndcg_ideal="all_relevant")
+    logs = [v["gm_map"] for v in per_query.values()]  # trec_eval keeps log(max(AP, 1e-5)) per query
+    assert ours.metrics["gm_map"] == pytest.approx(math.exp(sum(logs) / len(logs)), rel=1e-9)
+    ndcg = sum(v["ndcg"] for v in per_query.values()) / len(per_query)
+    assert ours.metrics["ndcg"] == pytest.approx(ndcg, abs=1e-12)

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from metrics_core import Columns, Dataset, InputError, Settings
-from metrics_core.metrics.registry import METRICS, REGISTRY, smooth_of_means
+from metrics_core.metrics.registry import AGGREGATES, METRICS, REGISTRY, smooth_of_means
 from metrics_core.stats.compare import compare
 
 
@@ -43,6 +43,9 @@ def test_every_registered_metric_is_computed_bounded_and_the_mean_of_its_per_use
         low, high = metric.bounds
         assert low is None or value >= low - 1e-12, (name, value)
         assert high is None or value <= high + 1e-12, (name, value)
+        if metric.of is not None:  # a summary of another metric's per-user values
+            source = result.per_user.loc[result.per_user["evaluated"], METRICS[metric.of].per_user]
+            assert value == pytest.approx(AGGREGATES[metric.aggregate](source.to_numpy()), rel=1e-12), name
         column = metric.per_user
         if column is None or (name == "fbeta" and fbeta == "of_means"):
             continue
