@@ -71,6 +71,8 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
                         help="precision divides hits by K (default), the items listed, or min(K, R)")
     parser.add_argument("--ndcg-ideal", choices=NDCG_IDEALS, default=None,
                         help="NDCG's ideal list: the best grades cut at K (default), all of them, or K relevant items")
+    parser.add_argument("--score-threshold", type=float, default=None, metavar="X",
+                        help="items scored at or below X are not retrieved (needs a score column)")
     parser.add_argument("--rbp-p", type=_probability, default=None, metavar="P",
                         help="persistence of rank-biased precision, 0 < P < 1 (default 0.8)")
     parser.add_argument("--preset", choices=list(PRESETS), default=None,
@@ -187,7 +189,7 @@ def warn_about_ids(results: dict[str, Evaluation]) -> None:
 def _settings(args: argparse.Namespace, **extra):
     return settings_for(args.preset, k=args.k, beta=args.beta, ap_denominator=args.ap_denominator, gain=args.gain,
                         precision_denominator=args.precision_denominator, rbp_p=args.rbp_p,
-                        ndcg_ideal=args.ndcg_ideal, **extra)
+                        ndcg_ideal=args.ndcg_ideal, score_threshold=args.score_threshold, **extra)
 
 
 def run_compare(args: argparse.Namespace) -> int:

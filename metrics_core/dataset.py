@@ -62,6 +62,7 @@ class Dataset:
     item_table_codes: np.ndarray | None = None
     user_table_codes: np.ndarray | None = None
     _history: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
+    _above: dict[tuple[str, float], Lists] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(
@@ -200,7 +201,7 @@ class Dataset:
         model = model if model is not None else self.models[0]
         if model not in self.lists:
             raise input_error("settings", f"no model named {model!r}.", f"choose one of: {', '.join(self.models)}.")
-        lists = self.lists[model]
+        lists = self.retrieved(model, settings.score_threshold)
         relevant = self.truth.relevant_count > 0
         listed = lists.listed
         counts = {
@@ -230,6 +231,20 @@ class Dataset:
                                             self.vectors, self.history) if beyond else \
             beyond_accuracy.not_requested()
         return self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None)
+
+    def retrieved(self, model: str, score_threshold: float | None = None) -> Lists:
+        """The model's lists; with ``score_threshold``, without the items scored at or below it
+        (kept once per threshold, so moving K stays cheap)."""
+        lists = self.lists[model]
+        if score_threshold is None:
+            return lists
+        if lists.scores is None:
+            raise input_error("settings", f"score_threshold = {score_threshold:g} needs scores, and the lists of "
+                              f"{model!r} have ranks only.", "map a score column, or leave score_threshold unset.")
+        key = (model, float(score_threshold))
+        if key not in self._above:
+            self._above[key] = lists.above(score_threshold)
+        return self._above[key]
 
     def evaluate_all(self, settings: Settings | None = None, curves: bool = True) -> dict[str, Evaluation]:
         return {name: self.evaluate(name, settings, curves) for name in self.models}

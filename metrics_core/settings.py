@@ -38,6 +38,8 @@ class Settings:
     ndcg_ideal: the ideal list behind NDCG: ``cut_at_k`` (the user's best grades, at most K of
         them), ``all_relevant`` (all of them whatever K, trec_eval's ``ndcg`` on a top-K run) or
         ``k_relevant`` (K relevant items, RecTools).
+    score_threshold: items scored at or below it are not retrieved (their positions are left
+        empty), as torchmetrics' retrieval metrics can do; None keeps every item. Needs scores.
     preset: a named convention (see ``PRESETS``) applied to every field left at its default:
         ``Settings(preset="trec_eval", k=20)``. Its encoding part (how lists are ordered) is
         :func:`encoding_for`'s.
@@ -67,6 +69,7 @@ class Settings:
     candidates: int | None = None
     rbp_p: float = 0.8
     ndcg_ideal: NdcgIdeal = "cut_at_k"
+    score_threshold: float | None = None
     preset: str | None = None
 
     def __post_init__(self) -> None:
@@ -83,6 +86,10 @@ class Settings:
         _one_of("gain", self.gain, GAINS)
         _one_of("precision_denominator", self.precision_denominator, get_args(PrecisionDenominator))
         _one_of("ndcg_ideal", self.ndcg_ideal, NDCG_IDEALS)
+        if self.score_threshold is not None and not (isinstance(self.score_threshold, (int, float))
+                                                     and math.isfinite(self.score_threshold)):
+            raise input_error("settings", f"score_threshold = {self.score_threshold!r} is not a finite number.",
+                              "give a number, e.g. 0.5, or leave it unset.")
         if not (isinstance(self.rbp_p, (int, float)) and 0 < self.rbp_p < 1):
             raise input_error("settings", f"rbp_p = {self.rbp_p!r} is not between 0 and 1.",
                               "choose a persistence 0 < p < 1, e.g. 0.8.")

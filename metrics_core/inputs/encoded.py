@@ -82,6 +82,14 @@ class Lists:
     def positions(self) -> int:
         return self.items.shape[1]
 
+    def above(self, threshold: float) -> Lists:
+        """These lists with every position whose score is at most ``threshold`` left empty (not
+        retrieved): a copy, the users who have rows in the file unchanged."""
+        keep = self.scores > threshold  # NaN (an empty position) is never above
+        return Lists(self.name, np.where(keep, self.items, -1).astype(self.items.dtype), self.hit & keep,
+                     None if self.grade is None else np.where(keep, self.grade, 0).astype(self.grade.dtype),
+                     np.where(keep, self.scores, np.nan), self.listed, self.ordered_by, self.notes)
+
     @cached_property
     def lengths(self) -> np.ndarray:
         """Items in each user's whole list (float64)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -85,3 +86,21 @@ def test_gm_map_and_the_ndcg_ideals_by_hand():
     assert evaluate(LIST, TRUTH, ndcg_ideal="k_relevant", gain="binary", k=4, columns=GRADED).metrics["ndcg"] == \
         pytest.approx((1 / math.log2(3) + 1 / math.log2(5)) / sum(1 / math.log2(i + 2) for i in range(4)))
     assert dcg == pytest.approx(evaluate(LIST, TRUTH, k=4, columns=GRADED).metrics["dcg"])
+
+
+@pytest.mark.parametrize("threshold", [0.2, 0.5, 0.9])
+def test_a_score_threshold_equals_dropping_the_rows_at_or_below_it(threshold):
+    rng = np.random.default_rng(int(threshold * 10))
+    recs = pd.DataFrame({"user_id": np.repeat(np.arange(30), 6), "item_id": rng.integers(0, 40, 180),
+                         "score": rng.random(180).round(2)}).drop_duplicates(["user_id", "item_id"])
+    truth = pd.DataFrame({"user_id": rng.integers(0, 30, 60), "item_id": rng.integers(0, 40, 60)})
+    cut = evaluate(recs, truth, k=4, score_threshold=threshold, candidates=50)
+    dropped = evaluate(recs[recs.score > threshold], truth, k=4, candidates=50)
+    assert cut.metrics.keys() == dropped.metrics.keys()
+    for name, value in dropped.metrics.items():
+        assert cut.metrics[name] == pytest.approx(value, abs=1e-12), name
+
+
+def test_a_score_threshold_needs_scores():
+    with pytest.raises(ValueError, match="needs scores"):
+        evaluate(LIST, TRUTH, score_threshold=0.5)
