@@ -32,6 +32,12 @@ from metrics_core.result import Evaluation
 from metrics_core.settings import Encoding, Settings
 from metrics_core.sums import row_sums
 
+NEEDS = {
+    "candidates": "needs the number of candidate items: give training data or a candidate count",
+    "judgements": "needs judged non-relevant items: ground-truth rows with a grade below the relevance threshold "
+                  "(e.g. 0 in a qrels file)",
+}
+
 
 def model_name(source, fallback: str) -> str:
     """A model's default name: the file's stem, or ``fallback`` for a DataFrame."""
@@ -264,9 +270,10 @@ class Dataset:
         metrics = {name: metrics[name] for name in registry.names("accuracy") if name in metrics}  # registry order
         metrics.update(extra.metrics)
         skipped = dict(extra.skipped)
+        missing = {"candidates": no_candidates, "judgements": not len(self.truth.judged)}
         for metric in registry.family("accuracy"):
-            if no_candidates and "candidates" in metric.needs:
-                skipped[metric.name] = "needs the number of candidate items: give training data or a candidate count"
+            for need in (need for need in metric.needs if missing.get(need)):
+                skipped[metric.name] = NEEDS[need]
         per_user = pd.DataFrame(result.at_k, index=rows, copy=False)  # fresh arrays: no copy, no consolidation
         per_user["relevant"] = self.truth.relevant_count[rows]
         per_user["hits"] = result.hits_at_k.astype(np.int64)

@@ -48,8 +48,19 @@ def relevant_grades(truth_rows, threshold=None):
     return out
 
 
+def judged_nonrelevant(truth_rows, threshold):
+    """{user: set of items graded below the threshold and not relevant through another row}."""
+    relevant = relevant_grades(truth_rows, threshold)
+    out = {}
+    for user, item, grade in truth_rows:
+        if grade < threshold and item not in relevant.get(user, {}):
+            out.setdefault(user, set()).add(item)
+    return out
+
+
 def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", gain="linear",
-                 precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8, ndcg_ideal="cut_at_k"):
+                 precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8, ndcg_ideal="cut_at_k",
+                 judged=None):
     """Every accuracy metric of one user at cut-off k, by the definitions."""
     top = (slots + [None] * k)[:k]
     rel = [1 if item is not None and item in grades else 0 for item in top]
@@ -94,6 +105,17 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
     out = {"precision": P, "recall": Rc, "fbeta": F, "ap": AP, "ar": AR, "ndcg": NDCG, "dcg": dcg, "hit": HR, "rr": RR,
            "rbp": sum((1 - rbp_p) * rbp_p ** i for i in range(k) if rel[i]),
            "relative_precision": h / min(k, R) if R else 0.0}
+    if judged is not None:  # trec_eval's bpref over the top k
+        total, nonrelevant_above = 0.0, 0
+        for item in top:
+            if item is None:
+                continue
+            if item in grades:
+                scale = min(R, len(judged))
+                total += 1.0 - min(nonrelevant_above, R) / scale if nonrelevant_above else 1.0
+            elif item in judged:
+                nonrelevant_above += 1
+        out["bpref"] = total / R if R else 0.0
     # over the whole list, whatever k
     everything = [item for item in slots if item is not None]
     found = sum(1 for item in everything if item in grades)

@@ -36,9 +36,9 @@ def test_json_output_has_the_contract_shape(files):
     out = json.loads(done.stdout)
     assert out["k"] == 3
     model = out["models"]["toy"]
-    # without training data, items or scores: every accuracy metric that needs no candidate count, and the
+    # without training data, items, scores or grades: every accuracy metric that needs nothing more, and the
     # two catalog metrics that need only the lists; everything else is skipped with a reason
-    computed = {m.name for m in REGISTRY if m.family == "accuracy" and "candidates" not in m.needs}
+    computed = {m.name for m in REGISTRY if m.family == "accuracy" and not m.needs}
     computed |= {"aggregate_diversity", "personalization"}
     assert set(model["metrics"]) == computed
     assert model["metrics"]["precision"] == pytest.approx(4 / 9)

@@ -96,8 +96,10 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
     has_rows[user] = True
     grade = raw.grade  # None: every relevant pair has grade 1
     notes: list[Note] = []
+    judged = np.zeros(0, dtype=np.int64)
     if grade is not None:
         keep = grade >= threshold
+        judged = np.unique(user[~keep] * n_items + item[~keep])
         if not keep.all():
             dropped = int((~keep).sum())
             notes.append(Note("below_threshold", f"{dropped} ground-truth rows have a grade below the "
@@ -135,7 +137,9 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
         order = np.lexsort((-grade, user))
         user, item, grade = user[order], item[order], grade[order]
     relevant_count = np.bincount(user, minlength=n_users)
-    return Truth(user, item, np.asarray(grade, dtype=np.float64), relevant_count, graded, has_rows, notes)
+    judged = judged[~np.isin(judged, user * n_items + item)]  # relevant through another row: not judged non-relevant
+    return Truth(user, item, np.asarray(grade, dtype=np.float64), relevant_count, graded, has_rows, notes, judged,
+                 n_items)
 
 
 def _sort_within_users(key: np.ndarray, user: np.ndarray) -> None:

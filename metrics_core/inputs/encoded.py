@@ -47,7 +47,9 @@ class Truth:
 
     ``grade`` is the relevance grade of each relevant pair (1.0 without a relevance column);
     ``relevant_count[u]`` is R, the number of relevant items of user ``u``. ``graded`` is
-    False when every grade is equal (NDCG then only needs the hits).
+    False when every grade is equal (NDCG then only needs the hits). ``judged`` holds the
+    judged non-relevant pairs (rows graded below the threshold, and not relevant through
+    another row) as sorted ``user * n_items + item`` keys; empty without grades.
     """
 
     user: np.ndarray
@@ -57,6 +59,13 @@ class Truth:
     graded: bool
     has_truth_rows: np.ndarray
     notes: list[Note] = field(default_factory=list)
+    judged: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    n_items: int = 0
+
+    @cached_property
+    def judged_count(self) -> np.ndarray:
+        """N: the judged non-relevant items of each user."""
+        return np.bincount(self.judged // max(self.n_items, 1), minlength=len(self.relevant_count))
 
 
 @dataclass
@@ -77,6 +86,7 @@ class Lists:
     listed: np.ndarray
     ordered_by: Order
     notes: list[Note] = field(default_factory=list)
+    _judged: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def positions(self) -> int:
@@ -89,6 +99,17 @@ class Lists:
         return Lists(self.name, np.where(keep, self.items, -1).astype(self.items.dtype), self.hit & keep,
                      None if self.grade is None else np.where(keep, self.grade, 0).astype(self.grade.dtype),
                      np.where(keep, self.scores, np.nan), self.listed, self.ordered_by, self.notes)
+
+    def judged_cells(self, truth: Truth) -> np.ndarray:
+        """Whether each list cell holds a judged non-relevant item of its user (computed once)."""
+        if self._judged is None:
+            cells = np.flatnonzero(self.items.reshape(-1) >= 0)
+            user = cells // self.items.shape[1]
+            keys = user * truth.n_items + self.items.reshape(-1)[cells]
+            found = np.zeros(self.items.size, dtype=bool)
+            found[cells[np.isin(keys, truth.judged)]] = True
+            self._judged = found.reshape(self.items.shape)
+        return self._judged
 
     @cached_property
     def lengths(self) -> np.ndarray:

@@ -153,6 +153,21 @@ def rank_biased_precision(hit: np.ndarray, cut: Cutoffs, persistence: float) -> 
     return cut.prefix(hit * weights)
 
 
+def bpref(hit: np.ndarray, judged: np.ndarray, R: np.ndarray, N: np.ndarray, cut: Cutoffs) -> np.ndarray:
+    """bpref@k = (1/R)·Σ over relevant items r in the top k of (1 - min(n_r, R) / min(R, N)),
+    n_r the judged non-relevant items ranked above r (a term is 1 when n_r = 0), N the user's
+    judged non-relevant items; unjudged items count for nothing (trec_eval's ``bpref``).
+
+    >>> bpref(np.array([[False, True, True]]), np.array([[True, False, False]]), np.array([2.0]),
+    ...       np.array([4.0]), Cutoffs.up_to(3))
+    array([[0.  , 0.25, 0.5 ]])
+    """
+    above = running_sum(judged) - judged  # judged non-relevant items before each position
+    scale = np.maximum(np.minimum(R, N), 1.0)[:, None]
+    terms = np.where(hit, 1.0 - np.minimum(above, R[:, None]) / scale, 0.0)
+    return cut.prefix(terms) * _inverse(R)[:, None]
+
+
 def fall_out(H: np.ndarray, F: np.ndarray, n_negative: np.ndarray) -> np.ndarray:
     """Fall-out@k = irrelevant items in the top k / irrelevant candidates (0 without any)."""
     return _ratio(F - H, n_negative[:, None])
@@ -320,7 +335,7 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
         return _chunk(lists, truth, part, settings, None if candidates is None else candidates[part], cut, ideal)
 
     results = map_chunks(run, chunks(len(rows), max(1, CHUNK_CELLS // cut.width)), threads)
-    names = accuracy_kernels(with_candidates=candidates is not None)
+    names = accuracy_kernels(with_candidates=candidates is not None, with_judgements=len(truth.judged) > 0)
     if not results:
         empty = np.zeros(0)
         return AccuracyPass(cut.k, {n: empty for n in names}, {n: np.zeros(len(cut.k)) for n in names}, empty,
@@ -379,6 +394,9 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
         "rbp": rank_biased_precision(hit, cut, settings.rbp_p),
         "relative_precision": relative_precision(H, k, R),
     }
+    if len(truth.judged):
+        every_k["bpref"] = bpref(hit, lists.judged_cells(truth)[part, :width], R,
+                                 truth.judged_count[part].astype(np.float64), cut)
     every_k["ndcg"] = ndcg(every_k["dcg"], ideal_dcg)
     if candidates is not None:
         full_filled = lists.items[part] >= 0

@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 
 Family = Literal["accuracy", "beyond", "catalog"]
-Need = Literal["candidates", "catalog", "train", "features", "scores"]
+Need = Literal["candidates", "catalog", "train", "features", "scores", "judgements"]
 
 
 @dataclass(frozen=True)
@@ -107,6 +107,8 @@ REGISTRY: tuple[Metric, ...] = (
     _accuracy("mcc", "MCC", "Matthews correlation of recommended vs relevant among the candidates", "mcc",
               ("candidates",), bounds=(-1.0, 1.0)),
     _accuracy("rbp", "RBP", "rank-biased precision: (1 − p)·Σ rel(i)·p^(i−1), persistence p (0.8)", "rbp"),
+    _accuracy("bpref", "bpref", "Σ over relevant items in the top K of 1 − min(judged non-relevant above, R) / "
+              "min(R, N), / R", "bpref", ("judgements",)),
     _accuracy("relative_precision", "Relative precision", "hits in the top K / min(K, R)", "relative_precision"),
     _accuracy("fall_out", "Fall-out", "irrelevant items in the top K / irrelevant candidates", "fall_out",
               ("candidates",), higher_is_better=False),
@@ -169,10 +171,12 @@ def per_user_columns(family_name: Family | None = None) -> dict[str, str]:
             if metric.per_user and (family_name is None or metric.family == family_name)}
 
 
-def accuracy_kernels(with_candidates: bool) -> list[str]:
-    """The per-user columns the accuracy pass computes (LAUC and MCC only with candidates)."""
-    return [metric.per_user for metric in family("accuracy")
-            if metric.per_user and (with_candidates or "candidates" not in metric.needs)]
+def accuracy_kernels(with_candidates: bool, with_judgements: bool = True) -> list[str]:
+    """The per-user columns the accuracy pass computes: those needing a candidate count only
+    with one, those needing judged non-relevant items only with some."""
+    missing = {need for need, present in (("candidates", with_candidates), ("judgements", with_judgements))
+               if not present}
+    return [metric.per_user for metric in family("accuracy") if metric.per_user and not missing & set(metric.needs)]
 
 
 def smooth_of_means() -> list[str]:

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from metrics_core import Columns, Dataset, Settings
-from tests.reference import ordered_lists, relevant_grades, user_metrics
+from tests.reference import judged_nonrelevant, ordered_lists, relevant_grades, user_metrics
 
 
 def messy_data(seed: int, n_users: int = 40, n_items: int = 30, use_rank: bool = True):
@@ -45,6 +45,7 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
     dataset = Dataset.build(recs, truth, columns=Columns(relevance="grade", threshold=1))
     lists = ordered_lists(rows, use_rank)
     grades = relevant_grades(truth_rows, threshold=1)
+    judged = judged_nonrelevant(truth_rows, threshold=1)
     rng = np.random.default_rng(seed)
     for k in (1, 3, 10, 17):
         options = {
@@ -60,7 +61,8 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
         result.per_user = result.per_user[result.per_user["evaluated"]]
         users = [u for u in grades if grades[u]]
         assert sorted(result.per_user.index) == sorted(users)
-        expected = {u: user_metrics(lists.get(u, []), grades[u], k, candidates=candidates, **options) for u in users}
+        expected = {u: user_metrics(lists.get(u, []), grades[u], k, candidates=candidates, judged=judged.get(u, set()),
+                                    **options) for u in users}
         for metric in expected[users[0]]:
             want = np.array([expected[u][metric] for u in result.per_user.index])
             np.testing.assert_allclose(result.per_user[metric].to_numpy(), want, atol=1e-12,
@@ -68,10 +70,11 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
         # the curve at every k equals the mean of the per-user definitions at that k
         names = {"precision": "precision", "recall": "recall", "fbeta": "fbeta", "map": "ap", "mar": "ar",
                  "ndcg": "ndcg", "dcg": "dcg", "rbp": "rbp", "relative_precision": "relative_precision",
-                 "fall_out": "fall_out", "accuracy": "accuracy", "hit_rate": "hit", "mrr": "rr", "lauc": "lauc",
-                 "mcc": "mcc"}
+                 "fall_out": "fall_out", "accuracy": "accuracy", "bpref": "bpref", "hit_rate": "hit", "mrr": "rr",
+                 "lauc": "lauc", "mcc": "mcc"}
         for kk in (1, k // 2 + 1, k, int(result.curves.index[-1])):  # the last: the longest list, or K beyond it
-            slow = [user_metrics(lists.get(u, []), grades[u], kk, candidates=candidates, **options) for u in users]
+            slow = [user_metrics(lists.get(u, []), grades[u], kk, candidates=candidates, judged=judged.get(u, set()),
+                                 **options) for u in users]
             for curve, metric in names.items():
                 if metric not in slow[0]:
                     continue

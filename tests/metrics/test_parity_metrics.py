@@ -104,3 +104,15 @@ def test_a_score_threshold_equals_dropping_the_rows_at_or_below_it(threshold):
 def test_a_score_threshold_needs_scores():
     with pytest.raises(ValueError, match="needs scores"):
         evaluate(LIST, TRUTH, score_threshold=0.5)
+
+
+def test_bpref_by_hand_with_a_qrels_file(tmp_path):
+    """a judged non-relevant (0), b relevant, c unjudged, d relevant; N = 2 (a, e), R = 3 (b, d, z)."""
+    (tmp_path / "run.run").write_text("".join(f"1 Q0 {item} {rank} {5 - rank} s\n" for rank, item in
+                                              enumerate("abcd", start=1)))
+    (tmp_path / "t.qrels").write_text("1 0 a 0\n1 0 b 2\n1 0 d 1\n1 0 z 3\n1 0 e 0\n")
+    result = evaluate(tmp_path / "run.run", tmp_path / "t.qrels", k=4)
+    # b and d each have one judged non-relevant item (a) above them: 1 - min(1, 3) / min(3, 2) = 1/2 each
+    assert result.metrics["bpref"] == pytest.approx((0.5 + 0.5) / 3)
+    without_judgements = evaluate(LIST, TRUTH.assign(grade=1), k=4, columns=GRADED)
+    assert "bpref" not in without_judgements.metrics and "judged" in without_judgements.skipped["bpref"]

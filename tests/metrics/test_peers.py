@@ -106,3 +106,19 @@ def test_gm_map_and_ndcg_over_all_relevant_equal_trec_eval(demo):
     assert ours.metrics["gm_map"] == pytest.approx(math.exp(sum(logs) / len(logs)), rel=1e-9)
     ndcg = sum(v["ndcg"] for v in per_query.values()) / len(per_query)
     assert ours.metrics["ndcg"] == pytest.approx(ndcg, abs=1e-12)
+
+
+@pytest.mark.parametrize("model", ["recs_popularity", "recs_personalised"])
+def test_bpref_equals_trec_eval(demo, model):
+    """Grades below the threshold are judged non-relevant; trec_eval reads the whole list."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    tables, _ = demo
+    recs = tables[model]
+    evaluator = pytrec_eval.RelevanceEvaluator(_as_trec(tables["ground_truth"], "rating", int), {"bpref"},
+                                               relevance_level=4)
+    per_query = evaluator.evaluate(_as_trec(recs, "score"))
+    ours = evaluate(recs, tables["ground_truth"], k=int(recs.groupby("user_id").size().max()), columns=GRADED,
+                    preset="trec_eval")
+    evaluated = set(ours.per_user.index[ours.per_user["evaluated"]].astype(str))
+    theirs = [v["bpref"] for q, v in per_query.items() if q in evaluated]  # trec_eval also lists users with R = 0
+    assert ours.metrics["bpref"] == pytest.approx(sum(theirs) / len(theirs), abs=1e-12)
