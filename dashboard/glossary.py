@@ -15,10 +15,10 @@ __all__ = ["ACCURACY", "BEYOND", "METRICS", "PER_USER_LABELS", "fmt", "label"]
 
 
 def label(name: str, k: int | None = None) -> str:
-    """``"NDCG@10"``: the metric's label, with K when given (every metric is computed on the top K)."""
+    """``"NDCG@10"``: the metric's label, with K when given and the metric depends on it."""
     info = METRICS.get(name)
     text = info.label if info else name
-    return f"{text}@{k}" if k is not None and info is not None else text
+    return f"{text}@{k}" if k is not None and info is not None and not info.whole_list else text
 
 
 def fmt(name: str, value: float | None) -> str:

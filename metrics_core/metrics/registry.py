@@ -40,6 +40,7 @@ class Metric:
     curve: whether ``Evaluation.curves`` reports it at every k.
     headline: shown on its own (a card, a table row); False for a variant of another metric.
     bounds: the smallest and largest value it can take (None: unbounded on that side).
+    whole_list: computed over each whole list whatever K (its label has no "@K").
     of, aggregate: for a metric without per-user values of its own, the metric whose per-user
         values it summarises and how (a key of ``AGGREGATES``: a mean of transformed values,
         transformed back, so that it can be bootstrapped like a mean).
@@ -56,6 +57,7 @@ class Metric:
     curve: bool = False
     headline: bool = True
     bounds: tuple[float | None, float | None] = (0.0, 1.0)
+    whole_list: bool = False
     of: str | None = None
     aggregate: str | None = None
 
@@ -82,9 +84,9 @@ AGGREGATES: dict[str, Aggregate] = {
 
 def _accuracy(name: str, label: str, formula: str, per_user: str | None, needs: tuple[Need, ...] = (),
               headline: bool = True, bounds: tuple[float | None, float | None] = (0.0, 1.0),
-              curve: bool = True, higher_is_better: bool | None = True) -> Metric:
+              curve: bool = True, higher_is_better: bool | None = True, whole_list: bool = False) -> Metric:
     return Metric(name, label, formula, "accuracy", per_user, higher_is_better, needs=needs, curve=curve,
-                  headline=headline, bounds=bounds)
+                  headline=headline, bounds=bounds, whole_list=whole_list)
 
 
 REGISTRY: tuple[Metric, ...] = (
@@ -115,15 +117,15 @@ REGISTRY: tuple[Metric, ...] = (
     _accuracy("accuracy", "Accuracy", "(hits + irrelevant candidates left out) / all candidates", "accuracy",
               ("candidates",)),
     _accuracy("r_precision", "R-precision", "hits among the first R items of the whole list / R", "r_precision",
-              curve=False),
+              curve=False, whole_list=True),
     _accuracy("ndcg_rel", "NDCG at R", "NDCG of the whole list cut at R, the user's relevant count", "ndcg_rel",
-              curve=False),
+              curve=False, whole_list=True),
     _accuracy("set_precision", "Set precision", "all hits in the whole list / its length", "set_precision",
-              curve=False, headline=False),
+              curve=False, headline=False, whole_list=True),
     _accuracy("set_recall", "Set recall", "all hits in the whole list / R", "set_recall", curve=False,
-              headline=False),
+              headline=False, whole_list=True),
     _accuracy("set_map", "Set MAP", "set precision × set recall (trec_eval's set_map)", "set_map", curve=False,
-              headline=False),
+              headline=False, whole_list=True),
     Metric("diversity", "Diversity", "mean cosine distance between the items of a list (0-2)", "beyond",
            "diversity", needs=("features",), bounds=(0.0, 2.0)),
     Metric("intra_list_similarity", "Intra-list similarity", "mean cosine similarity within a list", "beyond",

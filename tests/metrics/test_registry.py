@@ -76,3 +76,4 @@ def test_registry_entries_are_consistent():
         assert metric.family in ("accuracy", "beyond", "catalog")
         assert not (metric.family == "catalog" and metric.interval), f"{metric.name}: catalog metrics have no interval"
         assert not metric.curve or metric.family == "accuracy", metric.name
+        assert not (metric.whole_list and metric.curve), f"{metric.name}: a whole-list metric has no curve over k"
