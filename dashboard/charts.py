@@ -11,8 +11,8 @@ import pandas as pd
 
 from metrics_core.report.charts import PALETTE, intervals, metric_curves, model_scale
 
-__all__ = ["bias", "distribution", "intervals", "long_tail", "metric_curves", "model_scale", "scatter",
-           "score_histograms", "segment_deltas"]
+__all__ = ["bias", "distribution", "intervals", "long_tail", "metric_curves", "model_scale", "overlap_matrix",
+           "scatter", "score_histograms", "segment_deltas"]
 
 GROUP_COLORS = ["#4C78A8", "#BAB0AC"]
 
@@ -126,3 +126,18 @@ def segment_deltas(frame: pd.DataFrame, segment: str, metric_label: str, model: 
         tooltip=[alt.Tooltip("segment:N", title=segment), alt.Tooltip("delta:Q", format="+.4f"),
                  alt.Tooltip("users:Q"), alt.Tooltip("wins:Q"), alt.Tooltip("losses:Q")],
     ).properties(title=f"{model} against {baseline} by {segment}", height=alt.Step(26))
+
+
+def overlap_matrix(frame: pd.DataFrame, measure_label: str) -> alt.LayerChart:
+    """``frame``: columns first, second, value (one row per ordered pair of models)."""
+    base = alt.Chart(frame).encode(x=alt.X("second:N", title=None, sort=None),
+                                   y=alt.Y("first:N", title=None, sort=None))
+    cells = base.mark_rect().encode(
+        color=alt.Color("value:Q", title=measure_label, scale=alt.Scale(domain=[0, 1], scheme="blues")),
+        tooltip=[alt.Tooltip("first:N", title="model"), alt.Tooltip("second:N", title="and"),
+                 alt.Tooltip("value:Q", format=".3f", title=measure_label)])
+    text = base.mark_text(fontSize=13).encode(
+        text=alt.Text("value:Q", format=".2f"),
+        color=alt.condition("datum.value > 0.6", alt.value("white"), alt.value("#1F2430")))
+    return (cells + text).properties(title=f"Mean {measure_label} between the models' lists", height=alt.Step(48),
+                                     width=alt.Step(90))

@@ -54,6 +54,7 @@ class Key:
     SEGMENT_MODEL = "segment_model"
     SEGMENT_METRIC = "segment_metric"
     SCATTER_METRIC = "scatter_metric"
+    OVERLAP_MEASURE = "overlap_measure"
     COMPARE_CURVE = "compare_curve"
     CARD_INTERVALS = "card_intervals"
     UPLOAD_RECS = "upload_recs"

@@ -12,7 +12,9 @@ from dashboard.glossary import ACCURACY, BEYOND, METRICS, PER_USER_LABELS, label
 from dashboard.state import Key
 from metrics_core.metrics.registry import curves as curves_of_registry
 from metrics_core.report.document import fingerprint, numbers, numbers_csv, report_html
+from metrics_core.stats import overlap
 from metrics_core.stats.compare import compare_segments, win_tie_loss
+from metrics_core.stats.overlap import MEASURES
 
 context = state.page()
 settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
@@ -167,3 +169,21 @@ else:
         plotted = pair.reset_index().astype({"user": str})
         components.chart(charts.scatter(plotted, a, b, PER_USER_LABELS[column]), "scatter", "dl_scatter")
         components.download_table(pair, f"per_user_{column}", "dl_pair")
+
+    st.subheader("How alike are the lists?")
+    measure = st.radio("Overlap", MEASURES, horizontal=True, key=Key.OVERLAP_MEASURE,
+                       format_func={"jaccard": f"Jaccard@{k} (shared items / all items)",
+                                    "rbo": "rank-biased overlap (p = 0.9, weighs the top)"}.get)
+    measure_label = f"Jaccard@{k}" if measure == "jaccard" else f"RBO@{k}"
+    table = overlap.matrix(dataset, k, measure)
+    pairs = table.rename_axis("first").reset_index().melt(id_vars="first", var_name="second", value_name="value")
+    left, right = st.columns(2)
+    with left:
+        components.chart(charts.overlap_matrix(pairs, measure_label), "overlap_matrix", "dl_overlap_matrix")
+    with right:
+        values = overlap.per_user(dataset, a, b, k, measure)
+        name = f"{b} vs {a}"
+        frame = pd.DataFrame({"model": name, "value": values.to_numpy()})
+        components.chart(charts.distribution(frame, measure_label, [name]), "overlap_users", "dl_overlap_users")
+    st.caption(f"Mean {measure_label} of {b} and {a}: {values.mean():.3f} over {len(values):,} users "
+               "(1: the same lists, 0: nothing in common).")

@@ -147,6 +147,20 @@ def test_compare_page_tests_significance_and_reads_it_out():
     assert any("Bonferroni" in m.value for m in at.markdown)
 
 
+def test_compare_page_shows_how_alike_the_lists_are():
+    from metrics_core.stats.overlap import per_user
+
+    at = start(baseline="popularity", model_b="diverse")
+    at.switch_page("views/compare.py").run()
+    assert_clean(at)
+    dataset = demo_workspace().build()
+    for measure, name in (("jaccard", "Jaccard@10"), ("rbo", "RBO@10")):
+        at.radio(key="overlap_measure").set_value(measure).run()
+        assert_clean(at)
+        mean = per_user(dataset, "popularity", "diverse", 10, measure).mean()
+        assert any(f"Mean {name} of diverse and popularity: {mean:.3f}" in c.value for c in at.caption)
+
+
 def test_overview_cards_show_confidence_intervals():
     at = start()
     captions = [c.value for c in at.caption if "95% CI" in c.value]

@@ -1,0 +1,87 @@
+"""How similar are two models' lists? Per user Jaccard@K and rank-biased overlap, and the
+model x model matrix of their means.
+
+Both models' lists are users x positions arrays over the same user rows (one
+:class:`~metrics_core.dataset.Dataset`), items unique within a list; -1 marks an empty cell.
+Users whose lists are both empty have no value (NaN) and are left out of the means.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+MEASURES = ("jaccard", "rbo")
+
+
+def _matches(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(user, position in a, position in b)`` of every item both top lists hold."""
+    width = a.shape[1]
+    top = int(max(a.max(initial=-1), b.max(initial=-1))) + 2
+    cells_b = np.flatnonzero(b.reshape(-1) >= 0)
+    keys_b = cells_b // width * top + b.reshape(-1)[cells_b]
+    order = np.argsort(keys_b, kind="stable")
+    keys_b, cells_b = keys_b[order], cells_b[order]
+    cells_a = np.flatnonzero(a.reshape(-1) >= 0)
+    keys_a = cells_a // width * top + a.reshape(-1)[cells_a]
+    where = np.searchsorted(keys_b, keys_a).clip(0, max(len(keys_b) - 1, 0))
+    found = (keys_b[where] == keys_a) if len(keys_b) else np.zeros(len(keys_a), dtype=bool)
+    return cells_a[found] // width, cells_a[found] % width, cells_b[where[found]] % width
+
+
+def jaccard(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per user |A ∩ B| / |A ∪ B| of the items in two top-K lists (NaN when both are empty).
+
+    >>> jaccard(np.array([[1, 2, 3], [4, -1, -1]]), np.array([[3, 2, 9], [-1, -1, -1]]))
+    array([0.5, 0. ])
+    """
+    user, _, _ = _matches(a, b)
+    shared = np.bincount(user, minlength=len(a)).astype(np.float64)
+    union = (a >= 0).sum(axis=1) + (b >= 0).sum(axis=1) - shared
+    return np.divide(shared, union, out=np.full(len(a), np.nan), where=union > 0)
+
+
+def rank_biased_overlap(a: np.ndarray, b: np.ndarray, p: float = 0.9) -> np.ndarray:
+    """Per user extrapolated rank-biased overlap of two top-K lists (Webber, Moffat and Zobel,
+    2010): with X_d the items shared by the top d of both lists,
+
+        RBO = (X_K / K)·p^K + ((1 - p) / p)·Σ_{d≤K} (X_d / d)·p^d,
+
+    1 for identical lists, 0 for disjoint ones; ``p`` weighs the top (0.9: the first 10 ranks
+    carry about 86% of the weight). Empty cells count as items no other list holds. NaN when
+    both lists are empty.
+
+    >>> rank_biased_overlap(np.array([[1, 2, 3]]), np.array([[1, 2, 3]])).round(12)
+    array([1.])
+    >>> rank_biased_overlap(np.array([[1, 2]]), np.array([[2, 1]]), p=0.5)
+    array([0.5])
+    """
+    n_users, width = a.shape
+    user, in_a, in_b = _matches(a, b)
+    depth = np.maximum(in_a, in_b)  # shared from this depth (0-based) on
+    grows = np.bincount(user * width + depth, minlength=n_users * width).reshape(n_users, width)
+    shared = np.cumsum(grows, axis=1)  # X_d for d = 1 .. K
+    d = np.arange(1, width + 1, dtype=np.float64)
+    agreement = shared / d
+    value = agreement[:, -1] * p**width + (1 - p) / p * (agreement * p**d).sum(axis=1)
+    empty = ((a >= 0).sum(axis=1) == 0) & ((b >= 0).sum(axis=1) == 0)
+    return np.where(empty, np.nan, value)
+
+
+def per_user(dataset, first: str, second: str, k: int, measure: str = "jaccard", p: float = 0.9) -> pd.Series:
+    """``measure`` between two models' top-K lists, per user id (users with both lists empty left out)."""
+    a, b = (dataset.lists[name].items[:, :k] for name in (first, second))
+    values = jaccard(a, b) if measure == "jaccard" else rank_biased_overlap(a, b, p)
+    series = pd.Series(values, index=pd.Index(dataset.users.ids, name=dataset.columns.user), name=measure)
+    return series.dropna()
+
+
+def matrix(dataset, k: int, measure: str = "jaccard", p: float = 0.9) -> pd.DataFrame:
+    """Model x model mean of ``measure`` over users (1 on the diagonal)."""
+    models = dataset.models
+    out = pd.DataFrame(np.eye(len(models)), index=pd.Index(models, name="model"), columns=models)
+    for i, first in enumerate(models):
+        for second in models[i + 1:]:
+            out.loc[first, second] = out.loc[second, first] = float(per_user(dataset, first, second, k, measure,
+                                                                             p).mean())
+    return out
