@@ -116,6 +116,17 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
             elif item in judged:
                 nonrelevant_above += 1
         out["bpref"] = total / R if R else 0.0
+    points = []  # (recall, precision) at every rank of the top k
+    for i in range(1, k + 1):
+        points.append((sum(rel[:i]) / R if R else 0.0, sum(rel[:i]) / i))
+    levels = []
+    for level in range(11):
+        needed = max(int(level / 10 * R + 0.9), 1)  # hits that reach the level, as trec_eval counts them
+        reached = [p for (r, p), i in zip(points, range(1, k + 1), strict=True) if R and sum(rel[:i]) >= needed]
+        value = max(reached) if reached else 0.0
+        out[f"iprec_at_recall_{level / 10:.2f}"] = value
+        levels.append(value)
+    out["11pt_avg"] = sum(levels) / 11
     # over the whole list, whatever k
     everything = [item for item in slots if item is not None]
     found = sum(1 for item in everything if item in grades)

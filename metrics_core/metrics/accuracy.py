@@ -342,6 +342,7 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
                             empty)
     at_k = {n: np.concatenate([r.at_k[n] for r in results]) for n in names if n in results[0].at_k}
     at_k.update(whole_list(lists, truth, rows, settings.gain))
+    at_k.update(interpolated_precision(lists, truth, rows, settings.k))
     at_k = {n: at_k[n] for n in names}  # registry order
     sums = {n: np.sum([r.sums[n] for r in results], axis=0) for n in results[0].sums if n in names}
     hits, listed = (np.concatenate([getattr(r, name) for r in results]) for name in ("hits", "listed"))
@@ -450,6 +451,43 @@ def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, gain: str) -> dict[
         "set_recall": set_recall,
         "set_map": set_precision * set_recall,
     }
+
+
+RECALL_LEVELS = tuple(f"iprec_at_recall_{level / 10:.2f}" for level in range(11))
+
+
+def interpolated_precision(lists: Lists, truth: Truth, rows: np.ndarray, k: int) -> dict[str, np.ndarray]:
+    """Interpolated precision at the 11 recall levels 0, 0.1, .., 1 over the top K, and their
+    mean ``11pt_avg`` (trec_eval's ``iprec_at_recall`` and ``11pt_avg``).
+
+    At level r: the highest precision at any rank where the level counts as reached, 0 when
+    the top K never reaches it. As in trec_eval, r is reached once the hits number
+    ⌊r·R + 0.9⌋ (at least one): r·R rounded up, except that a fraction up to 0.1 above a whole
+    number rounds down (0.7 of 3 relevant items is reached with 2 hits). Precision peaks at
+    hits, so this is the largest j / rank_j over the user's j-th hits from that count on;
+    read from the hit cells, one segment maximum per user and level.
+    """
+    n_users, width = lists.hit.shape
+    user, position = np.divmod(lists.hit_cells, width)
+    inside = position < k
+    user, position = user[inside], position[inside]
+    start = np.searchsorted(user, np.arange(n_users))  # each user's first hit (hit cells are sorted)
+    hits = np.bincount(user, minlength=n_users)
+    nth = np.arange(len(user)) - start[user] + 1  # j: the j-th hit of its user
+    precision = np.append(nth / (position + 1.0), 0.0)  # a trailing 0 keeps every segment start in range
+    R = truth.relevant_count[rows]
+    out = {}
+    for level, name in enumerate(RECALL_LEVELS):
+        need = np.maximum(np.floor(level / 10 * R + 0.9).astype(np.int64), 1)  # trec_eval's count (see above)
+        first = start[rows] + need - 1
+        end = start[rows] + hits[rows]
+        reachable = (need <= hits[rows]) & (R > 0)
+        bounds = np.column_stack([np.where(reachable, first, len(precision) - 1),
+                                  np.where(reachable, end, len(precision) - 1)]).reshape(-1)
+        out[name] = np.where(reachable, np.maximum.reduceat(precision, bounds)[::2], 0.0) if len(rows) else \
+            np.zeros(0)
+    out["11pt_avg"] = np.mean([out[name] for name in RECALL_LEVELS], axis=0) if len(rows) else np.zeros(0)
+    return out
 
 
 def _ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray, kind: str,

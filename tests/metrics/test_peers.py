@@ -122,3 +122,17 @@ def test_bpref_equals_trec_eval(demo, model):
     evaluated = set(ours.per_user.index[ours.per_user["evaluated"]].astype(str))
     theirs = [v["bpref"] for q, v in per_query.items() if q in evaluated]  # trec_eval also lists users with R = 0
     assert ours.metrics["bpref"] == pytest.approx(sum(theirs) / len(theirs), abs=1e-12)
+
+
+@pytest.mark.parametrize("model", ["recs_popularity", "recs_diverse"])
+def test_interpolated_precision_equals_trec_eval(demo, model):
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    tables, relevant = demo
+    recs = tables[model]
+    per_query = pytrec_eval.RelevanceEvaluator(_as_trec(relevant, "rating", int),
+                                               {"iprec_at_recall", "11pt_avg"}).evaluate(_as_trec(recs, "score"))
+    ours = evaluate(recs, tables["ground_truth"], k=int(recs.groupby("user_id").size().max()), columns=GRADED,
+                    preset="trec_eval")
+    for measure in [f"iprec_at_recall_{level / 10:.2f}" for level in range(11)] + ["11pt_avg"]:
+        theirs = sum(v[measure] for v in per_query.values()) / len(per_query)
+        assert ours.metrics[measure] == pytest.approx(theirs, abs=1e-12), measure
