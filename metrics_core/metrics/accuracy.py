@@ -149,8 +149,38 @@ def rank_biased_precision(hit: np.ndarray, cut: Cutoffs, persistence: float) -> 
     >>> rank_biased_precision(np.array([[True, False, True]]), Cutoffs.up_to(3), 0.5)
     array([[0.5  , 0.5  , 0.625]])
     """
-    weights = (1.0 - persistence) * persistence ** np.arange(cut.width, dtype=np.float64)
-    return cut.prefix(hit * weights)
+    return cut.prefix(hit * _rbp_weights(cut.width, persistence))
+
+
+def _rbp_weights(width: int, persistence: float) -> np.ndarray:
+    return (1.0 - persistence) * persistence ** np.arange(width, dtype=np.float64)
+
+
+def _hits_of(lists: Lists, rows: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(user, position, cell)`` of the hit cells of users ``rows`` in the first ``depth`` positions."""
+    n_users, positions = lists.hit.shape
+    user, position = np.divmod(lists.hit_cells, positions)
+    evaluated = np.zeros(n_users, dtype=bool)
+    evaluated[rows] = True
+    keep = evaluated[user] & (position < depth)
+    return user[keep], position[keep], lists.hit_cells[keep]
+
+
+def rbp_from_hits(lists: Lists, rows: np.ndarray, cut: Cutoffs, persistence: float) -> np.ndarray:
+    """Σ over users ``rows`` of RBP at each reported k, from the hit cells (a hit's weight
+    depends on its rank only): no users x k array."""
+    _, position, _ = _hits_of(lists, rows, cut.width)
+    by_rank = np.bincount(position, weights=_rbp_weights(cut.width, persistence)[position], minlength=cut.width)
+    return np.cumsum(by_rank)[cut.columns]
+
+
+def dcg_from_hits(lists: Lists, rows: np.ndarray, cut: Cutoffs, gain: str) -> np.ndarray:
+    """Σ over users ``rows`` of DCG at each reported k, from the hit cells."""
+    _, position, cell = _hits_of(lists, rows, cut.width)
+    gains = np.ones(len(cell)) if lists.grade is None or gain == "binary" else \
+        _gain(lists.grade.reshape(-1)[cell].astype(np.float64), gain)
+    by_rank = np.bincount(position, weights=gains * discount(cut.width)[position], minlength=cut.width)
+    return np.cumsum(by_rank)[cut.columns]
 
 
 def bpref(hit: np.ndarray, judged: np.ndarray, R: np.ndarray, N: np.ndarray, cut: Cutoffs) -> np.ndarray:
@@ -341,10 +371,12 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
         return AccuracyPass(cut.k, {n: empty for n in names}, {n: np.zeros(len(cut.k)) for n in names}, empty,
                             empty)
     at_k = {n: np.concatenate([r.at_k[n] for r in results]) for n in names if n in results[0].at_k}
+    sums = {n: np.sum([r.sums[n] for r in results], axis=0) for n in results[0].sums if n in names}
     at_k.update(whole_list(lists, truth, rows, settings.gain))
+    sums["rbp"] = rbp_from_hits(lists, rows, cut, settings.rbp_p)
+    sums["dcg"] = dcg_from_hits(lists, rows, cut, settings.gain)
     at_k.update(interpolated_precision(lists, truth, rows, settings.k))
     at_k = {n: at_k[n] for n in names}  # registry order
-    sums = {n: np.sum([r.sums[n] for r in results], axis=0) for n in results[0].sums if n in names}
     hits, listed = (np.concatenate([getattr(r, name) for r in results]) for name in ("hits", "listed"))
     return AccuracyPass(cut.k, at_k, sums, hits, listed)
 
@@ -391,14 +423,12 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
         "fbeta": (fbeta(precision(H, k, F, settings.precision_denominator, R), recall(H, R), settings.beta)
                   if settings.precision_denominator != "k" else fbeta_from_hits(H, R, k, settings.beta)),
         "ap": average_precision(hit, H_all, R, cut, settings.ap_denominator),
-        "dcg": dcg(gains, cut),
-        "rbp": rank_biased_precision(hit, cut, settings.rbp_p),
-        "relative_precision": relative_precision(H, k, R),
     }
     if len(truth.judged):
         every_k["bpref"] = bpref(hit, lists.judged_cells(truth)[part, :width], R,
                                  truth.judged_count[part].astype(np.float64), cut)
-    every_k["ndcg"] = ndcg(every_k["dcg"], ideal_dcg)
+    gains_so_far = dcg(gains, cut)  # its total over users comes from the hit cells (dcg_from_hits)
+    every_k["ndcg"] = ndcg(gains_so_far, ideal_dcg)
     if candidates is not None:
         full_filled = lists.items[part] >= 0
         n_negative = negatives(candidates, R, full_filled.sum(axis=1), full_hit.sum(axis=1))
@@ -414,6 +444,9 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
         "ar": average_recall(H_K, R),
         "hit": hit_rate(H_K),
         "rr": reciprocal_rank(first, K, settings.rr_cutoff),
+        "relative_precision": relative_precision(H_K, K, R),
+        "dcg": gains_so_far[:, at],
+        "rbp": (hit[:, :settings.k] @ _rbp_weights(min(settings.k, width), settings.rbp_p))[:, None],
         **{name: value[:, at] for name, value in every_k.items()},
     }
     sums = {name: column_sums(value) for name, value in every_k.items()}
@@ -474,19 +507,22 @@ def interpolated_precision(lists: Lists, truth: Truth, rows: np.ndarray, k: int)
     start = np.searchsorted(user, np.arange(n_users))  # each user's first hit (hit cells are sorted)
     hits = np.bincount(user, minlength=n_users)
     nth = np.arange(len(user)) - start[user] + 1  # j: the j-th hit of its user
-    precision = np.append(nth / (position + 1.0), 0.0)  # a trailing 0 keeps every segment start in range
-    R = truth.relevant_count[rows]
-    out = {}
-    for level, name in enumerate(RECALL_LEVELS):
-        need = np.maximum(np.floor(level / 10 * R + 0.9).astype(np.int64), 1)  # trec_eval's count (see above)
-        first = start[rows] + need - 1
-        end = start[rows] + hits[rows]
-        reachable = (need <= hits[rows]) & (R > 0)
-        bounds = np.column_stack([np.where(reachable, first, len(precision) - 1),
-                                  np.where(reachable, end, len(precision) - 1)]).reshape(-1)
-        out[name] = np.where(reachable, np.maximum.reduceat(precision, bounds)[::2], 0.0) if len(rows) else \
-            np.zeros(0)
-    out["11pt_avg"] = np.mean([out[name] for name in RECALL_LEVELS], axis=0) if len(rows) else np.zeros(0)
+    precision = np.append(nth / (position + 1.0), 0.0)  # a trailing 0 keeps the last segment's end in range
+    with_hits = np.flatnonzero(hits[rows] > 0)  # the others score 0 at every level
+    R, first_hit, hits_of = (array[rows[with_hits]] for array in (truth.relevant_count, start, hits))
+    need = np.maximum(np.floor(np.arange(11)[:, None] / 10 * R + 0.9).astype(np.int64), 1)  # levels x users
+    reachable = need <= hits_of
+    # one segment [first, end) per reachable (level, user); within a level users ascend, so the
+    # gaps between segments stay short (reduceat reduces each gap too)
+    bounds = np.column_stack([(first_hit + need - 1)[reachable],
+                              np.broadcast_to(first_hit + hits_of, need.shape)[reachable]]).reshape(-1)
+    found = np.zeros(need.shape)
+    if len(bounds):
+        found[reachable] = np.maximum.reduceat(precision, bounds)[::2]
+    values = np.zeros((11, len(rows)))
+    values[:, with_hits] = found
+    out = dict(zip(RECALL_LEVELS, values, strict=True))
+    out["11pt_avg"] = values.mean(axis=0)
     return out
 
 

@@ -111,7 +111,8 @@ REGISTRY: tuple[Metric, ...] = (
     _accuracy("rbp", "RBP", "rank-biased precision: (1 − p)·Σ rel(i)·p^(i−1), persistence p (0.8)", "rbp"),
     _accuracy("bpref", "bpref", "Σ over relevant items in the top K of 1 − min(judged non-relevant above, R) / "
               "min(R, N), / R", "bpref", ("judgements",)),
-    _accuracy("relative_precision", "Relative precision", "hits in the top K / min(K, R)", "relative_precision"),
+    _accuracy("relative_precision", "Relative precision", "hits in the top K / min(K, R)", "relative_precision",
+              curve=False),
     _accuracy("fall_out", "Fall-out", "irrelevant items in the top K / irrelevant candidates", "fall_out",
               ("candidates",), higher_is_better=False),
     _accuracy("accuracy", "Accuracy", "(hits + irrelevant candidates left out) / all candidates", "accuracy",

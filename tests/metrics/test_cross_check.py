@@ -69,14 +69,14 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
                                        err_msg=f"{metric} at k={k} {options}")
         # the curve at every k equals the mean of the per-user definitions at that k
         names = {"precision": "precision", "recall": "recall", "fbeta": "fbeta", "map": "ap", "mar": "ar",
-                 "ndcg": "ndcg", "dcg": "dcg", "rbp": "rbp", "relative_precision": "relative_precision",
+                 "ndcg": "ndcg", "dcg": "dcg", "rbp": "rbp",
                  "fall_out": "fall_out", "accuracy": "accuracy", "bpref": "bpref", "hit_rate": "hit", "mrr": "rr",
                  "lauc": "lauc", "mcc": "mcc"}
         for kk in (1, k // 2 + 1, k, int(result.curves.index[-1])):  # the last: the longest list, or K beyond it
             slow = [user_metrics(lists.get(u, []), grades[u], kk, candidates=candidates, judged=judged.get(u, set()),
                                  **options) for u in users]
             for curve, metric in names.items():
-                if metric not in slow[0]:
+                if metric not in slow[0] or curve not in result.curves.columns:
                     continue
                 want = np.mean([values[metric] for values in slow])
                 assert result.curves.loc[kk, curve] == pytest.approx(want, abs=1e-12), (curve, kk)
