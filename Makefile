@@ -6,7 +6,7 @@ STAMP_TEST := $(VENV)/.installed-test
 PORT ?= 8501
 ADDRESS ?= 127.0.0.1
 
-.PHONY: run test lint bench demo clean
+.PHONY: run test lint bench demo clean peers-venv
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,15 @@ run: $(STAMP_RUN)
 test: $(STAMP_TEST)
 	$(VENV)/bin/ruff check .
 	$(PY) -m pytest
+
+# The peers the rectools/recommenders/torchmetrics presets are checked against (numpy < 2,
+# pandas < 3: their own environment). Tests that need it skip when it is absent.
+peers-venv: .venv-peers/.installed
+.venv-peers/.installed: tests/peers/requirements.txt
+	$(PYTHON) -m venv .venv-peers
+	.venv-peers/bin/python -m pip install --quiet --upgrade pip
+	.venv-peers/bin/python -m pip install --quiet -r tests/peers/requirements.txt
+	touch $@
 
 lint: $(STAMP_TEST)
 	$(VENV)/bin/ruff check .

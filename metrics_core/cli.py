@@ -12,6 +12,7 @@ import os
 import sys
 import traceback
 from pathlib import Path
+from typing import get_args
 
 from metrics_core.dataset import Dataset, model_name
 from metrics_core.errors import InputError, input_error
@@ -20,6 +21,7 @@ from metrics_core.jsonable import dumps
 from metrics_core.result import Evaluation
 from metrics_core.settings import (
     AP_DENOMINATORS,
+    FIELD_TYPES,
     GAINS,
     NDCG_IDEALS,
     PRECISION_DENOMINATORS,
@@ -66,7 +68,9 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--beta", type=_positive_finite, default=None, help="F-beta weight of recall (default 1.0)")
     parser.add_argument("--ap-denominator", choices=AP_DENOMINATORS, default=None,
                         help="D of AP@K: min(K,R) (default), R, or hits in the top K")
-    parser.add_argument("--gain", choices=GAINS, default=None, help="NDCG gain of a grade (default linear)")
+    parser.add_argument("--gain", type=_gain, default=None, metavar="NAME|G=V,..",
+                        help=f"NDCG/DCG gain of a grade: {', '.join(GAINS)} (default linear), or custom gains "
+                             "per grade, e.g. 1=3,2=9 (other grades keep their value)")
     parser.add_argument("--precision-denominator", choices=PRECISION_DENOMINATORS, default=None,
                         help="precision divides hits by K (default), the items listed, or min(K, R)")
     parser.add_argument("--ndcg-ideal", choices=NDCG_IDEALS, default=None,
@@ -77,6 +81,52 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
                         help="persistence of rank-biased precision, 0 < P < 1 (default 0.8)")
     parser.add_argument("--preset", choices=list(PRESETS), default=None,
                         help="reproduce another tool's conventions (see the README)")
+    beyond = parser.add_argument_group("beyond-accuracy conventions (defaults: rankscope's; see the README)")
+    for name, help_text in BEYOND_OPTIONS.items():
+        choices = get_args(FIELD_TYPES[name])
+        beyond.add_argument(f"--{name.replace('_', '-')}", choices=choices, default=None, help=help_text)
+    beyond.add_argument("--entropy-base", type=_entropy_base, default=None, metavar="2|e",
+                        help="logarithm base of the catalog entropy (default e)")
+    beyond.add_argument("--primitive-model", default=None, metavar="NAME",
+                        help="the model serendipity_primitive and unexpectedness compare with (default: the first)")
+
+
+BEYOND_OPTIONS = {
+    "novelty_unknown": "items unknown to training: left out of novelty (default) or seen by one user (RecTools)",
+    "arp_normalisation": "arp_normalised divides ARP by training users (default) or interactions (RecTools)",
+    "arp_unknown": "items unknown to training count 0 in ARP (default) or are left out (Evidently)",
+    "gini_over": "Gini over the whole catalog (default) or the recommended items only (Evidently)",
+    "similarity": "cosine of item features (default), Hamming distance of feature values (RecTools), or "
+                  "co-occurrence in training (Recommenders)",
+    "diversity_divisor": "diversity = mean over item pairs (default) or pair sum / list length (Evidently)",
+    "serendipity_over": "serendipity averaged over relevant items (default) or the whole top K (Recommenders)",
+    "score_entropy": "softmax entropy per user (default) or one softmax over all users (Evidently)",
+    "primitive_scale": "scale both lists to [0, 1] by rank (default) or min-max of scores",
+}
+
+
+def _gain(text: str):
+    """An argparse type: a gain name, or custom gains ``1=3,2=9``."""
+    if text in GAINS:
+        return text
+    try:
+        return {float(grade): float(value) for grade, value in (pair.split("=") for pair in text.split(","))}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is neither {', '.join(GAINS)} nor grade=gain pairs "
+                                         "such as 1=3,2=9") from None
+
+
+def _entropy_base(text: str) -> float:
+    """An argparse type: ``e`` or a number above 1."""
+    if text == "e":
+        return math.e
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give 2 or e") from None
+    if not (math.isfinite(value) and value > 1):
+        raise argparse.ArgumentTypeError(f"{text} is not above 1; give 2 or e")
+    return value
 
 
 def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
@@ -189,7 +239,9 @@ def warn_about_ids(results: dict[str, Evaluation]) -> None:
 def _settings(args: argparse.Namespace, **extra):
     return settings_for(args.preset, k=args.k, beta=args.beta, ap_denominator=args.ap_denominator, gain=args.gain,
                         precision_denominator=args.precision_denominator, rbp_p=args.rbp_p,
-                        ndcg_ideal=args.ndcg_ideal, score_threshold=args.score_threshold, **extra)
+                        ndcg_ideal=args.ndcg_ideal, score_threshold=args.score_threshold,
+                        entropy_base=args.entropy_base, primitive_model=args.primitive_model,
+                        **{name: getattr(args, name) for name in BEYOND_OPTIONS}, **extra)
 
 
 def run_compare(args: argparse.Namespace) -> int:

@@ -233,8 +233,7 @@ class Dataset:
         counts["evaluated"] = len(rows)
         candidates = self.candidates(settings)
         result = accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates, curves)
-        extra = beyond_accuracy.beyond_pass(lists, settings.k, len(self.items), self.in_catalog, self.training,
-                                            self.vectors, self.history) if beyond else \
+        extra = beyond_accuracy.beyond_pass(lists, settings, self.beyond_inputs(model, settings)) if beyond else \
             beyond_accuracy.not_requested()
         return self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None)
 
@@ -251,6 +250,21 @@ class Dataset:
         if key not in self._above:
             self._above[key] = lists.above(score_threshold)
         return self._above[key]
+
+    def beyond_inputs(self, model: str, settings: Settings) -> beyond_accuracy.BeyondInputs:
+        """What the beyond-accuracy metrics of ``model`` read, as ``settings`` asks: the
+        co-occurrence similarity only for ``similarity="cooccurrence"``, and the primitive
+        model's lists (``primitive_model``, default the first model; against itself a model
+        scores 0 on both primitive metrics; with one model there is nothing to compare with)."""
+        primitive_name = settings.primitive_model or self.models[0]
+        if primitive_name not in self.lists:
+            raise input_error("settings", f"primitive_model = {primitive_name!r} is not a model of this dataset.",
+                              f"choose one of: {', '.join(self.models)}.")
+        other = self.retrieved(primitive_name, settings.score_threshold) if len(self.models) > 1 else None
+        cooccurrence = self.training.cooccurrence if (settings.similarity == "cooccurrence"
+                                                      and self.training is not None) else None
+        return beyond_accuracy.BeyondInputs(len(self.items), self.in_catalog, self.training, self.vectors,
+                                            self.history, cooccurrence, other)
 
     def evaluate_all(self, settings: Settings | None = None, curves: bool = True) -> dict[str, Evaluation]:
         return {name: self.evaluate(name, settings, curves) for name in self.models}

@@ -5,8 +5,9 @@ and named presets that reproduce other tools' conventions on purpose."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Literal, get_args
+from typing import Literal, get_args, get_type_hints
 
 from metrics_core.errors import input_error
 from metrics_core.inputs import validate
@@ -17,10 +18,15 @@ APDenominator = Literal["min_k_relevant", "relevant", "hits", "k"]
 Gain = Literal["linear", "exponential", "binary"]
 PrecisionDenominator = Literal["k", "list", "min_k_relevant"]
 NdcgIdeal = Literal["cut_at_k", "all_relevant", "k_relevant"]
+Similarity = Literal["cosine", "hamming", "cooccurrence"]
+PrimitiveScale = Literal["rank", "minmax"]
+CustomGain = tuple[tuple[float, float], ...]  # (grade, gain) pairs, grades ascending
 AP_DENOMINATORS: tuple[str, ...] = get_args(APDenominator)
 GAINS: tuple[str, ...] = get_args(Gain)
 PRECISION_DENOMINATORS: tuple[str, ...] = get_args(PrecisionDenominator)
 NDCG_IDEALS: tuple[str, ...] = get_args(NdcgIdeal)
+SIMILARITIES: tuple[str, ...] = get_args(Similarity)
+PRIMITIVE_SCALES: tuple[str, ...] = get_args(PrimitiveScale)
 
 
 @dataclass(frozen=True)
@@ -31,7 +37,10 @@ class Settings:
     beta: F-beta weight of recall (beta > 1 favours recall).
     ap_denominator: D of AP@K: ``min_k_relevant`` = min(K, R), ``relevant`` = R, ``hits`` = h(K),
         ``k`` = K (RecTools' divide_by_k).
-    gain: NDCG and DCG gain of a grade g: ``linear`` = g, ``exponential`` = 2^g - 1, ``binary`` = 1.
+    gain: NDCG and DCG gain of a grade g: ``linear`` = g, ``exponential`` = 2^g - 1, ``binary`` = 1,
+        or a mapping {grade: gain} (trec_eval's custom gains; a grade not in it keeps its own
+        value as gain). Gains must not decrease as grades rise, so that the ideal list is the
+        grades in descending order. Stored as ((grade, gain), ...) pairs.
     precision_denominator: ``k`` (short lists are penalised), ``list`` = number of items in
         the top k (Evidently's min(K, |L|)) or ``min_k_relevant`` = min(K, R) (RecTools).
     rbp_p: persistence of rank-biased precision, 0 < p < 1 (default 0.8).
@@ -54,13 +63,44 @@ class Settings:
     candidates: number of candidate items per user for LAUC and MCC; None = the training
         catalog minus the user's own training items (skipped when there is no training data).
 
+
+    Beyond-accuracy conventions (the defaults are rankscope's; docs/metrics.md):
+
+    novelty_unknown: items unknown to training are left out of novelty (``leave_out``) or
+        count as seen by one training user (``one_user``, RecTools' MeanInvUserFreq).
+    arp_normalisation: ``arp_normalised`` = ARP / training users (``users``) or / training
+        interactions (``interactions``, RecTools' normalised ARP).
+    arp_unknown: items unknown to training count with popularity 0 in ARP (``zero``) or are left
+        out of the user's average (``leave_out``, Evidently).
+    entropy_base: logarithm base of the catalog entropy (e; 2 gives bits, Recommenders'
+        distributional coverage).
+    gini_over: Gini over every ``catalog`` item (unrecommended ones count 0) or over the
+        ``recommended`` items only (Evidently).
+    similarity: what diversity, intra-list similarity and serendipity compare: ``cosine`` of
+        the item features; ``hamming`` (diversity = mean number of feature columns whose values
+        differ, RecTools' IntraListDiversity with PairwiseHammingDistanceCalculator; users with
+        fewer than two items score 0 as in RecTools); ``cooccurrence`` (cosine of the items'
+        training-user sets, |U_i ∩ U_j| / sqrt(|U_i|·|U_j|), Microsoft Recommenders' default).
+    diversity_divisor: diversity is the mean distance over the n(n − 1)/2 item ``pairs`` of a
+        list (default; users with fewer than two items are left out), or the sum of those
+        distances divided by the list length n (``list``, Evidently; such users score 0).
+    serendipity_over: serendipity averages unexpectedness over the ``relevant`` recommended
+        items (default) or over the whole top K with irrelevant items counting 0 (``list``,
+        Microsoft Recommenders).
+    score_entropy: softmax entropy ``per_user`` (default) or of one softmax over every user's
+        top-K scores pooled (``pooled``, Evidently).
+    primitive_model: the model that ``serendipity_primitive`` and ``unexpectedness`` compare
+        with (None: the first model of the dataset; the metrics are skipped for that model).
+    primitive_scale: how both models' top-K lists become [0, 1] scores per user: ``rank``
+        ((n − position) / n for a list of n, first = 1) or ``minmax`` of the scores.
+
     How lists are ordered is fixed when the data is encoded: see :class:`Encoding`.
     """
 
     k: int = 10
     beta: float = 1.0
     ap_denominator: APDenominator = "min_k_relevant"
-    gain: Gain = "linear"
+    gain: Gain | CustomGain = "linear"
     precision_denominator: PrecisionDenominator = "k"
     rr_cutoff: bool = True
     fbeta: Literal["per_user", "of_means"] = "per_user"
@@ -70,6 +110,17 @@ class Settings:
     rbp_p: float = 0.8
     ndcg_ideal: NdcgIdeal = "cut_at_k"
     score_threshold: float | None = None
+    novelty_unknown: Literal["leave_out", "one_user"] = "leave_out"
+    arp_normalisation: Literal["users", "interactions"] = "users"
+    arp_unknown: Literal["zero", "leave_out"] = "zero"
+    entropy_base: float = math.e
+    gini_over: Literal["catalog", "recommended"] = "catalog"
+    similarity: Similarity = "cosine"
+    diversity_divisor: Literal["pairs", "list"] = "pairs"
+    serendipity_over: Literal["relevant", "list"] = "relevant"
+    score_entropy: Literal["per_user", "pooled"] = "per_user"
+    primitive_model: str | None = None
+    primitive_scale: PrimitiveScale = "rank"
     preset: str | None = None
 
     def __post_init__(self) -> None:
@@ -83,7 +134,7 @@ class Settings:
                     object.__setattr__(self, name, value)  # frozen: set once, while constructing
         validate.cutoff(self.k)
         _one_of("ap_denominator", self.ap_denominator, AP_DENOMINATORS)
-        _one_of("gain", self.gain, GAINS)
+        object.__setattr__(self, "gain", _checked_gain(self.gain))  # frozen: normalised once, here
         _one_of("precision_denominator", self.precision_denominator, get_args(PrecisionDenominator))
         _one_of("ndcg_ideal", self.ndcg_ideal, NDCG_IDEALS)
         if self.score_threshold is not None and not (isinstance(self.score_threshold, (int, float))
@@ -94,6 +145,13 @@ class Settings:
             raise input_error("settings", f"rbp_p = {self.rbp_p!r} is not between 0 and 1.",
                               "choose a persistence 0 < p < 1, e.g. 0.8.")
         _one_of("fbeta", self.fbeta, ("per_user", "of_means"))
+        for name in ("novelty_unknown", "arp_normalisation", "arp_unknown", "gini_over", "similarity",
+                     "diversity_divisor", "serendipity_over", "score_entropy", "primitive_scale"):
+            _one_of(name, getattr(self, name), get_args(FIELD_TYPES[name]))
+        if not (isinstance(self.entropy_base, (int, float)) and math.isfinite(self.entropy_base)
+                and self.entropy_base > 1):
+            raise input_error("settings", f"entropy_base = {self.entropy_base!r} is not a number above 1.",
+                              "choose 2 (bits) or e (the default, nats).")
         _one_of("users_without_relevant", self.users_without_relevant, ("exclude", "zero"))
         _one_of("users_without_list", self.users_without_list, ("zero", "drop"))
         if not (isinstance(self.beta, (int, float)) and math.isfinite(self.beta) and self.beta > 0):
@@ -101,6 +159,9 @@ class Settings:
                               "choose beta > 0, e.g. 1.0.")
         if self.candidates is not None and self.candidates < 1:
             raise input_error("settings", f"candidates = {self.candidates!r}.", "give a positive item count.")
+
+
+FIELD_TYPES = get_type_hints(Settings)
 
 
 @dataclass(frozen=True)
@@ -121,6 +182,28 @@ class Encoding:
         _one_of("tie_break", self.tie_break, get_args(TieBreak))
 
 
+def _checked_gain(gain: object) -> str | CustomGain:
+    """A named gain, or custom gains as ((grade, gain), ...) pairs sorted by grade."""
+    if isinstance(gain, str):
+        _one_of("gain", gain, GAINS)
+        return gain
+    pairs = gain.items() if isinstance(gain, Mapping) else gain
+    try:
+        pairs = tuple(sorted((float(grade), float(value)) for grade, value in pairs))
+    except (TypeError, ValueError):
+        raise input_error("settings", f"gain = {gain!r} is neither a gain name nor grade: gain pairs.",
+                          f"choose one of {', '.join(GAINS)}, or give {{grade: gain}}, e.g. {{1: 3, 2: 9}} "
+                          "(CLI: --gain 1=3,2=9).") from None
+    values = [value for _, value in pairs]
+    if not pairs or not all(math.isfinite(v) for pair in pairs for v in pair):
+        raise input_error("settings", f"gain = {gain!r} has no pairs or a value that is not a finite number.",
+                          "give finite numbers, e.g. {1: 3, 2: 9}.")
+    if len({grade for grade, _ in pairs}) < len(pairs) or values != sorted(values):
+        raise input_error("settings", f"gain = {gain!r}: a grade is repeated or a higher grade has a lower gain.",
+                          "give each grade once, with gains that do not decrease as grades rise.")
+    return pairs
+
+
 def _one_of(name: str, value: object, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise input_error("settings", f"{name} = {value!r} is not one of {', '.join(allowed)}.",
@@ -139,8 +222,28 @@ PRESETS: dict[str, dict[str, object]] = {
     # Evidently (legacy recsys metrics): precision over the items in the top k, the headline
     # F-beta of the mean precision and recall, AP divided by R as its code does, and users
     # with relevant items but no list left out.
+    # Evidently 0.6.7 (legacy recsys metrics): precision over the items in the top k, the
+    # headline F-beta of the mean precision and recall, AP divided by R as its code does,
+    # users with relevant items but no list left out; ARP without items unknown to training,
+    # Gini over the recommended items only, diversity = pairwise distance sum / list length,
+    # one softmax entropy over every user's scores.
     "evidently": {"precision_denominator": "list", "fbeta": "of_means", "ap_denominator": "relevant",
-                  "users_without_list": "drop"},
+                  "users_without_list": "drop", "arp_unknown": "leave_out", "gini_over": "recommended",
+                  "diversity_divisor": "list", "score_entropy": "pooled"},
+    # RecTools 0.19: MAP divided by R (divide_by_k=False), NDCG's ideal list of K relevant items
+    # (divide_by_achievable=False), cold items seen by one user in MeanInvUserFreq, ARP
+    # normalised by interactions, IntraListDiversity with Hamming distances of item features.
+    "rectools": {"ap_denominator": "relevant", "ndcg_ideal": "k_relevant", "novelty_unknown": "one_user",
+                 "arp_normalisation": "interactions", "similarity": "hamming"},
+    # Microsoft Recommenders 1.2 (python_evaluation): binary NDCG gain, users without a list left
+    # out, lists by score, co-occurrence similarity, serendipity over the whole top K,
+    # distributional coverage = entropy in bits.
+    "recommenders": {"gain": "binary", "users_without_list": "drop", "order": "score", "similarity": "cooccurrence",
+                     "serendipity_over": "list", "entropy_base": 2.0},
+    # torchmetrics 1.9 retrieval metrics: AP divided by the hits in the top k, queries without a
+    # relevant item score 0 (empty_target_action="neg"), only queries with rows exist, lists by score.
+    "torchmetrics": {"ap_denominator": "hits", "users_without_relevant": "zero", "users_without_list": "drop",
+                     "order": "score"},
 }
 
 

@@ -88,6 +88,8 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
     AR = ar_sum / h if h else 0.0
 
     def g(x):
+        if isinstance(gain, dict):  # custom gains; a grade not listed keeps its value
+            return gain.get(x, x)
         return {"linear": x, "exponential": 2.0 ** x - 1.0, "binary": 1.0}[gain]
 
     dcg = sum(g(grades[item]) / math.log2(i + 2) for i, item in enumerate(top) if item is not None and item in grades)

@@ -19,10 +19,14 @@ from metrics_core.inputs import validate
 
 @dataclass
 class ItemVectors:
-    """``unit[c]`` is item code c's unit vector (zeros when ``has_vector[c]`` is False)."""
+    """``unit[c]`` is item code c's unit vector (zeros when ``has_vector[c]`` is False);
+    ``value_codes[c, j]`` codes item c's value in feature column j (equal values, equal
+    codes; -1 for items not in the table), for Hamming distances, which compare items whose
+    features are all 0 too; None when the features are an embedding only."""
 
     unit: np.ndarray
     has_vector: np.ndarray
+    value_codes: np.ndarray | None = None
 
     @property
     def dimensions(self) -> int:
@@ -58,7 +62,12 @@ def item_vectors(table: pd.DataFrame, source: str, item_column: str, codes: np.n
     unit[codes[usable]] = matrix[usable] / norms[usable, None]
     has_vector = np.zeros(n_items, dtype=bool)
     has_vector[codes[usable]] = True
-    return ItemVectors(unit, has_vector)
+    value_codes = None
+    if feature_columns:
+        value_codes = np.full((n_items, len(feature_columns)), -1, dtype=np.int64)
+        for j, column in enumerate(feature_columns):
+            value_codes[codes[codes >= 0], j] = pd.factorize(table[column])[0][codes >= 0]  # zero vectors too
+    return ItemVectors(unit, has_vector, value_codes)
 
 
 def _feature_block(table: pd.DataFrame, column: str, source: str, item_column: str) -> np.ndarray:

@@ -174,10 +174,10 @@ def rbp_from_hits(lists: Lists, rows: np.ndarray, cut: Cutoffs, persistence: flo
     return np.cumsum(by_rank)[cut.columns]
 
 
-def dcg_from_hits(lists: Lists, rows: np.ndarray, cut: Cutoffs, gain: str) -> np.ndarray:
+def dcg_from_hits(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cutoffs, gain) -> np.ndarray:
     """Σ over users ``rows`` of DCG at each reported k, from the hit cells."""
     _, position, cell = _hits_of(lists, rows, cut.width)
-    gains = np.ones(len(cell)) if lists.grade is None or gain == "binary" else \
+    gains = np.full(len(cell), uniform_gain(truth, gain)) if lists.grade is None else \
         _gain(lists.grade.reshape(-1)[cell].astype(np.float64), gain)
     by_rank = np.bincount(position, weights=gains * discount(cut.width)[position], minlength=cut.width)
     return np.cumsum(by_rank)[cut.columns]
@@ -374,7 +374,7 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
     sums = {n: np.sum([r.sums[n] for r in results], axis=0) for n in results[0].sums if n in names}
     at_k.update(whole_list(lists, truth, rows, settings.gain))
     sums["rbp"] = rbp_from_hits(lists, rows, cut, settings.rbp_p)
-    sums["dcg"] = dcg_from_hits(lists, rows, cut, settings.gain)
+    sums["dcg"] = dcg_from_hits(lists, truth, rows, cut, settings.gain)
     at_k.update(interpolated_precision(lists, truth, rows, settings.k))
     at_k = {n: at_k[n] for n in names}  # registry order
     hits, listed = (np.concatenate([getattr(r, name) for r in results]) for name in ("hits", "listed"))
@@ -445,7 +445,7 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
         "hit": hit_rate(H_K),
         "rr": reciprocal_rank(first, K, settings.rr_cutoff),
         "relative_precision": relative_precision(H_K, K, R),
-        "dcg": gains_so_far[:, at],
+        "dcg": gains_so_far[:, at] * (uniform_gain(truth, settings.gain) if lists.grade is None else 1.0),
         "rbp": (hit[:, :settings.k] @ _rbp_weights(min(settings.k, width), settings.rbp_p))[:, None],
         **{name: value[:, at] for name, value in every_k.items()},
     }
@@ -576,11 +576,29 @@ def _by_first_hit(first: np.ndarray, weights: np.ndarray, cut: Cutoffs) -> np.nd
     return cut.at(np.cumsum(per_rank)[None, :])[0]
 
 
-def _gain(grades: np.ndarray, kind: str) -> np.ndarray:
-    """The NDCG gain of relevant grades: the grade, 2^grade - 1, or 1 (``binary``)."""
+def _gain(grades: np.ndarray, kind) -> np.ndarray:
+    """The NDCG gain of relevant grades: the grade (``linear``), 2^grade - 1 (``exponential``),
+    1 (``binary``), or custom ((grade, gain), ...) pairs, a grade not among them keeping its
+    own value (trec_eval's rule).
+
+    >>> _gain(np.array([1.0, 2.0, 3.0]), ((1.0, 3.0), (2.0, 9.0)))
+    array([3., 9., 3.])
+    """
     if kind == "binary":
         return np.ones_like(grades)
-    return grades if kind == "linear" else np.exp2(grades) - 1.0
+    if kind == "linear":
+        return grades
+    if kind == "exponential":
+        return np.exp2(grades) - 1.0
+    mapped_grades, mapped_gains = (np.array(column, dtype=np.float64) for column in zip(*kind, strict=True))
+    at = np.clip(np.searchsorted(mapped_grades, grades), 0, len(mapped_grades) - 1)
+    return np.where(mapped_grades[at] == grades, mapped_gains[at], grades)
+
+
+def uniform_gain(truth: Truth, kind) -> float:
+    """The gain of every relevant item when all grades are equal (the lists then carry hits
+    only, no grades): NDCG does not depend on it, DCG is scaled by it."""
+    return float(_gain(truth.grade[:1].astype(np.float64), kind)[0]) if len(truth.grade) else 1.0
 
 
 def ideal_dcg(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, cut: Cutoffs, kind: str,

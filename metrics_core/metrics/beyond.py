@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from metrics_core.inputs.encoded import Lists, Training
+from metrics_core.inputs.encoded import Cooccurrence, Lists, Training
 from metrics_core.inputs.features import ItemVectors
-from metrics_core.metrics import catalog, popularity, registry, scores, similarity
+from metrics_core.metrics import catalog, popularity, primitive, registry, scores, similarity
+from metrics_core.settings import Settings
 from metrics_core.sums import row_sums
 
 NEEDS_CATALOG = "needs the catalog: give an item table or training interactions"
 NEEDS_TRAINING = "needs training interactions"
+NEEDS_PRIMITIVE = "needs a second model (the primitive model) to compare with"
 NEEDS_FEATURES = "needs item features: an item table with numeric/categorical feature columns or an embedding"
 
 
@@ -38,54 +40,59 @@ def not_requested() -> BeyondPass:
     return BeyondPass(np.zeros(0, dtype=np.int64), {}, {}, dict.fromkeys(names, "not requested (beyond=False)"))
 
 
-def beyond_pass(lists: Lists, k: int, n_items: int, in_catalog: np.ndarray | None, training: Training | None,
-                vectors: ItemVectors | None, history: tuple[np.ndarray, np.ndarray] | None) -> BeyondPass:
-    """Every beyond-accuracy metric whose inputs are present, per user and aggregated."""
+@dataclass
+class BeyondInputs:
+    """What the beyond-accuracy metrics read besides the lists, each None when absent:
+    ``in_catalog`` (item codes in the catalog), ``training``, item ``vectors``, ``history``
+    (mean history vectors and sizes), ``cooccurrence`` (items' unit training-user vectors,
+    users' history rows and the items x items similarity, for ``similarity="cooccurrence"``)
+    and ``primitive`` (the primitive model's lists, for serendipity against it)."""
+
+    n_items: int
+    in_catalog: np.ndarray | None = None
+    training: Training | None = None
+    vectors: ItemVectors | None = None
+    history: tuple[np.ndarray, np.ndarray] | None = None
+    cooccurrence: Cooccurrence | None = None
+    primitive: Lists | None = None
+
+
+def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> BeyondPass:
+    """Every beyond-accuracy metric whose inputs are present, per user and aggregated, with
+    the conventions ``settings`` chooses."""
+    k, training = settings.k, inputs.training
     top_all = lists.items[:, :k]
     listed = row_sums(top_all >= 0, np.int64)
     rows = np.flatnonzero(listed)
     every_user = len(rows) == len(top_all)
     top = top_all if every_user else top_all[rows]  # a view when every user has a list
+    hit_top = lists.hit[rows, :k]
     out = BeyondPass(rows, {}, {}, {}, {"users_with_recommendations": len(rows)})
-    counts = catalog.recommendation_counts(top, n_items)
-    out.metrics["aggregate_diversity"] = float(catalog.aggregate_diversity(counts))
-    if len(rows) >= 2:
-        out.metrics["personalization"] = catalog.personalization(counts, len(rows), k)
-    else:
-        out.skipped["personalization"] = "needs at least two users with recommendations"
-    if in_catalog is not None and in_catalog.any():
-        out.metrics["coverage"] = catalog.coverage(counts, in_catalog)
-        out.metrics["gini"] = catalog.gini(counts[in_catalog])
-        out.metrics["entropy"], out.metrics["entropy_normalised"] = catalog.entropy(counts[in_catalog])
-        out.left_out["recommendations_outside_catalog"] = int(counts[~in_catalog].sum())
-    else:
-        for name in ("coverage", "gini", "entropy", "entropy_normalised"):
-            out.skipped[name] = NEEDS_CATALOG
+    _catalog_metrics(out, top, inputs, settings)
     if training is not None:
-        out.per_user["novelty"], unknown = popularity.novelty(top, training.users_per_item, training.n_users)
+        out.per_user["novelty"], unknown = popularity.novelty(top, training.users_per_item, training.n_users,
+                                                              settings.novelty_unknown)
         out.left_out["recommendations_unknown_to_training"] = unknown
-        out.per_user["arp"] = popularity.average_recommendation_popularity(top, training.interactions_per_item)
+        out.per_user["arp"] = popularity.average_recommendation_popularity(
+            top, training.interactions_per_item, settings.arp_unknown)
+        out.metrics["novelty_interactions"] = popularity.interaction_novelty(top, training.interactions_per_item)
+        n_catalog = int(inputs.in_catalog.sum()) if inputs.in_catalog is not None else inputs.n_items
+        out.per_user["serendipity_popularity"] = popularity.popularity_serendipity(
+            top, hit_top, training.interactions_per_item, n_catalog)
     else:
-        for name in ("novelty", "arp", "arp_normalised"):
+        for name in ("novelty", "arp", "arp_normalised", "novelty_interactions", "serendipity_popularity"):
             out.skipped[name] = NEEDS_TRAINING
-    if vectors is not None:
-        ils, without = similarity.intra_list_similarity(top, vectors)
-        out.per_user["intra_list_similarity"] = ils
-        out.per_user["diversity"] = 1.0 - ils
-        out.left_out["recommendations_without_features"] = without
-        out.left_out["users_with_fewer_than_two_featured_items"] = int(np.isnan(ils).sum())
-        if history is not None:
-            hit_top = lists.hit[rows, :k]
-            out.per_user["serendipity"] = similarity.serendipity(top, hit_top, rows, vectors, *history)
-            out.left_out["users_without_history"] = int((history[1][rows] == 0).sum())
-        else:
-            out.skipped["serendipity"] = NEEDS_TRAINING
+    _similarity_metrics(out, top, hit_top, rows, inputs, settings)
+    if inputs.primitive is not None:
+        _primitive_metrics(out, lists, rows, hit_top, inputs, settings)
     else:
-        for name in ("diversity", "intra_list_similarity", "serendipity"):
-            out.skipped[name] = NEEDS_FEATURES
+        out.skipped.update(dict.fromkeys(("serendipity_primitive", "unexpectedness"), NEEDS_PRIMITIVE))
     if lists.scores is not None:
-        out.per_user["score_entropy"] = scores.score_entropy(lists.scores[:, :k] if every_user
-                                                             else lists.scores[rows, :k])
+        top_scores = lists.scores[:, :k] if every_user else lists.scores[rows, :k]
+        if settings.score_entropy == "pooled":
+            out.metrics["score_entropy"] = scores.pooled_score_entropy(top_scores)
+        else:
+            out.per_user["score_entropy"] = scores.score_entropy(top_scores)
     else:
         out.skipped["score_entropy"] = "needs scores (the lists have ranks only)"
     for name, values in out.per_user.items():
@@ -95,5 +102,96 @@ def beyond_pass(lists: Lists, k: int, n_items: int, in_catalog: np.ndarray | Non
         else:
             out.skipped[name] = f"no user has what {name} needs (see left_out)"
     if "arp" in out.metrics:
-        out.metrics["arp_normalised"] = out.metrics["arp"] / max(1, training.n_users)
+        scale = training.n_users if settings.arp_normalisation == "users" else len(training.item)
+        out.metrics["arp_normalised"] = out.metrics["arp"] / max(1, scale)
     return out
+
+
+def _catalog_metrics(out: BeyondPass, top: np.ndarray, inputs: BeyondInputs, settings: Settings) -> None:
+    counts = catalog.recommendation_counts(top, inputs.n_items)
+    out.metrics["aggregate_diversity"] = float(catalog.aggregate_diversity(counts))
+    if len(out.rows) >= 2:
+        out.metrics["personalization"] = catalog.personalization(counts, len(out.rows), settings.k)
+    else:
+        out.skipped["personalization"] = "needs at least two users with recommendations"
+    in_catalog = inputs.in_catalog
+    if in_catalog is not None and in_catalog.any():
+        out.metrics["coverage"] = catalog.coverage(counts, in_catalog)
+        out.metrics["gini"] = catalog.gini(counts[in_catalog] if settings.gini_over == "catalog"
+                                           else counts[counts > 0])
+        out.metrics["entropy"], out.metrics["entropy_normalised"] = catalog.entropy(counts[in_catalog],
+                                                                                    settings.entropy_base)
+        out.left_out["recommendations_outside_catalog"] = int(counts[~in_catalog].sum())
+    else:
+        for name in ("coverage", "gini", "entropy", "entropy_normalised"):
+            out.skipped[name] = NEEDS_CATALOG
+
+
+def _similarity_metrics(out: BeyondPass, top, hit_top, rows, inputs: BeyondInputs, settings: Settings) -> None:
+    """Diversity, intra-list similarity and serendipity, with the chosen similarity."""
+    names = ("diversity", "intra_list_similarity", "serendipity")
+    if settings.similarity == "cooccurrence":
+        if inputs.cooccurrence is None:
+            out.skipped.update(dict.fromkeys(names, NEEDS_TRAINING + " (similarity = co-occurrence)"))
+            return
+        co = inputs.cooccurrence
+        sums = similarity.sparse_cosine_pair_sums(top, co.unit)
+        usable = top >= 0
+        to_history = similarity.cooccurrence_history_similarity(rows, co.history, co.item_similarity)
+        history_count = co.history_count
+    else:
+        vectors = inputs.vectors
+        if vectors is None:
+            out.skipped.update(dict.fromkeys(names, NEEDS_FEATURES))
+            return
+        if settings.similarity == "hamming":
+            if vectors.value_codes is None:
+                out.skipped.update(dict.fromkeys(names, "Hamming distance needs feature columns (not an embedding)"))
+                return
+            has_features = vectors.value_codes[:, 0] >= 0
+            sums = similarity.hamming_pair_sums(top, vectors.value_codes, has_features)
+        else:
+            has_features = vectors.has_vector
+            sums = similarity.cosine_pair_sums(top, vectors)
+        usable = similarity.usable_cells(top, has_features)
+        out.left_out["recommendations_without_features"] = int(((top >= 0) & ~usable).sum())
+        to_history = similarity.feature_history_similarity(rows, vectors, inputs.history[0]) \
+            if inputs.history is not None else None
+        history_count = inputs.history[1] if inputs.history is not None else None
+    out.per_user["diversity"] = _diversity(sums, top, settings)
+    if sums.is_distance:
+        out.skipped["intra_list_similarity"] = "a Hamming distance has no similarity"
+    else:
+        out.per_user["intra_list_similarity"] = np.clip(sums.mean(), -1.0, 1.0)
+    out.left_out["users_with_fewer_than_two_featured_items"] = int((sums.n < 2).sum())
+    if to_history is None or settings.similarity == "hamming":
+        out.skipped["serendipity"] = NEEDS_TRAINING if to_history is None else "a Hamming distance has no " \
+            "similarity to a history"
+        return
+    out.per_user["serendipity"] = similarity.serendipity(top, hit_top, rows, usable, to_history, history_count,
+                                                         settings.serendipity_over)
+    out.left_out["users_without_history"] = int((history_count[rows] == 0).sum())
+
+
+def _diversity(sums: similarity.PairSums, top: np.ndarray, settings: Settings) -> np.ndarray:
+    """Per user: the mean distance over pairs (NaN with fewer than two usable items; 0 for a
+    Hamming distance over a list of fewer than two, as RecTools), or the distance summed over
+    pairs / n (Evidently; 0 with fewer than two)."""
+    distance = sums.distance_sum()
+    if settings.diversity_divisor == "list":
+        return np.divide(distance, sums.n, out=np.zeros(len(sums.n)), where=sums.n >= 2)
+    mean = np.divide(distance, sums.pairs, out=np.full(len(sums.n), np.nan), where=sums.n >= 2)
+    if sums.is_distance:
+        mean[row_sums(top >= 0, np.int64) < 2] = 0.0
+    return mean
+
+
+def _primitive_metrics(out: BeyondPass, lists: Lists, rows, hit_top, inputs: BeyondInputs,
+                       settings: Settings) -> None:
+    names = ("serendipity_primitive", "unexpectedness")
+    if settings.primitive_scale == "minmax" and (lists.scores is None or inputs.primitive.scores is None):
+        out.skipped.update(dict.fromkeys(names, "primitive_scale = minmax needs scores in both models"))
+        return
+    found = primitive.against(lists, inputs.primitive, rows, settings.k, settings.primitive_scale)
+    out.per_user["serendipity_primitive"] = primitive.serendipity(found, hit_top)
+    out.per_user["unexpectedness"] = primitive.unexpectedness(found)

@@ -60,9 +60,10 @@ def gini(counts: np.ndarray) -> float:
     return float(np.sum((2 * j - n - 1) * shares) / (n - 1))
 
 
-def entropy(counts: np.ndarray) -> tuple[float, float]:
-    """Shannon entropy −Σ p_i ln p_i of recommendation shares over the catalog, and the same
-    divided by ln(n) (1 = perfectly even; 0 for a one-item catalog).
+def entropy(counts: np.ndarray, base: float = np.e) -> tuple[float, float]:
+    """Shannon entropy −Σ p_i log p_i of recommendation shares over the catalog (natural log by
+    default; ``base=2`` gives bits, Recommenders' distributional coverage), and the same
+    divided by log(n) (1 = perfectly even, whatever the base; 0 for a one-item catalog).
 
     >>> round(entropy(np.array([1, 0, 2, 2, 2]))[0], 3)  # the three-user reference, over the 5 test items
     1.352
@@ -71,8 +72,8 @@ def entropy(counts: np.ndarray) -> tuple[float, float]:
     if total == 0:
         return 0.0, 0.0
     p = counts[counts > 0] / total
-    value = float(-np.sum(p * np.log(p)))
-    return value, value / np.log(len(counts)) if len(counts) > 1 else 0.0
+    value = float(-np.sum(p * np.log(p)) / np.log(base))
+    return value, value / (np.log(len(counts)) / np.log(base)) if len(counts) > 1 else 0.0
 
 
 def personalization(counts: np.ndarray, n_users: int, k: int) -> float:

@@ -16,24 +16,67 @@ def _row_mean(values: np.ndarray, used: np.ndarray) -> np.ndarray:
     return np.divide(total, n, out=np.full(len(n), np.nan), where=n > 0)
 
 
-def novelty(top: np.ndarray, item_users: np.ndarray, n_train_users: int) -> tuple[np.ndarray, int]:
-    """Per user: mean over recommended items known in training of −log2(p_i), where p_i is
-    the share of training users who interacted with item i. Returns the per-user values and
-    the number of recommendations of items unknown to training (left out).
+def novelty(top: np.ndarray, item_users: np.ndarray, n_train_users: int,
+            unknown: str = "leave_out") -> tuple[np.ndarray, int]:
+    """Per user: mean over recommended items of −log2(p_i), where p_i is the share of training
+    users who interacted with item i. Items unknown to training are left out (``leave_out``)
+    or count as seen by one user (``one_user``, RecTools). Returns the per-user values and the
+    number of recommendations of unknown items.
+
+    >>> top, users_of = np.array([[0, 1]]), np.array([2, 0])  # item 1 is unknown; 4 training users
+    >>> novelty(top, users_of, 4)[0], novelty(top, users_of, 4, "one_user")[0]
+    (array([1.]), array([1.5]))
     """
     listed = top >= 0
     users_of = item_users[np.where(listed, top, 0)]
     known = listed & (users_of > 0)
     surprise = -np.log2(np.maximum(users_of, 1) / n_train_users)
-    return _row_mean(surprise, known), int((listed & ~known).sum())
+    return _row_mean(surprise, known if unknown == "leave_out" else listed), int((listed & ~known).sum())
 
 
-def average_recommendation_popularity(top: np.ndarray, item_interactions: np.ndarray) -> np.ndarray:
-    """Per user: mean training interaction count of the recommended items (items unknown to
-    training count 0). ARP is its mean over users; divide by the number of training users
-    for the normalised variant."""
+def average_recommendation_popularity(top: np.ndarray, popularity: np.ndarray, unknown: str = "zero") -> np.ndarray:
+    """Per user: mean training popularity of the recommended items; items unknown to training
+    count 0 (``zero``) or are left out (``leave_out``, Evidently). ARP is its mean over users."""
     listed = top >= 0
-    return _row_mean(item_interactions[np.where(listed, top, 0)].astype(np.float64), listed)
+    values = popularity[np.where(listed, top, 0)].astype(np.float64)
+    return _row_mean(values, listed if unknown == "zero" else listed & (values > 0))
+
+
+def interaction_novelty(top: np.ndarray, item_interactions: np.ndarray) -> float:
+    """Novelty over every recommendation of the top K (Microsoft Recommenders' ``novelty``):
+    Σ_i c_i · −log2(n_i / N) / Σ_i c_i, with c_i the times item i is recommended, n_i its
+    training interactions and N all training interactions; an item unknown to training adds
+    nothing but counts in the denominator.
+
+    >>> round(interaction_novelty(np.array([[0, 1], [0, 2]]), np.array([2, 2, 0])), 6)  # N = 4
+    0.75
+    """
+    listed = top[top >= 0]
+    if len(listed) == 0:
+        return float("nan")
+    n = item_interactions[listed].astype(np.float64)
+    surprise = np.where(n > 0, -np.log2(np.maximum(n, 1) / max(1, item_interactions.sum())), 0.0)
+    return float(surprise.sum() / len(listed))
+
+
+def popularity_serendipity(top: np.ndarray, hit_top: np.ndarray, item_interactions: np.ndarray,
+                           n_catalog: int) -> np.ndarray:
+    """Per user (RecTools' Serendipity): mean over the top-K positions of
+    max(p(r) − pu(i), 0)·rel(i), where p(r) = (n + 1 − r) / n for rank r, pu(i) = (n + 1 −
+    popularity rank of i) / n, popularity rank = dense rank of training interactions (1 = most
+    interacted), pu = 0 for items unknown to training, n = catalog size.
+
+    >>> popularity_serendipity(np.array([[1, 0]]), np.array([[True, True]]), np.array([5, 1]), 2)
+    array([0.25])
+    """
+    listed = top >= 0
+    counts = item_interactions[np.where(listed, top, 0)]
+    levels = np.unique(item_interactions[item_interactions > 0])[::-1]  # distinct counts, most first
+    pop_rank = np.searchsorted(-levels, -counts) + 1
+    rank = np.arange(1, top.shape[1] + 1)[None, :]
+    p_user = (n_catalog + 1 - rank) / n_catalog
+    p_any = np.where(counts > 0, (n_catalog + 1 - pop_rank) / n_catalog, 0.0)
+    return _row_mean(np.maximum(p_user - p_any, 0.0) * hit_top, listed)
 
 
 def popularity_order(item_interactions: np.ndarray) -> np.ndarray:

@@ -24,7 +24,7 @@ from typing import Literal
 import numpy as np
 
 Family = Literal["accuracy", "beyond", "catalog"]
-Need = Literal["candidates", "catalog", "train", "features", "scores", "judgements"]
+Need = Literal["candidates", "catalog", "train", "features", "scores", "judgements", "primitive"]
 
 
 @dataclass(frozen=True)
@@ -141,6 +141,17 @@ REGISTRY: tuple[Metric, ...] = (
            needs=("train",), bounds=(0.0, None)),
     Metric("serendipity", "Serendipity", "relevant hits that are unlike the user's history: 1 − mean cosine",
            "beyond", "serendipity", needs=("train", "features"), bounds=(0.0, 2.0)),
+    Metric("serendipity_popularity", "Serendipity (popularity)",
+           "mean over the top K of max(p(rank) − p(popularity rank), 0)·rel, p(r) = (n + 1 − r) / n (RecTools)",
+           "beyond", "serendipity_popularity", needs=("train",), headline=False),
+    Metric("serendipity_primitive", "Serendipity vs primitive",
+           "Σ over the top K of max(Pr(i) − Prim(i), 0)·rel(i), both models' lists scaled to [0, 1]", "beyond",
+           "serendipity_primitive", needs=("primitive",), bounds=(0.0, None)),
+    Metric("unexpectedness", "Unexpectedness", "share of the top K that the primitive model's top K does not hold",
+           "beyond", "unexpectedness", higher_is_better=None, needs=("primitive",)),
+    Metric("novelty_interactions", "Novelty (interactions)",
+           "mean over every recommendation of −log2(item's share of training interactions) (Recommenders)",
+           "catalog", interval=False, needs=("train",), headline=False, bounds=(0.0, None)),
     Metric("personalization", "Personalization", "1 − mean overlap of two users' top-K lists / K", "catalog",
            interval=False),
     Metric("arp", "ARP", "mean training popularity of the recommended items", "beyond", "arp",

@@ -25,6 +25,17 @@ def score_entropy(top_scores: np.ndarray) -> np.ndarray:
     return out
 
 
+def pooled_score_entropy(top_scores: np.ndarray) -> float:
+    """Entropy of one softmax over every user's top-K scores together (Evidently's
+    ScoreDistribution): grows with the number of users, so it compares runs of the same size only.
+
+    >>> round(pooled_score_entropy(np.array([[1.0, 1.0], [1.0, np.nan]])), 4)  # ln 3
+    1.0986
+    """
+    values = top_scores[~np.isnan(top_scores)].astype(np.float64)
+    return float(_softmax_entropy(values[None, :])[0]) if len(values) else float("nan")
+
+
 def _softmax_entropy(scores: np.ndarray) -> np.ndarray:
     """Entropy of softmax over each row's non-NaN scores, as log Z − Σ p·s (s shifted so that
     the row's maximum is 0, Z = Σ exp s, p = exp s / Z): no logarithm per score. Rows are

@@ -51,7 +51,7 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
         options = {
             "beta": float(rng.choice([0.5, 1.0, 2.0])),
             "ap_denominator": str(rng.choice(["min_k_relevant", "relevant", "hits", "k"])),
-            "gain": str(rng.choice(["linear", "exponential", "binary"])),
+            "gain": [{1.0: 3.0, 2.0: 9.0}, "linear", "exponential", "binary"][rng.integers(0, 4)],
             "precision_denominator": str(rng.choice(["k", "list", "min_k_relevant"])),
             "rbp_p": float(rng.choice([0.5, 0.8, 0.95])),
             "ndcg_ideal": str(rng.choice(["cut_at_k", "all_relevant", "k_relevant"])),

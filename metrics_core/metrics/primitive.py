@@ -1,0 +1,93 @@
+"""Serendipity against a primitive model, and unexpectedness.
+
+For user u, with Pr_u(i) the model's score of a recommended item i and Prim_u(i) the
+primitive model's score of the same item (0 when the primitive model's top K does not hold
+it), both scaled to [0, 1] within each user's top K:
+
+    serendipity_u = Σ_{i ∈ top K} max(Pr_u(i) − Prim_u(i), 0) · rel_u(i)
+    unexpectedness_u = |{i ∈ top K : i not in the primitive model's top K}| / |top K|
+
+Scaling (``primitive_scale``): ``rank`` gives the item at position p (0-based) of a list of n
+the score (n − p) / n (the first 1, the last 1/n); ``minmax`` gives (s − min) / (max − min)
+of the list's scores (1 for every item when they are all equal).
+
+The primitive model's cells are found with one sorted array of ``user * n_items + item`` keys
+and ``searchsorted``: no loop over users.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from metrics_core.inputs.encoded import Lists
+from metrics_core.sums import row_sums
+
+
+@dataclass
+class Matched:
+    """Users ``rows`` x K: the model's scaled score, the primitive's scaled score of the same
+    item (0 when absent), and which cells are listed and found in the primitive's top K."""
+
+    model: np.ndarray
+    primitive: np.ndarray
+    listed: np.ndarray
+    found: np.ndarray
+
+
+def scaled(lists: Lists, rows: np.ndarray, k: int, scale: str) -> np.ndarray:
+    """Each cell of users ``rows``' top K scaled to [0, 1] within its list (NaN when empty).
+
+    >>> lists = Lists("m", np.array([[4, 7, -1]]), np.zeros((1, 3), dtype=bool), None,
+    ...               np.array([[3.0, 1.0, np.nan]]), np.array([True]), "score")
+    >>> scaled(lists, np.array([0]), 3, "rank"), scaled(lists, np.array([0]), 3, "minmax")
+    (array([[1. , 0.5, nan]]), array([[ 1.,  0., nan]]))
+    """
+    items = lists.items[rows, :k]
+    present = items >= 0
+    if scale == "rank":
+        n = row_sums(present, np.int64).astype(np.float64)[:, None]
+        position = np.arange(items.shape[1])[None, :]
+        values = np.divide(n - position, n, out=np.zeros(items.shape), where=n > 0)
+    else:
+        scores = np.where(present, lists.scores[rows, :k].astype(np.float64), np.nan)
+        with np.errstate(invalid="ignore"):
+            low, high = np.nanmin(np.where(present.any(axis=1)[:, None], scores, 0.0), axis=1), \
+                np.nanmax(np.where(present.any(axis=1)[:, None], scores, 0.0), axis=1)
+        spread = (high - low)[:, None]
+        values = np.divide(scores - low[:, None], spread, out=np.ones(items.shape), where=spread > 0)
+    return np.where(present, values, np.nan)
+
+
+def against(lists: Lists, primitive: Lists, rows: np.ndarray, k: int, scale: str) -> Matched:
+    """The model's top K of users ``rows`` matched with the primitive model's top K."""
+    items = lists.items[rows, :k]
+    listed = items >= 0
+    n_items = int(max(items.max(initial=-1), primitive.items.max(initial=-1))) + 1
+    other = primitive.items[rows, :k]
+    other_listed = other >= 0
+    row_index = np.arange(len(rows))[:, None]
+    other_keys = (row_index * n_items + other)[other_listed]
+    other_values = scaled(primitive, rows, k, scale)[other_listed]
+    order = np.argsort(other_keys, kind="stable")
+    other_keys, other_values = other_keys[order], other_values[order]
+    keys = (row_index * n_items + np.where(listed, items, 0))
+    at = np.minimum(np.searchsorted(other_keys, keys), max(len(other_keys) - 1, 0))
+    found = listed & (other_keys[at] == keys) if len(other_keys) else np.zeros_like(listed)
+    primitive_values = np.where(found, other_values[at] if len(other_values) else 0.0, 0.0)
+    return Matched(scaled(lists, rows, k, scale), primitive_values, listed, found)
+
+
+def serendipity(matched: Matched, hit_top: np.ndarray) -> np.ndarray:
+    """Σ over the top K of max(Pr − Prim, 0) · rel, per user."""
+    gain = np.where(matched.listed & hit_top, np.maximum(np.nan_to_num(matched.model) - matched.primitive, 0.0), 0.0)
+    return gain.sum(axis=1)
+
+
+def unexpectedness(matched: Matched) -> np.ndarray:
+    """Share of the top K the primitive model's top K does not hold, per user (NaN for an
+    empty list)."""
+    n = matched.listed.sum(axis=1)
+    unseen = (matched.listed & ~matched.found).sum(axis=1)
+    return np.divide(unseen, n, out=np.full(len(n), np.nan), where=n > 0)

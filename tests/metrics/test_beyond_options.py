@@ -1,0 +1,152 @@
+"""The beyond-accuracy conventions and the metrics added for peer parity: hand-computed cases,
+slow pairwise definitions on random data, and properties."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metrics_core import Dataset, Settings
+from metrics_core.inputs.columns import Columns
+
+
+def small(seed: int, n_users: int = 30, n_items: int = 25, length: int = 6):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for user in range(n_users):
+        listed = rng.choice(n_items, rng.integers(1, length + 1), replace=False)
+        rows += [(user, int(item), rank + 1, float(length - rank + rng.random() / 2))
+                 for rank, item in enumerate(listed)]
+    recs = pd.DataFrame(rows, columns=["user_id", "item_id", "rank", "score"])
+    truth = recs.sample(frac=0.4, random_state=seed)[["user_id", "item_id"]]
+    train = pd.DataFrame({"user_id": rng.integers(0, n_users, 200), "item_id": rng.integers(0, n_items - 3, 200)})
+    items = pd.DataFrame({"item_id": np.arange(n_items), "genre": rng.integers(0, 3, n_items),
+                          "year": rng.integers(0, 2, n_items)})
+    return recs, truth, train.drop_duplicates(), items
+
+
+def lists_of(recs: pd.DataFrame, k: int) -> dict:
+    top = recs[recs["rank"] <= k].sort_values(["user_id", "rank"])
+    return top.groupby("user_id")["item_id"].apply(list).to_dict()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_hamming_and_cooccurrence_equal_their_pairwise_definitions(seed):
+    recs, truth, train, items = small(seed)
+    dataset = Dataset.build(recs, truth, train=train, items=items, feature_columns=["genre", "year"])
+    k = 4
+    features = items.set_index("item_id")[["genre", "year"]]
+    users_of = train.groupby("item_id")["user_id"].apply(set).to_dict()
+    history = train.groupby("user_id")["item_id"].apply(set).to_dict()
+    relevant = truth.groupby("user_id")["item_id"].apply(set).to_dict()
+
+    def cooc(i, j):
+        a, b = users_of.get(i, set()), users_of.get(j, set())
+        return len(a & b) / math.sqrt(len(a) * len(b)) if a and b else 0.0
+
+    hamming = dataset.evaluate(settings=Settings(k=k, similarity="hamming")).per_user
+    co = dataset.evaluate(settings=Settings(k=k, similarity="cooccurrence", serendipity_over="list")).per_user
+    for user, listed in lists_of(recs, k).items():
+        pairs = list(itertools.combinations(listed, 2))
+        distance = [int((features.loc[i] != features.loc[j]).sum()) for i, j in pairs]
+        assert hamming.loc[user, "diversity"] == pytest.approx(np.mean(distance) if pairs else 0.0, abs=1e-12)
+        if pairs:
+            assert co.loc[user, "diversity"] == pytest.approx(1 - np.mean([cooc(i, j) for i, j in pairs]), abs=1e-12)
+        if user in history:
+            unexpected = [(1 - np.mean([cooc(i, h) for h in history[user]])) * (i in relevant.get(user, set()))
+                          for i in listed]
+            assert co.loc[user, "serendipity"] == pytest.approx(np.mean(unexpected), abs=1e-12)
+        else:
+            assert np.isnan(co.loc[user, "serendipity"])
+
+
+def test_evidently_conventions_by_hand():
+    recs = pd.DataFrame({"user_id": [1, 1, 1, 2], "item_id": [1, 2, 3, 1], "rank": [1, 2, 3, 1],
+                         "score": [2.0, 1.0, 0.0, 5.0]})
+    truth = pd.DataFrame({"user_id": [1, 2], "item_id": [1, 1]})
+    train = pd.DataFrame({"user_id": [7, 8, 8], "item_id": [1, 1, 2]})  # item 3 unknown to training
+    items = pd.DataFrame({"item_id": [1, 2, 3, 4], "x": [1.0, 0.0, 1.0, 0.0], "y": [0.0, 1.0, 1.0, 1.0]})
+    dataset = Dataset.build(recs, truth, train=train, items=items)
+    default = dataset.evaluate(settings=Settings(k=3))
+    evidently = dataset.evaluate(settings=Settings(k=3, preset="evidently"))
+    # ARP: user 1's items have 2, 1, 0 training interactions; user 2's 2
+    assert default.metrics["arp"] == pytest.approx((1.0 + 2.0) / 2)
+    assert evidently.metrics["arp"] == pytest.approx((1.5 + 2.0) / 2)  # item 3 left out
+    # Gini: counts over the catalog (1, 2, 3, 4) = 2, 1, 1, 0; over the recommended items = 2, 1, 1
+    assert default.metrics["gini"] == pytest.approx((-3 * 0 - 1 * 1 + 1 * 1 + 3 * 2) / 4 / 3)
+    assert evidently.metrics["gini"] == pytest.approx((-2 * 1 + 0 * 1 + 2 * 2) / 4 / 2)
+    # diversity of user 1: cosine distances 1, 1 − 1/√2, 1 − 1/√2 summed / 3 items; user 2 (one item) 0
+    distances = 1 + 2 * (1 - 1 / math.sqrt(2))
+    assert default.per_user.loc[1, "diversity"] == pytest.approx(distances / 3)  # / 3 pairs
+    assert evidently.metrics["diversity"] == pytest.approx((distances / 3 + 0.0) / 2)
+    # one softmax over the scores 2, 1, 0, 5
+    p = np.exp([2.0, 1.0, 0.0, 5.0]) / np.exp([2.0, 1.0, 0.0, 5.0]).sum()
+    assert evidently.metrics["score_entropy"] == pytest.approx(-(p * np.log(p)).sum())
+    assert "score_entropy" not in evidently.per_user.columns
+
+
+def test_entropy_base_and_arp_normalisation():
+    recs, truth, train, items = small(1)
+    dataset = Dataset.build(recs, truth, train=train, items=items)
+    nats = dataset.evaluate(settings=Settings(k=3))
+    bits = dataset.evaluate(settings=Settings(k=3, entropy_base=2, arp_normalisation="interactions"))
+    assert bits.metrics["entropy"] == pytest.approx(nats.metrics["entropy"] / math.log(2))
+    assert bits.metrics["entropy_normalised"] == pytest.approx(nats.metrics["entropy_normalised"])
+    assert bits.metrics["arp_normalised"] == pytest.approx(nats.metrics["arp"] / len(train))
+
+
+def test_serendipity_against_a_primitive_model_by_hand():
+    model = pd.DataFrame({"user_id": [1, 1, 1], "item_id": [10, 20, 30], "rank": [1, 2, 3],
+                          "score": [0.9, 0.5, 0.1]})
+    primitive = pd.DataFrame({"user_id": [1, 1, 1], "item_id": [20, 10, 40], "rank": [1, 2, 3],
+                              "score": [0.8, 0.6, 0.2]})
+    truth = pd.DataFrame({"user_id": [1, 1], "item_id": [10, 30]})
+    dataset = Dataset.build({"base": primitive, "new": model}, truth)
+    by_rank = dataset.evaluate("new", Settings(k=3, primitive_model="base"))
+    # rank scale over 3 items: 1, 2/3, 1/3. Item 10: 1 − 2/3; item 30: 1/3 − 0 (not in the primitive's top K)
+    assert by_rank.metrics["serendipity_primitive"] == pytest.approx(1 / 3 + 1 / 3)
+    assert by_rank.metrics["unexpectedness"] == pytest.approx(1 / 3)  # item 30 only
+    by_scores = dataset.evaluate("new", Settings(k=3, primitive_model="base", primitive_scale="minmax"))
+    # min-max: new 10 → 1, 30 → 0; base 10 → (0.6 − 0.2)/0.6 = 2/3
+    assert by_scores.metrics["serendipity_primitive"] == pytest.approx(1 - 2 / 3)
+    itself = dataset.evaluate("base", Settings(k=3, primitive_model="base"))
+    assert itself.metrics["serendipity_primitive"] == 0.0 and itself.metrics["unexpectedness"] == 0.0
+    alone = Dataset.build({"new": model}, truth).evaluate(settings=Settings(k=3))
+    assert "second model" in alone.skipped["unexpectedness"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_primitive_metrics_bounds_and_self_comparison(seed):
+    recs, truth, _, _ = small(seed)
+    shuffled = recs.assign(item_id=(recs["item_id"] * 7 + seed) % 25)
+    dataset = Dataset.build({"a": recs, "b": shuffled}, truth)
+    result = dataset.evaluate("b", Settings(k=4, primitive_model="a")).per_user
+    result = result[result["evaluated"]]
+    assert ((result["unexpectedness"] >= 0) & (result["unexpectedness"] <= 1)).all()
+    assert (result["serendipity_primitive"] >= 0).all()
+    assert (result["serendipity_primitive"] <= result["hits"] + 1e-12).all()  # at most 1 per hit
+
+
+def test_dcg_uses_the_grade_when_every_grade_is_equal():
+    recs = pd.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "rank": [1, 2]})
+    truth = pd.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "grade": [2, 2]})
+    dataset = Dataset.build(recs, truth, columns=Columns(relevance="grade"))
+    for gain, per_item in (("linear", 2.0), ("exponential", 3.0), ("binary", 1.0), ({2: 7}, 7.0)):
+        result = dataset.evaluate(settings=Settings(k=2, gain=gain))
+        assert result.metrics["dcg"] == pytest.approx(per_item * (1 + 1 / math.log2(3))), gain
+        assert result.curves.loc[2, "dcg"] == pytest.approx(result.metrics["dcg"])
+        assert result.metrics["ndcg"] == pytest.approx(1.0)
+
+
+def test_custom_gains_are_checked():
+    from metrics_core.errors import InputError
+
+    assert Settings(gain={2: 9, 1: 3}).gain == ((1.0, 3.0), (2.0, 9.0))
+    with pytest.raises(InputError, match="lower gain"):
+        Settings(gain={1: 5, 2: 1})
+    with pytest.raises(InputError, match="finite"):
+        Settings(gain={1: float("nan")})
