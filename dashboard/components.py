@@ -13,9 +13,11 @@ from dashboard import state
 from dashboard.glossary import METRICS, label
 from dashboard.state import Key
 from metrics_core import PRESETS, InputError
-from metrics_core.settings import AP_DENOMINATORS, GAINS
+from metrics_core.settings import AP_DENOMINATORS, GAINS, PRIMITIVE_SCALES, SIMILARITIES
 
 AP_LABELS = {"min_k_relevant": "min(K, R)", "relevant": "R (all relevant)", "hits": "hits in the top K", "k": "K"}
+SIMILARITY_LABELS = {"cosine": "cosine of item features", "hamming": "Hamming: feature values that differ",
+                     "cooccurrence": "co-occurrence in training"}
 GAIN_LABELS = {"linear": "grade", "exponential": "2^grade − 1", "binary": "1 (binary)"}
 
 
@@ -33,7 +35,8 @@ def sidebar() -> None:
                      help="Deltas on the cards and in Compare are against this model.")
         with st.expander("Metric options", expanded=False):
             st.selectbox("Convention preset", list(PRESETS), key=Key.PRESET, on_change=state.apply_preset,
-                         help="Reproduce another tool's numbers: trec_eval, ranx or Evidently conventions.")
+                         help="Reproduce another tool's numbers: trec_eval, ranx, Evidently, RecTools, "
+                              "Microsoft Recommenders or torchmetrics conventions.")
             st.number_input("β of F-beta", min_value=0.1, max_value=10.0, step=0.5, key=Key.BETA)
             st.selectbox("AP denominator", AP_DENOMINATORS, key=Key.AP_DENOMINATOR, format_func=AP_LABELS.get)
             st.selectbox("NDCG gain", GAINS, key=Key.GAIN, format_func=GAIN_LABELS.get)
@@ -43,6 +46,18 @@ def sidebar() -> None:
                      format_func={"exclude": "left out (counted)", "zero": "scored 0"}.get)
             st.radio("Users with relevant items but no list", ["zero", "drop"], key=Key.USERS_WITHOUT_LIST,
                      format_func={"zero": "scored 0", "drop": "left out"}.get)
+            st.selectbox("Item similarity (diversity, serendipity)", SIMILARITIES, key=Key.SIMILARITY,
+                         format_func=SIMILARITY_LABELS.get)
+            st.radio("Items unknown to training, in novelty", ["leave_out", "one_user"], key=Key.NOVELTY_UNKNOWN,
+                     format_func={"leave_out": "left out", "one_user": "seen by one user (RecTools)"}.get)
+            if st.session_state.get(Key.PRIMITIVE_MODEL) not in (state.BASELINE_IS_PRIMITIVE, *models):
+                st.session_state[Key.PRIMITIVE_MODEL] = state.BASELINE_IS_PRIMITIVE
+            st.selectbox("Primitive model (unexpectedness)", [state.BASELINE_IS_PRIMITIVE, *models],
+                         key=Key.PRIMITIVE_MODEL,
+                         help="Serendipity against a primitive model and unexpectedness compare each model with "
+                              "this one.")
+            st.radio("Scale lists to [0, 1] by", PRIMITIVE_SCALES, key=Key.PRIMITIVE_SCALE, horizontal=True,
+                     format_func={"rank": "rank", "minmax": "min-max of scores"}.get)
 
 
 def model_picker(key: str = Key.MODEL, title: str = "Model") -> str:

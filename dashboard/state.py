@@ -36,6 +36,10 @@ class Key:
     PRESET = "preset"
     USERS_WITHOUT_RELEVANT = "users_without_relevant"
     USERS_WITHOUT_LIST = "users_without_list"
+    SIMILARITY = "similarity"
+    NOVELTY_UNKNOWN = "novelty_unknown"
+    PRIMITIVE_MODEL = "primitive_model"
+    PRIMITIVE_SCALE = "primitive_scale"
     BASELINE = "baseline"
     MODEL = "model"
     MODEL_B = "model_b"
@@ -67,12 +71,15 @@ class Key:
 WORKSPACE = "workspace"
 STARTED, PUBLISHED = "_started", "_published"
 SETTING_KEYS = (Key.K, Key.BETA, Key.RBP_P, Key.AP_DENOMINATOR, Key.GAIN, Key.PRESET, Key.USERS_WITHOUT_RELEVANT,
-                Key.USERS_WITHOUT_LIST)
+                Key.USERS_WITHOUT_LIST, Key.SIMILARITY, Key.NOVELTY_UNKNOWN, Key.PRIMITIVE_MODEL, Key.PRIMITIVE_SCALE)
+BASELINE_IS_PRIMITIVE = "(the baseline)"
 SHARED_KEYS = (*SETTING_KEYS, Key.BASELINE, Key.MODEL, Key.CASE_USER, Key.METRIC, Key.MODEL_B)
-QUERY_KEYS = (Key.K, Key.BASELINE, Key.MODEL, Key.CASE_USER, Key.METRIC, Key.PRESET, Key.MODEL_B)
+QUERY_KEYS = (Key.K, Key.BASELINE, Key.MODEL, Key.CASE_USER, Key.METRIC, Key.PRESET, Key.MODEL_B, Key.SIMILARITY,
+              Key.PRIMITIVE_MODEL)
 DEFAULTS = {Key.K: 10, Key.BETA: 1.0, Key.RBP_P: 0.8, Key.AP_DENOMINATOR: "min_k_relevant", Key.GAIN: "linear",
             Key.PRESET: "rankscope", Key.USERS_WITHOUT_RELEVANT: "exclude", Key.USERS_WITHOUT_LIST: "zero",
-            Key.METRIC: "ndcg"}
+            Key.METRIC: "ndcg", Key.SIMILARITY: "cosine", Key.NOVELTY_UNKNOWN: "leave_out",
+            Key.PRIMITIVE_SCALE: "rank", Key.PRIMITIVE_MODEL: BASELINE_IS_PRIMITIVE}
 CASTS = {Key.K: int, Key.BETA: float}
 
 
@@ -121,13 +128,18 @@ def use_workspace(new: Workspace) -> None:
         st.session_state.pop(key, None)
 
 
-EXPOSED = (Key.AP_DENOMINATOR, Key.GAIN, Key.USERS_WITHOUT_RELEVANT, Key.USERS_WITHOUT_LIST)
+EXPOSED = (Key.AP_DENOMINATOR, Key.GAIN, Key.USERS_WITHOUT_RELEVANT, Key.USERS_WITHOUT_LIST, Key.SIMILARITY,
+           Key.NOVELTY_UNKNOWN, Key.PRIMITIVE_SCALE)
 
 
 def settings() -> Settings:
-    """The current settings: the preset's conventions with the sidebar's choices on top."""
+    """The current settings: the preset's conventions with the sidebar's choices on top; the
+    primitive model (serendipity against it, unexpectedness) is the baseline unless chosen."""
     base = settings_for(st.session_state.get(Key.PRESET, "rankscope"))
     chosen = {key: st.session_state.get(key, DEFAULTS[key]) for key in (Key.K, Key.BETA, Key.RBP_P, *EXPOSED)}
+    primitive = st.session_state.get(Key.PRIMITIVE_MODEL, BASELINE_IS_PRIMITIVE)
+    primitive = st.session_state.get(Key.BASELINE) if primitive == BASELINE_IS_PRIMITIVE else primitive
+    chosen["primitive_model"] = primitive if primitive in dataset().models else None  # None: the first model
     return replace(base, **chosen)
 
 

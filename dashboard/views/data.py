@@ -1,6 +1,7 @@
 """Data: upload recommendations (one file per model), the ground truth and optional tables,
 map their columns, and check them; or go back to the demo workspace."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import streamlit as st
@@ -151,7 +152,8 @@ if st.button("Check and evaluate these files", type="primary", icon=":material/c
     try:
         with st.spinner("Reading, checking and joining…"):
             dataset = workspace.build()
-            report = dataset.evaluate_all(state.settings(), curves=False)
+            # the new files' own models: the primitive model chosen for the previous workspace may not exist
+            report = dataset.evaluate_all(replace(state.settings(), primitive_model=None), curves=False)
     except InputError as error:
         st.subheader("Validation report")
         components.show_error(error)
