@@ -18,6 +18,7 @@ from metrics_core.settings import encoding_for
 
 ROOT = Path(__file__).resolve().parents[2]
 PEERS_PYTHON = ROOT / ".venv-peers" / "bin" / "python"
+PEERS_READY = ROOT / ".venv-peers" / ".installed"  # written only once every peer is installed
 K = 5
 
 
@@ -52,7 +53,7 @@ def peer_data(seed: int = 0) -> dict[str, pd.DataFrame]:
 
 @pytest.fixture(scope="module")
 def peers(tmp_path_factory) -> tuple[dict, dict]:
-    if not PEERS_PYTHON.exists():
+    if not PEERS_READY.exists():
         pytest.skip("the peers' environment is absent (make peers-venv)")
     data = peer_data()
     folder = tmp_path_factory.mktemp("peers")
