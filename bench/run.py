@@ -37,7 +37,8 @@ truth = pq.read_table('{d}/ground_truth.parquet').to_pandas()
 IN_MEMORY = """
 import json, time, pyarrow.parquet as pq
 import numpy as np
-from metrics_core import Dataset, Settings, accuracy
+from metrics_core import Dataset, Settings
+from metrics_core.metrics import accuracy
 def peak():
     return int(dict(l.split(':', 1) for l in open('/proc/self/status'))['VmHWM'].split()[0]) * 1024
 def reset():

@@ -106,27 +106,36 @@ BEYOND_OPTIONS = {
 
 
 def _gain(text: str):
-    """An argparse type: a gain name, or custom gains ``1=3,2=9``."""
+    """An argparse type: a gain name, or custom gains ``1=3,2=9`` as (grade, gain) pairs
+    (Settings refuses a repeated grade or a gain that falls as grades rise)."""
     if text in GAINS:
         return text
     try:
-        return {float(grade): float(value) for grade, value in (pair.split("=") for pair in text.split(","))}
+        return tuple((float(grade), float(value)) for grade, value in (pair.split("=") for pair in text.split(",")))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is neither {', '.join(GAINS)} nor grade=gain pairs "
                                          "such as 1=3,2=9") from None
 
 
-def _entropy_base(text: str) -> float:
-    """An argparse type: ``e`` or a number above 1."""
-    if text == "e":
-        return math.e
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give 2 or e") from None
-    if not (math.isfinite(value) and value > 1):
-        raise argparse.ArgumentTypeError(f"{text} is not above 1; give 2 or e")
-    return value
+def _number(valid, why: str, named: dict[str, float] | None = None):
+    """An argparse type: a number (or one of the ``named`` values) for which ``valid`` holds;
+    otherwise the message says ``why``."""
+    def parse(text: str) -> float:
+        if named and text in named:
+            return named[text]
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not (math.isfinite(value) and valid(value)):
+            raise argparse.ArgumentTypeError(f"{text} {why}")
+        return value
+    return parse
+
+
+_positive_finite = _number(lambda v: v > 0, "is not a finite number > 0; e.g. 1.0 (0.5 favours precision, 2 recall)")
+_probability = _number(lambda v: 0 < v < 1, "is not between 0 and 1; e.g. 0.8")
+_entropy_base = _number(lambda v: v > 1, "is not above 1; give 2 or e", {"e": math.e})
 
 
 def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
@@ -154,29 +163,6 @@ def _at_least(low: int):
             raise argparse.ArgumentTypeError(f"{value} is below {low}; give a whole number >= {low}")
         return value
     return parse
-
-
-def _positive_finite(text: str) -> float:
-    """An argparse type: a finite number > 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text} is not a finite number > 0; e.g. 1.0 (0.5 favours precision, "
-                                         "2 recall)")
-    return value
-
-
-def _probability(text: str) -> float:
-    """An argparse type: a number strictly between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is not between 0 and 1; e.g. 0.8")
-    return value
 
 
 def add_loading_arguments(parser: argparse.ArgumentParser) -> None:

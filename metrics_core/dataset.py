@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import Note, input_error
+from metrics_core.errors import Note, input_error, setting
 from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.encode import (
@@ -258,8 +258,8 @@ class Dataset:
         scores 0 on both primitive metrics; with one model there is nothing to compare with)."""
         primitive_name = settings.primitive_model or self.models[0]
         if primitive_name not in self.lists:
-            raise input_error("settings", f"primitive_model = {primitive_name!r} is not a model of this dataset.",
-                              f"choose one of: {', '.join(self.models)}.")
+            raise input_error("settings", f"the primitive model {primitive_name!r} is not a model of this dataset.",
+                              f"choose one of {', '.join(self.models)} with {setting('primitive_model')}.")
         other = self.retrieved(primitive_name, settings.score_threshold) if len(self.models) > 1 else None
         cooccurrence = self.training.cooccurrence if (settings.similarity == "cooccurrence"
                                                       and self.training is not None) else None

@@ -35,6 +35,8 @@ SETTING_WORDS: dict[str, dict[Interface, str]] = {
                   "app": "the 'Relevant when the grade is at least' box on the Data page"},
     "feature_columns": {"api": "feature_columns=[...]", "cli": "--feature-columns",
                         "app": "the 'Item feature columns' choice on the Data page"},
+    "primitive_model": {"api": "primitive_model=...", "cli": "--primitive-model",
+                        "app": "the 'Primitive model' choice under Metric options"},
     "embedding_column": {"api": "embedding_column=...", "cli": "--embedding-column",
                          "app": "an embedding column (the command line's --embedding-column)"},
 }

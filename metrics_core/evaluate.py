@@ -18,7 +18,8 @@ def evaluate_models(recommendations: Mapping, ground_truth, k: int = 10, *, trai
 
     ``options`` are :class:`~metrics_core.settings.Settings` fields (beta, ap_denominator,
     gain, ...) or :class:`~metrics_core.settings.Encoding` fields (order, tie_break);
-    ``preset`` names a convention (``trec_eval``, ``ranx``, ``evidently``);
+    ``preset`` names a convention (a key of :data:`~metrics_core.settings.PRESETS`: ``trec_eval``,
+    ``ranx``, ``evidently``, ``rectools``, ``recommenders``, ``torchmetrics``);
     ``feature_columns``/``embedding_column`` choose item features (see :meth:`Dataset.build`).
     """
     evaluation_options, encoding_options = split_options(options)

@@ -4,6 +4,7 @@ and named presets that reproduce other tools' conventions on purpose."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
@@ -194,13 +195,19 @@ def _checked_gain(gain: object) -> str | CustomGain:
         raise input_error("settings", f"gain = {gain!r} is neither a gain name nor grade: gain pairs.",
                           f"choose one of {', '.join(GAINS)}, or give {{grade: gain}}, e.g. {{1: 3, 2: 9}} "
                           "(CLI: --gain 1=3,2=9).") from None
-    values = [value for _, value in pairs]
     if not pairs or not all(math.isfinite(v) for pair in pairs for v in pair):
         raise input_error("settings", f"gain = {gain!r} has no pairs or a value that is not a finite number.",
                           "give finite numbers, e.g. {1: 3, 2: 9}.")
-    if len({grade for grade, _ in pairs}) < len(pairs) or values != sorted(values):
-        raise input_error("settings", f"gain = {gain!r}: a grade is repeated or a higher grade has a lower gain.",
-                          "give each grade once, with gains that do not decrease as grades rise.")
+    grades = [grade for grade, _ in pairs]
+    repeated = sorted({g for g in grades if grades.count(g) > 1})
+    if repeated:
+        raise input_error("settings", f"custom gains give grade {repeated[0]:g} more than once.",
+                          "give each grade one gain, e.g. 1=3,2=9.")
+    falling = [(low, high) for (low, a), (high, b) in itertools.pairwise(pairs) if b < a]
+    if falling:
+        low, high = falling[0]
+        raise input_error("settings", f"custom gains give grade {high:g} a lower gain than grade {low:g}.",
+                          "give gains that do not decrease as grades rise (the ideal list sorts by grade).")
     return pairs
 
 

@@ -10,7 +10,7 @@ import sys
 import pandas as pd
 import pytest
 
-from metrics_core import evaluate
+from metrics_core import evaluate, evaluate_models
 from metrics_core.cli import main
 from metrics_core.metrics.registry import REGISTRY
 
@@ -182,3 +182,27 @@ def test_the_command_stops_numpy_huge_pages_unless_the_user_chose(setting, expec
         env["NUMPY_MADVISE_HUGEPAGE"] = setting
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
     assert done.stdout.strip() == expected, done.stderr
+
+
+def test_peer_convention_flags_reach_the_settings(tmp_path, files, capsys):
+    items = pd.DataFrame({"item_id": range(0, 80, 10), "a": [1, 0, 1, 0, 1, 0, 1, 0], "b": [0, 1, 1, 0, 0, 1, 1, 2]})
+    items.to_csv(tmp_path / "items.csv", index=False)
+    flags = {"--gain": "1=3,2=9", "--novelty-unknown": "one_user", "--arp-normalisation": "interactions",
+             "--arp-unknown": "leave_out", "--gini-over": "recommended", "--similarity": "hamming",
+             "--diversity-divisor": "list", "--entropy-base": "2", "--primitive-model": "A",
+             "--primitive-scale": "rank"}
+    code = main(["evaluate", "--recommendations", f"A={files['recs']}", "--recommendations", f"B={files['recs']}",
+                 "--ground-truth", str(files["truth"]), "--train", str(files["train"]), "--items",
+                 str(tmp_path / "items.csv"), "--k", "3", *[part for pair in flags.items() for part in pair]])
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)["models"]["B"]["metrics"]
+    same = evaluate_models({"A": files["recs"], "B": files["recs"]}, files["truth"], k=3, train=files["train"],
+                           items=tmp_path / "items.csv", gain={1: 3, 2: 9}, novelty_unknown="one_user",
+                           arp_normalisation="interactions", arp_unknown="leave_out", gini_over="recommended",
+                           similarity="hamming", diversity_divisor="list", entropy_base=2, primitive_model="A")["B"]
+    assert out == pytest.approx(same.metrics)
+    assert out["unexpectedness"] == 0.0  # B's lists are A's
+    done = run("evaluate", "--recommendations", str(files["recs"]), "--recommendations", f"B={files['recs']}",
+               "--ground-truth", str(files["truth"]), "--primitive-model", "nope")
+    assert done.returncode == 2 and "primitive model 'nope'" in done.stderr and "Traceback" not in done.stderr
+    assert "with --primitive-model" in done.stderr

@@ -137,7 +137,8 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
         order = np.lexsort((-grade, user))
         user, item, grade = user[order], item[order], grade[order]
     relevant_count = np.bincount(user, minlength=n_users)
-    judged = judged[~np.isin(judged, user * n_items + item)]  # relevant through another row: not judged non-relevant
+    if len(judged):  # a pair relevant through another row is not judged non-relevant (no work without grades)
+        judged = judged[~np.isin(judged, user * n_items + item)]
     return Truth(user, item, np.asarray(grade, dtype=np.float64), relevant_count, graded, has_rows, notes, judged,
                  n_items)
 

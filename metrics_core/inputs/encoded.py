@@ -123,6 +123,11 @@ class Lists:
         """Flat indices (user * positions + position) of the relevant cells, ascending."""
         return np.flatnonzero(self.hit.reshape(-1))
 
+    @cached_property
+    def hit_coordinates(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(user, position)`` of each relevant cell, in :attr:`hit_cells` order (computed once)."""
+        return np.divmod(self.hit_cells, self.items.shape[1])
+
 
 @dataclass
 class Training:
@@ -159,10 +164,9 @@ class Training:
     def cooccurrence(self) -> Cooccurrence:
         """Co-occurrence similarity of items, from distinct (user, item) pairs (computed once)."""
         seen = (self.matrix > 0).astype(np.float64).tocsr()
-        users_of = np.asarray(seen.sum(axis=0)).ravel()
+        users_of, count = self.users_per_item, self.items_per_user
         unit = (seen @ _diagonal(np.divide(1.0, np.sqrt(users_of), out=np.zeros(len(users_of)),
                                            where=users_of > 0))).T.tocsr()
-        count = np.diff(seen.indptr)
         history = (_diagonal(np.divide(1.0, count, out=np.zeros(len(count)), where=count > 0)) @ seen).tocsr()
         return Cooccurrence(unit, history, count, (unit @ unit.T).tocsr())
 

@@ -158,25 +158,25 @@ def _rbp_weights(width: int, persistence: float) -> np.ndarray:
 
 def _hits_of(lists: Lists, rows: np.ndarray, depth: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(user, position, cell)`` of the hit cells of users ``rows`` in the first ``depth`` positions."""
-    n_users, positions = lists.hit.shape
-    user, position = np.divmod(lists.hit_cells, positions)
-    evaluated = np.zeros(n_users, dtype=bool)
+    user, position = lists.hit_coordinates
+    evaluated = np.zeros(lists.hit.shape[0], dtype=bool)
     evaluated[rows] = True
     keep = evaluated[user] & (position < depth)
     return user[keep], position[keep], lists.hit_cells[keep]
 
 
-def rbp_from_hits(lists: Lists, rows: np.ndarray, cut: Cutoffs, persistence: float) -> np.ndarray:
-    """Σ over users ``rows`` of RBP at each reported k, from the hit cells (a hit's weight
-    depends on its rank only): no users x k array."""
-    _, position, _ = _hits_of(lists, rows, cut.width)
+def rbp_from_hits(hits: tuple[np.ndarray, np.ndarray, np.ndarray], cut: Cutoffs, persistence: float) -> np.ndarray:
+    """Σ over users of RBP at each reported k, from the users' hit cells (``_hits_of``; a hit's
+    weight depends on its rank only): no users x k array."""
+    _, position, _ = hits
     by_rank = np.bincount(position, weights=_rbp_weights(cut.width, persistence)[position], minlength=cut.width)
     return np.cumsum(by_rank)[cut.columns]
 
 
-def dcg_from_hits(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cutoffs, gain) -> np.ndarray:
-    """Σ over users ``rows`` of DCG at each reported k, from the hit cells."""
-    _, position, cell = _hits_of(lists, rows, cut.width)
+def dcg_from_hits(lists: Lists, truth: Truth, hits: tuple[np.ndarray, np.ndarray, np.ndarray], cut: Cutoffs,
+                  gain) -> np.ndarray:
+    """Σ over users of DCG at each reported k, from the users' hit cells (``_hits_of``)."""
+    _, position, cell = hits
     gains = np.full(len(cell), uniform_gain(truth, gain)) if lists.grade is None else \
         _gain(lists.grade.reshape(-1)[cell].astype(np.float64), gain)
     by_rank = np.bincount(position, weights=gains * discount(cut.width)[position], minlength=cut.width)
@@ -373,8 +373,9 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
     at_k = {n: np.concatenate([r.at_k[n] for r in results]) for n in names if n in results[0].at_k}
     sums = {n: np.sum([r.sums[n] for r in results], axis=0) for n in results[0].sums if n in names}
     at_k.update(whole_list(lists, truth, rows, settings.gain))
-    sums["rbp"] = rbp_from_hits(lists, rows, cut, settings.rbp_p)
-    sums["dcg"] = dcg_from_hits(lists, truth, rows, cut, settings.gain)
+    hit_cells = _hits_of(lists, rows, cut.width)
+    sums["rbp"] = rbp_from_hits(hit_cells, cut, settings.rbp_p)
+    sums["dcg"] = dcg_from_hits(lists, truth, hit_cells, cut, settings.gain)
     at_k.update(interpolated_precision(lists, truth, rows, settings.k))
     at_k = {n: at_k[n] for n in names}  # registry order
     hits, listed = (np.concatenate([getattr(r, name) for r in results]) for name in ("hits", "listed"))
@@ -467,7 +468,7 @@ def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, gain: str) -> dict[
     Read from the list's hit cells (few) and per-user lengths, both computed once per model.
     """
     n_users, width = lists.hit.shape
-    user, position = np.divmod(lists.hit_cells, width)
+    user, position = lists.hit_coordinates
     R = truth.relevant_count
     within = position < R[user]
     gains = np.ones(len(user)) if lists.grade is None or gain == "binary" else \
@@ -500,8 +501,8 @@ def interpolated_precision(lists: Lists, truth: Truth, rows: np.ndarray, k: int)
     hits, so this is the largest j / rank_j over the user's j-th hits from that count on;
     read from the hit cells, one segment maximum per user and level.
     """
-    n_users, width = lists.hit.shape
-    user, position = np.divmod(lists.hit_cells, width)
+    n_users = lists.hit.shape[0]
+    user, position = lists.hit_coordinates
     inside = position < k
     user, position = user[inside], position[inside]
     start = np.searchsorted(user, np.arange(n_users))  # each user's first hit (hit cells are sorted)

@@ -11,8 +11,8 @@ Scaling (``primitive_scale``): ``rank`` gives the item at position p (0-based) o
 the score (n − p) / n (the first 1, the last 1/n); ``minmax`` gives (s − min) / (max − min)
 of the list's scores (1 for every item when they are all equal).
 
-The primitive model's cells are found with one sorted array of ``user * n_items + item`` keys
-and ``searchsorted``: no loop over users.
+The items both top K lists hold are found by :func:`~metrics_core.metrics.shared_items.shared_items`
+(no loop over users).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metrics_core.inputs.encoded import Lists
+from metrics_core.metrics.shared_items import shared_items
 from metrics_core.sums import row_sums
 
 
@@ -63,20 +64,12 @@ def scaled(lists: Lists, rows: np.ndarray, k: int, scale: str) -> np.ndarray:
 def against(lists: Lists, primitive: Lists, rows: np.ndarray, k: int, scale: str) -> Matched:
     """The model's top K of users ``rows`` matched with the primitive model's top K."""
     items = lists.items[rows, :k]
-    listed = items >= 0
-    n_items = int(max(items.max(initial=-1), primitive.items.max(initial=-1))) + 1
-    other = primitive.items[rows, :k]
-    other_listed = other >= 0
-    row_index = np.arange(len(rows))[:, None]
-    other_keys = (row_index * n_items + other)[other_listed]
-    other_values = scaled(primitive, rows, k, scale)[other_listed]
-    order = np.argsort(other_keys, kind="stable")
-    other_keys, other_values = other_keys[order], other_values[order]
-    keys = (row_index * n_items + np.where(listed, items, 0))
-    at = np.minimum(np.searchsorted(other_keys, keys), max(len(other_keys) - 1, 0))
-    found = listed & (other_keys[at] == keys) if len(other_keys) else np.zeros_like(listed)
-    primitive_values = np.where(found, other_values[at] if len(other_values) else 0.0, 0.0)
-    return Matched(scaled(lists, rows, k, scale), primitive_values, listed, found)
+    user, position, other_position = shared_items(items, primitive.items[rows, :k])
+    found = np.zeros(items.shape, dtype=bool)
+    found[user, position] = True
+    primitive_values = np.zeros(items.shape)
+    primitive_values[user, position] = scaled(primitive, rows, k, scale)[user, other_position]
+    return Matched(scaled(lists, rows, k, scale), primitive_values, items >= 0, found)
 
 
 def serendipity(matched: Matched, hit_top: np.ndarray) -> np.ndarray:

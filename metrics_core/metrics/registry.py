@@ -39,7 +39,9 @@ class Metric:
     needs: inputs beyond the lists and the ground truth.
     curve: whether ``Evaluation.curves`` reports it at every k.
     headline: shown on its own (a card, a table row); False for a variant of another metric.
-    bounds: the smallest and largest value it can take (None: unbounded on that side).
+    bounds: the smallest and largest value it can take under the default conventions (None:
+        unbounded on that side); ``similarity="hamming"`` puts diversity between 0 and the
+        number of feature columns.
     whole_list: computed over each whole list whatever K (its label has no "@K").
     of, aggregate: for a metric without per-user values of its own, the metric whose per-user
         values it summarises and how (a key of ``AGGREGATES``: a mean of transformed values,
@@ -132,14 +134,16 @@ REGISTRY: tuple[Metric, ...] = (
               headline=False, whole_list=True),
     _accuracy("set_map", "Set MAP", "set precision × set recall (trec_eval's set_map)", "set_map", curve=False,
               headline=False, whole_list=True),
-    Metric("diversity", "Diversity", "mean cosine distance between the items of a list (0-2)", "beyond",
+    Metric("diversity", "Diversity",
+           "mean distance between the items of a list: 1 − cosine (0-2; Hamming: differing feature columns)", "beyond",
            "diversity", needs=("features",), bounds=(0.0, 2.0)),
-    Metric("intra_list_similarity", "Intra-list similarity", "mean cosine similarity within a list", "beyond",
+    Metric("intra_list_similarity", "Intra-list similarity",
+           "mean similarity (cosine or co-occurrence) of the items of a list", "beyond",
            "intra_list_similarity", higher_is_better=False, needs=("features",), headline=False,
            bounds=(-1.0, 1.0)),
     Metric("novelty", "Novelty", "mean −log2(share of training users who saw the item)", "beyond", "novelty",
            needs=("train",), bounds=(0.0, None)),
-    Metric("serendipity", "Serendipity", "relevant hits that are unlike the user's history: 1 − mean cosine",
+    Metric("serendipity", "Serendipity", "relevant hits that are unlike the user's history: 1 − mean similarity to it",
            "beyond", "serendipity", needs=("train", "features"), bounds=(0.0, 2.0)),
     Metric("serendipity_popularity", "Serendipity (popularity)",
            "mean over the top K of max(p(rank) − p(popularity rank), 0)·rel, p(r) = (n + 1 − r) / n (RecTools)",

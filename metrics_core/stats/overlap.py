@@ -11,22 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from metrics_core.metrics.shared_items import shared_items
+
 MEASURES = ("jaccard", "rbo")
-
-
-def _matches(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(user, position in a, position in b)`` of every item both top lists hold."""
-    width = a.shape[1]
-    top = int(max(a.max(initial=-1), b.max(initial=-1))) + 2
-    cells_b = np.flatnonzero(b.reshape(-1) >= 0)
-    keys_b = cells_b // width * top + b.reshape(-1)[cells_b]
-    order = np.argsort(keys_b, kind="stable")
-    keys_b, cells_b = keys_b[order], cells_b[order]
-    cells_a = np.flatnonzero(a.reshape(-1) >= 0)
-    keys_a = cells_a // width * top + a.reshape(-1)[cells_a]
-    where = np.searchsorted(keys_b, keys_a).clip(0, max(len(keys_b) - 1, 0))
-    found = (keys_b[where] == keys_a) if len(keys_b) else np.zeros(len(keys_a), dtype=bool)
-    return cells_a[found] // width, cells_a[found] % width, cells_b[where[found]] % width
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -35,7 +22,7 @@ def jaccard(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     >>> jaccard(np.array([[1, 2, 3], [4, -1, -1]]), np.array([[3, 2, 9], [-1, -1, -1]]))
     array([0.5, 0. ])
     """
-    user, _, _ = _matches(a, b)
+    user, _, _ = shared_items(a, b)
     shared = np.bincount(user, minlength=len(a)).astype(np.float64)
     union = (a >= 0).sum(axis=1) + (b >= 0).sum(axis=1) - shared
     return np.divide(shared, union, out=np.full(len(a), np.nan), where=union > 0)
@@ -57,7 +44,7 @@ def rank_biased_overlap(a: np.ndarray, b: np.ndarray, p: float = 0.9) -> np.ndar
     array([0.5])
     """
     n_users, width = a.shape
-    user, in_a, in_b = _matches(a, b)
+    user, in_a, in_b = shared_items(a, b)
     depth = np.maximum(in_a, in_b)  # shared from this depth (0-based) on
     grows = np.bincount(user * width + depth, minlength=n_users * width).reshape(n_users, width)
     shared = np.cumsum(grows, axis=1)  # X_d for d = 1 .. K

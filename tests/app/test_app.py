@@ -185,3 +185,26 @@ def test_upload_without_rank_or_score_asks_for_one():
     at.button[1].click().run()
     assert not at.exception
     assert at.error and "Choose the rank column or the score column" in at.error[0].value
+
+
+@pytest.mark.parametrize("preset", ["evidently", "rectools", "recommenders", "torchmetrics"])
+def test_each_peer_preset_renders_the_analysis_pages(preset):
+    at = start(preset=preset)
+    assert_clean(at)
+    for page in ("views/overview.py", "views/compare.py", "views/users.py"):
+        at.switch_page(page).run()
+        assert_clean(at)
+
+
+def test_similarity_and_primitive_model_choices_reach_the_numbers():
+    at = start()
+    at.selectbox(key="similarity").set_value("cooccurrence").run()
+    at.selectbox(key="primitive_model").set_value("diverse").run()
+    assert_clean(at)
+    assert at.query_params["similarity"] == "cooccurrence" and at.query_params["primitive_model"] == "diverse"
+    dataset = demo_workspace().build()
+    chosen = Settings(k=10, similarity="cooccurrence", primitive_model="diverse")
+    expected = dataset.evaluate(at.selectbox(key="model").value, chosen).metrics
+    cards = {metric.label: metric.value for metric in at.metric}
+    for name in ("diversity", "unexpectedness", "serendipity_primitive"):
+        assert cards[label(name, 10)] == fmt(name, expected[name]), name

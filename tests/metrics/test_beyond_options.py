@@ -146,7 +146,9 @@ def test_custom_gains_are_checked():
     from metrics_core.errors import InputError
 
     assert Settings(gain={2: 9, 1: 3}).gain == ((1.0, 3.0), (2.0, 9.0))
-    with pytest.raises(InputError, match="lower gain"):
+    with pytest.raises(InputError, match="grade 2 a lower gain than grade 1"):
         Settings(gain={1: 5, 2: 1})
+    with pytest.raises(InputError, match="grade 1 more than once"):
+        Settings(gain=((1, 3), (1, 4)))
     with pytest.raises(InputError, match="finite"):
         Settings(gain={1: float("nan")})
