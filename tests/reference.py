@@ -118,6 +118,16 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
             elif item in judged:
                 nonrelevant_above += 1
         out["bpref"] = total / R if R else 0.0
+        inferred, relevant_above, judged_above = 0.0, 0, 0  # trec_eval's infAP, epsilon 1e-5
+        for i, item in enumerate(top):
+            if item in grades:
+                eps, above = 1e-5, relevant_above + judged_above
+                share = (relevant_above + eps) / (above + 2 * eps)
+                inferred += 1.0 if i == 0 else 1 / (i + 1) + (i / (i + 1)) * (above / i) * share
+                relevant_above += 1
+            elif item is not None and item in judged:
+                judged_above += 1
+        out["infap"] = inferred / R if R else 0.0
     points = []  # (recall, precision) at every rank of the top k
     for i in range(1, k + 1):
         points.append((sum(rel[:i]) / R if R else 0.0, sum(rel[:i]) / i))

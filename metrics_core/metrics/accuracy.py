@@ -198,6 +198,28 @@ def bpref(hit: np.ndarray, judged: np.ndarray, R: np.ndarray, N: np.ndarray, cut
     return cut.prefix(terms) * _inverse(R)[:, None]
 
 
+INFAP_EPSILON = 1e-5  # trec_eval's smoothing of the precision among judged items above
+
+
+def infap(hit: np.ndarray, judged: np.ndarray, R: np.ndarray, cut: Cutoffs) -> np.ndarray:
+    """infAP@k (trec_eval's ``infAP``, Yilmaz and Aslam) = (1/R)·Σ over relevant items r in the
+    top k, at rank i, of 1/i + ((a + n)/i)·(a + ε)/(a + n + 2ε), with a the relevant and n the
+    judged non-relevant items ranked above r, and ε = 1e-5. Items that are not in the ground
+    truth are unjudged: they lower the share of judged items above r, (a + n)/(i - 1), that the
+    precision among them stands in for. The first rank's term is 1. 0 when R = 0.
+
+    >>> infap(np.array([[False, True, True]]), np.array([[True, False, False]]), np.array([2.0]),
+    ...       Cutoffs.up_to(3)).round(4)
+    array([[0.    , 0.25  , 0.5833]])
+    """
+    above_relevant = running_sum(hit) - hit
+    above_judged = above_relevant + running_sum(judged) - judged
+    rank = np.arange(1, hit.shape[1] + 1, dtype=np.float64)
+    share = (above_relevant + INFAP_EPSILON) / (above_judged + 2 * INFAP_EPSILON)
+    terms = np.where(hit, (1.0 + above_judged * share) / rank, 0.0)
+    return cut.prefix(terms) * _inverse(R)[:, None]
+
+
 def fall_out(H: np.ndarray, F: np.ndarray, n_negative: np.ndarray) -> np.ndarray:
     """Fall-out@k = irrelevant items in the top k / irrelevant candidates (0 without any)."""
     return _ratio(F - H, n_negative[:, None])
@@ -426,8 +448,9 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
         "ap": average_precision(hit, H_all, R, cut, settings.ap_denominator),
     }
     if len(truth.judged):
-        every_k["bpref"] = bpref(hit, lists.judged_cells(truth)[part, :width], R,
-                                 truth.judged_count[part].astype(np.float64), cut)
+        judged = lists.judged_cells(truth)[part, :width]
+        every_k["bpref"] = bpref(hit, judged, R, truth.judged_count[part].astype(np.float64), cut)
+        every_k["infap"] = infap(hit, judged, R, cut)
     gains_so_far = dcg(gains, cut)  # its total over users comes from the hit cells (dcg_from_hits)
     every_k["ndcg"] = ndcg(gains_so_far, ideal_dcg)
     if candidates is not None:

@@ -113,6 +113,9 @@ REGISTRY: tuple[Metric, ...] = (
     _accuracy("rbp", "RBP", "rank-biased precision: (1 − p)·Σ rel(i)·p^(i−1), persistence p (0.8)", "rbp"),
     _accuracy("bpref", "bpref", "Σ over relevant items in the top K of 1 − min(judged non-relevant above, R) / "
               "min(R, N), / R", "bpref", ("judgements",)),
+    _accuracy("infap", "infAP", "inferred AP: Σ over relevant items in the top K, at rank i, of 1/i + "
+              "(judged above / i)·(relevant above + ε) / (judged above + 2ε), / R; ε = 1e-5 (trec_eval)", "infap",
+              ("judgements",)),
     _accuracy("relative_precision", "Relative precision", "hits in the top K / min(K, R)", "relative_precision",
               curve=False),
     _accuracy("fall_out", "Fall-out", "irrelevant items in the top K / irrelevant candidates", "fall_out",

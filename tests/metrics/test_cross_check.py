@@ -69,8 +69,8 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
                                        err_msg=f"{metric} at k={k} {options}")
         # the curve at every k equals the mean of the per-user definitions at that k
         names = {"precision": "precision", "recall": "recall", "fbeta": "fbeta", "map": "ap", "mar": "ar",
-                 "ndcg": "ndcg", "dcg": "dcg", "rbp": "rbp",
-                 "fall_out": "fall_out", "accuracy": "accuracy", "bpref": "bpref", "hit_rate": "hit", "mrr": "rr",
+                 "ndcg": "ndcg", "dcg": "dcg", "rbp": "rbp", "fall_out": "fall_out", "accuracy": "accuracy",
+                 "bpref": "bpref", "infap": "infap", "hit_rate": "hit", "mrr": "rr",
                  "lauc": "lauc", "mcc": "mcc"}
         for kk in (1, k // 2 + 1, k, int(result.curves.index[-1])):  # the last: the longest list, or K beyond it
             slow = [user_metrics(lists.get(u, []), grades[u], kk, candidates=candidates, judged=judged.get(u, set()),

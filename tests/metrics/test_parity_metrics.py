@@ -106,7 +106,7 @@ def test_a_score_threshold_needs_scores():
         evaluate(LIST, TRUTH, score_threshold=0.5)
 
 
-def test_bpref_by_hand_with_a_qrels_file(tmp_path):
+def test_bpref_and_infap_by_hand_with_a_qrels_file(tmp_path):
     """a judged non-relevant (0), b relevant, c unjudged, d relevant; N = 2 (a, e), R = 3 (b, d, z)."""
     (tmp_path / "run.run").write_text("".join(f"1 Q0 {item} {rank} {5 - rank} s\n" for rank, item in
                                               enumerate("abcd", start=1)))
@@ -114,5 +114,10 @@ def test_bpref_by_hand_with_a_qrels_file(tmp_path):
     result = evaluate(tmp_path / "run.run", tmp_path / "t.qrels", k=4)
     # b and d each have one judged non-relevant item (a) above them: 1 - min(1, 3) / min(3, 2) = 1/2 each
     assert result.metrics["bpref"] == pytest.approx((0.5 + 0.5) / 3)
+    # infAP: b at rank 2 has a (judged) above: 1/2 + (1/2)·ε/(1 + 2ε); d at rank 4 has a, b judged
+    # and c unjudged above: 1/4 + (2/4)·(1 + ε)/(2 + 2ε) = 1/2
+    eps = 1e-5
+    assert result.metrics["infap"] == pytest.approx((0.5 + 0.5 * eps / (1 + 2 * eps) + 0.5) / 3, abs=1e-15)
     without_judgements = evaluate(LIST, TRUTH.assign(grade=1), k=4, columns=GRADED)
-    assert "bpref" not in without_judgements.metrics and "judged" in without_judgements.skipped["bpref"]
+    for name in ("bpref", "infap"):
+        assert name not in without_judgements.metrics and "judged" in without_judgements.skipped[name]

@@ -109,19 +109,20 @@ def test_gm_map_and_ndcg_over_all_relevant_equal_trec_eval(demo):
 
 
 @pytest.mark.parametrize("model", ["recs_popularity", "recs_personalised"])
-def test_bpref_equals_trec_eval(demo, model):
+@pytest.mark.parametrize("measure, name", [("bpref", "bpref"), ("infAP", "infap")])
+def test_judged_measures_equal_trec_eval(demo, model, measure, name):
     """Grades below the threshold are judged non-relevant; trec_eval reads the whole list."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
     tables, _ = demo
     recs = tables[model]
-    evaluator = pytrec_eval.RelevanceEvaluator(_as_trec(tables["ground_truth"], "rating", int), {"bpref"},
+    evaluator = pytrec_eval.RelevanceEvaluator(_as_trec(tables["ground_truth"], "rating", int), {measure},
                                                relevance_level=4)
     per_query = evaluator.evaluate(_as_trec(recs, "score"))
     ours = evaluate(recs, tables["ground_truth"], k=int(recs.groupby("user_id").size().max()), columns=GRADED,
                     preset="trec_eval")
     evaluated = set(ours.per_user.index[ours.per_user["evaluated"]].astype(str))
-    theirs = [v["bpref"] for q, v in per_query.items() if q in evaluated]  # trec_eval also lists users with R = 0
-    assert ours.metrics["bpref"] == pytest.approx(sum(theirs) / len(theirs), abs=1e-12)
+    theirs = [v[measure] for q, v in per_query.items() if q in evaluated]  # trec_eval also lists users with R = 0
+    assert ours.metrics[name] == pytest.approx(sum(theirs) / len(theirs), abs=1e-12)
 
 
 @pytest.mark.parametrize("model", ["recs_popularity", "recs_diverse"])
