@@ -30,6 +30,13 @@ from metrics_core.settings import (
     settings_for,
 )
 from metrics_core.stats.compare import CORRECTIONS, TESTS
+from metrics_core.store.commands import (
+    add_runs_command,
+    add_save_arguments,
+    run_runs,
+    save_workspace_and_run,
+    store_inputs,
+)
 
 
 def parse_model_source(value: str) -> tuple[str, str]:
@@ -48,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_loading_arguments(ev)
     add_metric_arguments(ev)
     ev.add_argument("--format", choices=["json", "table"], default="json")
+    add_save_arguments(ev)
     for name, text in (("compare", "paired tests, intervals and win/tie/loss against a baseline"),
                        ("report", "write a self-contained HTML report (and every number as JSON/CSV)")):
         sub = commands.add_parser(name, help=text)
@@ -56,10 +64,12 @@ def build_parser() -> argparse.ArgumentParser:
         add_comparison_arguments(sub)
         if name == "compare":
             sub.add_argument("--format", choices=["json", "table"], default="json")
+            add_save_arguments(sub)
         else:
             sub.add_argument("--output", required=True, metavar="PATH", help="the HTML report to write")
             sub.add_argument("--json", metavar="PATH", help="also write every number as JSON")
             sub.add_argument("--csv", metavar="PATH", help="also write every number as CSV")
+    add_runs_command(commands)
     return parser
 
 
@@ -185,9 +195,9 @@ def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def load_dataset(args: argparse.Namespace) -> Dataset:
-    columns = Columns(user=args.user_column, item=args.item_column, score=args.score_column,
-                      rank=args.rank_column, relevance=args.relevance_column,
-                      threshold=args.relevance_threshold)
+    """The dataset of the command's files; with ``--save`` the files are put in the store first
+    and read from there (a CSV is parsed once, into the stored Parquet)."""
+    columns = _columns(args)
     sources: dict[str, str] = {}
     for value in args.recommendations:
         name, path = parse_model_source(value)
@@ -196,9 +206,25 @@ def load_dataset(args: argparse.Namespace) -> Dataset:
                               "name them: --recommendations A=path1 --recommendations B=path2.")
         sources[name] = path
     features = [c.strip() for c in args.feature_columns.split(",") if c.strip()] if args.feature_columns else None
-    return Dataset.build(sources, args.ground_truth, train=args.train, items=args.items, users=args.users,
-                         columns=columns, encoding=encoding_for(args.preset), feature_columns=features,
-                         embedding_column=args.embedding_column)
+    tables = {"models": sources, "ground_truth": args.ground_truth, "train": args.train, "items": args.items,
+              "users": args.users}
+    if getattr(args, "save", None):
+        args.stored = store_inputs(args, sources)
+        tables = args.stored[1]
+    return Dataset.build(dict(tables["models"]), tables["ground_truth"], train=tables["train"], items=tables["items"],
+                         users=tables["users"], columns=columns, encoding=encoding_for(args.preset),
+                         feature_columns=features, embedding_column=args.embedding_column)
+
+
+def _columns(args: argparse.Namespace) -> Columns:
+    return Columns(user=args.user_column, item=args.item_column, score=args.score_column, rank=args.rank_column,
+                   relevance=args.relevance_column, threshold=args.relevance_threshold)
+
+
+def save_if_asked(args: argparse.Namespace, dataset: Dataset, results: dict[str, Evaluation]) -> None:
+    if getattr(args, "save", None):
+        store, tables = args.stored
+        save_workspace_and_run(args, store, tables, _columns(args), len(dataset.users), results)
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
@@ -206,6 +232,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     dataset = load_dataset(args)
     results = dataset.evaluate_all(settings, curves=False)
     warn_about_ids(results)
+    save_if_asked(args, dataset, results)
     if args.format == "json":
         print(dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))
     else:
@@ -246,6 +273,7 @@ def run_compare(args: argparse.Namespace) -> int:
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     comparison = compare(results, args.baseline, metrics, args.test, args.correction, args.bootstrap, args.seed)
     gates = check_gates(args.fail_if, {name: r.metrics for name, r in results.items()}, comparison.baseline)
+    save_if_asked(args, dataset, results)
     if args.command == "report":
         from metrics_core.report.document import file_fingerprints, numbers, numbers_csv, write_report
 
@@ -345,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     use_small_pages()
     try:
+        if args.command == "runs":
+            return run_runs(args)
         return run_evaluate(args) if args.command == "evaluate" else run_compare(args)
     except InputError as error:
         print(f"rankscope: {error.text('cli')}", file=sys.stderr)

@@ -42,6 +42,21 @@ class TableFile:
     data: bytes
 
 
+@dataclass(frozen=True)
+class StoredTable:
+    """A table kept in the run store: Parquet at ``path``, named in messages by the file it was
+    uploaded as (``name``). A qrels file keeps its meaning: its grades are always used."""
+
+    name: str
+    path: Path
+
+    def column_names(self) -> list[str]:
+        """The columns, from the Parquet schema (nothing is parsed)."""
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(self.path).names)
+
+
 def is_qrels(frame: pd.DataFrame) -> bool:
     """Whether ``frame`` was read from a TREC qrels file (its grades are then always used)."""
     return bool(frame.attrs.get(QRELS))
@@ -53,7 +68,7 @@ def read_notes(frame: pd.DataFrame) -> list[Note]:
 
 
 def read_table(
-    source: str | os.PathLike[str] | pd.DataFrame | TableFile,
+    source: str | os.PathLike[str] | pd.DataFrame | TableFile | StoredTable,
     role: str,
     columns: list[str] | None = None,
 ) -> tuple[pd.DataFrame, str]:
@@ -72,6 +87,12 @@ def read_table(
         return source, label
     if isinstance(source, TableFile):
         return read_bytes(source.data, source.name, role)
+    if isinstance(source, StoredTable):
+        label = f"{role} ({source.name})"
+        frame = _checked(lambda: _read_parquet(source.path, columns, label), label)
+        if Path(source.name).suffix.lower() == ".qrels":
+            frame.attrs[QRELS] = True
+        return frame, label
     path = Path(source)
     label = f"{role} ({path.name})"
     if not path.is_file():

@@ -1,0 +1,62 @@
+"""Files of the run store, written so that a crash never leaves a half-written file in place:
+each is written to a temporary file in the same folder and then renamed over its name (a
+rename within one file system is atomic). A crash before the rename leaves only a temporary
+file, which the catalog never names."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+CHUNK = 1 << 22
+
+
+def sha256_of(source: bytes | Path) -> str:
+    """SHA-256 of bytes, or of a file read in chunks (never held whole in memory)."""
+    digest = hashlib.sha256()
+    if isinstance(source, bytes | bytearray | memoryview):
+        digest.update(source)
+        return digest.hexdigest()
+    with Path(source).open("rb") as handle:
+        while chunk := handle.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
+    """Call ``write(temporary_path)``, flush it to disk, then rename it to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        write(temporary)
+        with temporary.open("rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def write_parquet(path: Path, frame: pd.DataFrame) -> None:
+    """``frame`` as Parquet at ``path``, atomically; its ``attrs`` (how it was read) are left
+    out: they are not data."""
+    plain = frame.copy(deep=False)
+    plain.attrs = {}
+    write_atomically(path, lambda temporary: plain.to_parquet(temporary, index=False))
+
+
+def copy_file(source: bytes | Path, path: Path) -> None:
+    """The bytes of ``source`` at ``path``, atomically, copied in chunks."""
+    def write(temporary: Path) -> None:
+        if isinstance(source, bytes | bytearray | memoryview):
+            temporary.write_bytes(source)
+            return
+        with Path(source).open("rb") as reader, temporary.open("wb") as writer:
+            while chunk := reader.read(CHUNK):
+                writer.write(chunk)
+
+    write_atomically(path, write)

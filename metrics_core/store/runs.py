@@ -1,0 +1,197 @@
+"""Evaluation runs in the store: what was evaluated (the workspace's fingerprint), how (the
+settings and the rankscope version), when, every aggregate with its interval, and every
+user's values, so that runs can be listed, charted over time and compared later.
+
+A run's interval of a per-user mean is the normal one, mean ± 1.96·sd/√n over the users the
+mean is taken over (the same users as the aggregate); catalog metrics and smooth functions of
+means (F-beta of means, normalised ARP) get none. Normal intervals cost one pass over the
+per-user table, where the cards' bootstrap would cost seconds at a million users; at the
+sizes worth saving the two agree to the third decimal.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+from metrics_core.errors import input_error
+from metrics_core.jsonable import dumps, plain
+from metrics_core.metrics import registry
+from metrics_core.result import Evaluation
+from metrics_core.settings import Settings
+from metrics_core.store.catalog import SavedWorkspace, Store, now
+from metrics_core.store.files import write_parquet
+
+Z_95 = 1.959963984540054
+USER = "user"
+MODEL = "model"
+
+
+@dataclass(frozen=True)
+class Run:
+    """A saved run: its record and each model's aggregates (``metrics``) and intervals."""
+
+    id: str
+    workspace_id: str | None
+    workspace_name: str
+    fingerprint: str
+    settings: dict
+    version: str
+    created: str
+    note: str
+    engine: str
+    per_user_sample: int | None
+    models: dict[str, dict]  # model -> {"metrics": {..}, "intervals": {..}, "users": {..}}
+
+
+def normal_intervals(result: Evaluation) -> dict[str, tuple[float, float]]:
+    """mean ± 1.96·sd/√n of every aggregate that is a mean of per-user values, over the users
+    it is taken over (evaluated users for accuracy metrics, users with a value otherwise)."""
+    per_user = result.per_user
+    out = {}
+    for metric, column in registry.per_user_columns().items():
+        if metric not in result.metrics or column not in per_user.columns:
+            continue
+        values = per_user[column]
+        if registry.METRICS[metric].family == "accuracy":
+            values = values[per_user["evaluated"]]
+        values = values.dropna().to_numpy(dtype=np.float64)
+        if len(values) < 2:
+            continue
+        half = Z_95 * values.std(ddof=1) / np.sqrt(len(values))
+        out[metric] = (float(values.mean() - half), float(values.mean() + half))
+    return out
+
+
+def save_run(store: Store, workspace: SavedWorkspace, results: dict[str, Evaluation], note: str = "",
+             engine: str = "memory", per_user_sample: int | None = None) -> Run:
+    """Record ``results`` (every model evaluated with the same settings) as one run."""
+    from metrics_core import __version__
+
+    if not results:
+        raise input_error("run", "there are no results to save.", "evaluate at least one model first.")
+    settings = next(iter(results.values())).settings
+    run_id = secrets.token_hex(4)
+    file_name = f"{run_id}.parquet"
+    frames = [r.per_user.rename_axis(USER).reset_index().assign(**{MODEL: name}) for name, r in results.items()]
+    per_user = pd.concat(frames, ignore_index=True)
+    per_user[USER] = per_user[USER].astype(str)  # ids as text: one type across models and runs
+    write_parquet(store.home / "runs" / file_name, per_user)
+    rows = [(run_id, name, i, dumps(r.metrics), dumps(normal_intervals(r)), dumps(r.users))
+            for i, (name, r) in enumerate(results.items())]
+    with store.writing() as connection:
+        connection.execute(
+            "INSERT INTO runs (id, workspace_id, workspace_name, fingerprint, settings, version, created, note, "
+            "per_user, engine, per_user_sample) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, workspace.id, workspace.name, workspace.fingerprint, settings_json(settings), __version__, now(),
+             note, file_name, engine, per_user_sample))
+        connection.executemany("INSERT INTO run_models VALUES (?, ?, ?, ?, ?, ?)", rows)
+    return load_run(store, run_id)
+
+
+def settings_json(settings: Settings) -> str:
+    """The settings as JSON; custom gains as [grade, gain] pairs (JSON keys are text)."""
+    values = asdict(settings)
+    if isinstance(values.get("gain"), dict):
+        values["gain"] = sorted(values["gain"].items())
+    return dumps(values)
+
+
+def settings_of(values: dict) -> Settings:
+    values = dict(values)
+    if isinstance(values.get("gain"), list):
+        values["gain"] = {grade: gain for grade, gain in values["gain"]}
+    known = set(Settings.__dataclass_fields__)
+    return Settings(**{k: v for k, v in values.items() if k in known and k != "preset"})
+
+
+def load_run(store: Store, run_id: str) -> Run:
+    """The run with this id (InputError naming the id when there is none)."""
+    with store.connect() as connection:
+        row = connection.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise input_error("run", f"no run has the id {run_id!r} in {store.home}.",
+                              "list the runs (rankscope runs list) and use one of their ids.")
+        models = connection.execute("SELECT * FROM run_models WHERE run_id = ? ORDER BY position",
+                                    (run_id,)).fetchall()
+    return Run(row["id"], row["workspace_id"], row["workspace_name"], row["fingerprint"], json.loads(row["settings"]),
+               row["version"], row["created"], row["note"], row["engine"], row["per_user_sample"],
+               {m["model"]: {"metrics": json.loads(m["metrics"]), "intervals": json.loads(m["intervals"]),
+                             "users": json.loads(m["users"])} for m in models})
+
+
+def list_runs(store: Store, workspace: str | None = None, model: str | None = None) -> pd.DataFrame:
+    """One row per (run, model), oldest first: the run's id, workspace, time, K, note, and every
+    aggregate with its interval (``<metric>_low``, ``<metric>_high``). ``workspace`` is a name
+    or an id; ``model`` keeps one model name across workspaces (a model's versions)."""
+    query = ("SELECT r.id, r.workspace_id, r.workspace_name, r.created, r.settings, r.note, r.version, r.engine, "
+             "m.model, m.metrics, m.intervals FROM runs r JOIN run_models m ON m.run_id = r.id")
+    where, arguments = [], []
+    if workspace is not None:
+        where.append("(r.workspace_id = ? OR r.workspace_name = ?)")
+        arguments += [workspace, workspace]
+    if model is not None:
+        where.append("m.model = ?")
+        arguments.append(model)
+    if where:
+        query += " WHERE " + " AND ".join(where)
+    with store.connect() as connection:
+        rows = connection.execute(query + " ORDER BY r.created, r.id, m.position", arguments).fetchall()
+    records = []
+    for row in rows:
+        record = {"run": row["id"], "workspace": row["workspace_name"], "workspace_id": row["workspace_id"],
+                  "created": row["created"], "model": row["model"], "k": json.loads(row["settings"])["k"],
+                  "note": row["note"], "engine": row["engine"], "version": row["version"]}
+        record.update(json.loads(row["metrics"]))
+        for metric, (low, high) in json.loads(row["intervals"]).items():
+            record[f"{metric}_low"], record[f"{metric}_high"] = low, high
+        records.append(record)
+    return pd.DataFrame.from_records(records)
+
+
+def run_results(store: Store, run_id: str) -> dict[str, Evaluation]:
+    """The run's models as :class:`Evaluation` objects (aggregates and per-user values; no curves),
+    for the paired comparisons of :mod:`metrics_core.stats.compare`."""
+    run = load_run(store, run_id)
+    per_user = pd.read_parquet(store.home / "runs" / f"{run.id}.parquet")
+    settings = settings_of(run.settings)
+    out = {}
+    for model, saved in run.models.items():
+        rows = per_user[per_user[MODEL] == model].drop(columns=[MODEL]).set_index(USER)
+        metrics = {name: (np.nan if value is None else value) for name, value in saved["metrics"].items()}
+        out[model] = Evaluation(model, settings, metrics, rows, pd.DataFrame(), saved["users"])
+    return out
+
+
+def compare_runs(store: Store, first: str, second: str, metrics: list[str] | None = None, test: str = "wilcoxon",
+                 correction: str = "holm", resamples: int = 1000, seed: int = 0):
+    """Each model of run ``second`` against the same model in run ``first`` (the baseline), with
+    the Compare page's paired tests over the users both runs evaluated. When the runs share no
+    model name but hold one model each, those two are compared."""
+    from metrics_core.stats.compare import compare
+
+    a, b = run_results(store, first), run_results(store, second)
+    pairs = [(m, m) for m in a if m in b] or ([(next(iter(a)), next(iter(b)))] if len(a) == len(b) == 1 else [])
+    if not pairs:
+        raise input_error("runs compare", f"runs {first} and {second} have no model in common.",
+                          "compare runs that evaluated the same model name.")
+    comparisons = {}
+    for model_a, model_b in pairs:
+        results = {f"{first}:{model_a}": a[model_a], f"{second}:{model_b}": b[model_b]}
+        users = results[f"{first}:{model_a}"].per_user.index.intersection(results[f"{second}:{model_b}"].per_user.index)
+        if not len(users):
+            raise input_error("runs compare", f"runs {first} and {second} share no users for {model_a}.",
+                              "compare runs evaluated on the same users.")
+        chosen = metrics or [m for m in ("ndcg", "map", "recall", "precision") if all(m in r.metrics for r in
+                                                                                      results.values())]
+        comparisons[model_b] = compare(results, f"{first}:{model_a}", chosen, test, correction, resamples, seed)
+    return comparisons
+
+
+def run_summary(run: Run) -> dict:
+    """The JSON shape of ``rankscope runs show``."""
+    return plain(asdict(run))

@@ -1,0 +1,104 @@
+"""The run store's catalog schema, versioned: ``PRAGMA user_version`` holds the version and each
+step in ``MIGRATIONS`` brings a catalog from the version before it to its own.
+
+Version 1 is the store's first shape. Version 2 records how a run was computed (``engine``:
+``memory`` or ``spark``) and, for runs too big to keep every user, how many users their
+per-user table samples (``per_user_sample``; NULL when it holds every user).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+VERSION_1 = """
+CREATE TABLE tables (
+    sha256 TEXT PRIMARY KEY,          -- of the bytes as uploaded
+    name TEXT NOT NULL,               -- the file name it was uploaded as (messages, qrels)
+    rows INTEGER NOT NULL,
+    columns TEXT NOT NULL,            -- JSON list
+    bytes INTEGER NOT NULL,           -- of the stored Parquet file
+    created TEXT NOT NULL
+);
+CREATE TABLE workspaces (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    mapping TEXT NOT NULL,            -- JSON: columns, feature columns, embedding column
+    fingerprint TEXT NOT NULL,
+    users INTEGER,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL
+);
+CREATE TABLE workspace_tables (
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    role TEXT NOT NULL,               -- model, ground_truth, train, items, users
+    model TEXT NOT NULL DEFAULT '',   -- the model's name for role = model
+    sha256 TEXT NOT NULL REFERENCES tables(sha256),
+    position INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (workspace_id, role, model)
+);
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT,                -- kept when the workspace is deleted: a run is a record
+    workspace_name TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    settings TEXT NOT NULL,           -- JSON
+    version TEXT NOT NULL,
+    created TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    per_user TEXT                     -- Parquet file name under runs/
+);
+CREATE TABLE run_models (
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    metrics TEXT NOT NULL,            -- JSON {metric: value}
+    intervals TEXT NOT NULL,          -- JSON {metric: [low, high]}
+    users TEXT NOT NULL,              -- JSON counts of evaluated / left-out users
+    PRIMARY KEY (run_id, model)
+);
+CREATE INDEX runs_by_workspace ON runs(workspace_id, created);
+CREATE INDEX run_models_by_model ON run_models(model);
+"""
+
+VERSION_2 = """
+ALTER TABLE runs ADD COLUMN engine TEXT NOT NULL DEFAULT 'memory';
+ALTER TABLE runs ADD COLUMN per_user_sample INTEGER;
+"""
+
+MIGRATIONS = {1: VERSION_1, 2: VERSION_2}
+CURRENT = max(MIGRATIONS)
+
+
+def version_of(connection: sqlite3.Connection) -> int:
+    return int(connection.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(connection: sqlite3.Connection, target: int = CURRENT) -> int:
+    """Bring the catalog to ``target``, one step per version, each in one transaction (a crash
+    leaves the catalog at the version before the step). Returns the version reached.
+
+    A catalog newer than this rankscope is refused: writing to it could lose what the newer
+    version keeps.
+    """
+    found = version_of(connection)
+    if found > CURRENT:
+        raise RuntimeError(f"the store's catalog is version {found}, newer than this rankscope reads ({CURRENT})")
+    for version in range(found + 1, target + 1):
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            if version_of(connection) < version:  # another process may have migrated meanwhile
+                for statement in _statements(MIGRATIONS[version]):
+                    connection.execute(statement)
+                connection.execute(f"PRAGMA user_version = {version}")
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+    return version_of(connection)
+
+
+def _statements(script: str) -> list[str]:
+    """The statements of a migration script (comments dropped), run one by one so that the
+    whole step stays in the caller's transaction (``executescript`` would commit first)."""
+    lines = [line.split("--")[0] for line in script.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

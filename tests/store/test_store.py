@@ -1,0 +1,224 @@
+"""The run store: round trips, content addressing, concurrent writers, crashes mid-save,
+migration from the previous schema version, and runs."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metrics_core import Columns, Dataset, InputError, Settings
+from metrics_core.store import Store, compare_runs, list_runs, load_run, run_results, save_run, schema
+from metrics_core.store.files import sha256_of
+
+RECS = "user_id,item_id,rank\n1,a,1\n1,b,2\n2,c,1\n2,a,2\n3,b,1\n"
+TRUTH = "user_id,item_id\n1,a\n2,a\n3,c\n"
+
+
+def _saved(store: Store, name: str = "films", recs: str = RECS):
+    models = {"m": store.put_table("recs.csv", recs.encode(), "recommendations")}
+    truth = store.put_table("truth.csv", TRUTH.encode(), "ground truth")
+    return store.save_workspace(name, models, truth, columns=Columns(), user_count=3)
+
+
+def _evaluate(saved, k: int = 2):
+    dataset = Dataset.build(dict(saved.models), saved.ground_truth, columns=saved.columns)
+    return dataset.evaluate_all(Settings(k=k), curves=False)
+
+
+def test_a_saved_workspace_reads_back_the_same_numbers(tmp_path):
+    store = Store(tmp_path)
+    saved = _saved(store)
+    again = Store(tmp_path).workspace(saved.id)
+    assert again == saved and again.name == "films" and again.rows == 8 and again.user_count == 3
+    direct = Dataset.build({"m": pd.read_csv(pd.io.common.StringIO(RECS))}, pd.read_csv(pd.io.common.StringIO(TRUTH)))
+    assert _evaluate(again)["m"].metrics == direct.evaluate_all(Settings(k=2), curves=False)["m"].metrics
+    assert store.find_workspace("films") == saved and store.find_workspace("nope") is None
+
+
+def test_the_same_file_is_stored_once_and_csv_becomes_parquet(tmp_path):
+    store = Store(tmp_path)
+    first = store.put_table("recs.csv", RECS.encode(), "recommendations")
+    second = store.put_table("copy of recs.csv", RECS.encode(), "recommendations")
+    assert first == second == sha256_of(RECS.encode())
+    assert [p.name for p in (tmp_path / "tables").iterdir()] == [f"{first}.parquet"]
+    assert pd.read_parquet(store.table_path(first)).shape == (5, 3)
+
+
+def test_a_qrels_file_keeps_its_meaning_when_stored(tmp_path):
+    store = Store(tmp_path)
+    sha = store.put_table("t.qrels", b"1 0 a 0\n1 0 b 2\n", "ground truth")
+    table = store.table(sha)
+    assert table.name == "t.qrels" and table.column_names() == ["user_id", "item_id", "relevance"]
+    from metrics_core.inputs.read import is_qrels, read_table
+
+    assert is_qrels(read_table(table, "ground truth")[0])
+
+
+def test_an_unreadable_upload_names_the_file_and_stores_nothing(tmp_path):
+    store = Store(tmp_path)
+    with pytest.raises(InputError, match=r"recs\.parquet"):
+        store.put_table("recs.parquet", b"not parquet", "recommendations")
+    with pytest.raises(InputError, match="empty"):
+        store.put_table("recs.csv", b"", "recommendations")
+    with sqlite3.connect(tmp_path / "catalog.sqlite") as connection:
+        assert connection.execute("SELECT count(*) FROM tables").fetchone()[0] == 0
+    assert list((tmp_path / "tables").iterdir()) == []
+
+
+def test_deleting_a_workspace_keeps_the_tables_others_use(tmp_path):
+    store = Store(tmp_path, table_grace_seconds=0)
+    first = _saved(store, "first")
+    second = _saved(store, "second", RECS.replace("3,b,1", "3,c,1"))
+    shared_truth = first.ground_truth.path
+    store.delete_workspace(second.id)
+    assert store.workspace(second.id) is None and shared_truth.is_file()
+    assert not second.models["m"].path.exists()  # used by the deleted workspace only
+    assert store.workspace(first.id).models["m"].path.is_file()
+    with pytest.raises(InputError, match="no saved workspace"):
+        store.delete_workspace(second.id)
+
+
+def test_names_are_unique_and_renaming_follows_the_runs(tmp_path):
+    store = Store(tmp_path)
+    saved = _saved(store)
+    with pytest.raises(InputError, match="exists already"):
+        _saved(store, "films")
+    run = save_run(store, saved, _evaluate(saved))
+    store.rename_workspace(saved.id, "films v2")
+    assert store.workspace(saved.id).name == "films v2" and load_run(store, run.id).workspace_name == "films v2"
+
+
+def test_replacing_a_model_keeps_the_others_and_changes_the_fingerprint(tmp_path):
+    store = Store(tmp_path)
+    saved = _saved(store)
+    other = store.put_table("b.csv", RECS.replace("1,a,1", "1,c,1").encode(), "recommendations")
+    added = store.replace_model(saved.id, "other", other)
+    assert list(added.models) == ["m", "other"] and added.id == saved.id and added.fingerprint != saved.fingerprint
+    replaced = store.replace_model(saved.id, "m", other)
+    assert replaced.models["m"].path.stem == other
+
+
+def test_a_run_round_trips_with_its_per_user_values_and_intervals(tmp_path):
+    store = Store(tmp_path)
+    saved = _saved(store)
+    results = _evaluate(saved)
+    run = save_run(store, saved, results, note="first try")
+    again = load_run(store, run.id)
+    assert again.note == "first try" and again.engine == "memory" and again.settings["k"] == 2
+    assert again.models["m"]["metrics"]["ndcg"] == pytest.approx(results["m"].metrics["ndcg"])
+    low, high = again.models["m"]["intervals"]["ndcg"]
+    assert low <= results["m"].metrics["ndcg"] <= high
+    loaded = run_results(store, run.id)["m"]
+    pd.testing.assert_series_equal(loaded.per_user["ndcg"].reset_index(drop=True),
+                                   results["m"].per_user["ndcg"].reset_index(drop=True))
+    table = list_runs(store, workspace="films")
+    assert list(table["run"]) == [run.id] and table.loc[0, "ndcg"] == pytest.approx(results["m"].metrics["ndcg"])
+    assert list_runs(store, model="nope").empty
+    with pytest.raises(InputError, match="no run has the id"):
+        load_run(store, "feedbeef")
+
+
+def test_two_runs_compare_with_paired_statistics(tmp_path):
+    rng = np.random.default_rng(0)
+    users = np.repeat(np.arange(60), 5)
+    recs = pd.DataFrame({"user_id": users, "item_id": rng.integers(0, 30, len(users)),
+                         "rank": np.tile(np.arange(1, 6), 60)})
+    recs = recs.drop_duplicates(["user_id", "item_id"])
+    truth = pd.DataFrame({"user_id": np.arange(60), "item_id": rng.integers(0, 30, 60)})
+    store = Store(tmp_path)
+    models = {"m": store.put_table("r.csv", recs.to_csv(index=False).encode(), "recommendations")}
+    saved = store.save_workspace("w", models, store.put_table("t.csv", truth.to_csv(index=False).encode(), "truth"),
+                                 columns=Columns())
+    dataset = Dataset.build(dict(saved.models), saved.ground_truth)
+    first = save_run(store, saved, dataset.evaluate_all(Settings(k=2), curves=False))
+    second = save_run(store, saved, dataset.evaluate_all(Settings(k=5), curves=False))
+    comparison = compare_runs(store, first.id, second.id, ["recall"])["m"]
+    row = comparison.rows.iloc[0]
+    k2, k5 = (run_results(store, r.id)["m"].metrics["recall"] for r in (first, second))
+    assert row.delta == pytest.approx(k5 - k2) and row.delta >= 0 and row.users == 60
+
+
+def test_a_catalog_of_the_previous_version_is_migrated_with_its_rows(tmp_path):
+    connection = sqlite3.connect(tmp_path / "catalog.sqlite", isolation_level=None)
+    schema.migrate(connection, target=1)
+    connection.execute("INSERT INTO runs (id, workspace_id, workspace_name, fingerprint, settings, version, created) "
+                       "VALUES ('r1', NULL, 'old', 'f', '{\"k\": 10}', '0.1.0', '2026-01-01T00:00:00+00:00')")
+    connection.close()
+    store = Store(tmp_path)
+    with store.connect() as connection:
+        assert schema.version_of(connection) == schema.CURRENT == 2
+        row = connection.execute("SELECT engine, per_user_sample, workspace_name FROM runs").fetchone()
+    assert tuple(row) == ("memory", None, "old")
+
+
+def test_a_newer_catalog_and_an_unwritable_home_are_refused_with_the_fix(tmp_path):
+    connection = sqlite3.connect(tmp_path / "catalog.sqlite")
+    connection.execute("PRAGMA user_version = 99")
+    connection.close()
+    with pytest.raises(InputError, match="RANKSCOPE_HOME"):
+        Store(tmp_path)
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    with pytest.raises(InputError, match="cannot use the store"):
+        Store(blocked / "home")
+
+
+def test_a_crash_between_the_temporary_write_and_the_rename_keeps_the_previous_state(tmp_path):
+    """The child process dies (os._exit, no clean-up) right before the rename of a new table."""
+    store = Store(tmp_path)
+    saved = _saved(store)
+    script = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+        from metrics_core.store import Store
+        os.replace = lambda *a: os._exit(3)  # the crash
+        Store({str(tmp_path)!r}).put_table("new.csv", b"user_id,item_id,rank\\n9,z,1\\n", "recommendations")
+    """)
+    assert subprocess.run([sys.executable, "-c", script], check=False).returncode == 3
+    assert Store(tmp_path).workspace(saved.id) == saved
+    assert _evaluate(Store(tmp_path).workspace(saved.id))["m"].metrics["ndcg"] > 0
+    leftovers = [p.name for p in (tmp_path / "tables").iterdir() if p.name.endswith(".tmp")]
+    assert len(leftovers) == 1  # only a temporary file, which no catalog row names
+    sha = sha256_of(b"user_id,item_id,rank\n9,z,1\n")
+    assert not store.table_path(sha).exists()
+    assert Store(tmp_path).put_table("new.csv", b"user_id,item_id,rank\n9,z,1\n", "recommendations") == sha
+
+
+def _save_many(home: str, prefix: str, count: int, ready) -> None:
+    ready.wait()
+    store = Store(home)
+    for i in range(count):
+        sha = store.put_table(f"{prefix}{i}.csv", f"user_id,item_id,rank\n{prefix}{i},a,1\n".encode(), "recs")
+        truth = store.put_table("truth.csv", TRUTH.encode(), "ground truth")
+        saved = store.save_workspace(f"{prefix}{i}", {"m": sha}, truth, columns=Columns())
+        with store.writing() as connection:  # a run row too, as the CLI writes
+            connection.execute("INSERT INTO runs (id, workspace_id, workspace_name, fingerprint, settings, version, "
+                               "created) VALUES (?, ?, ?, ?, '{}', 'x', 'now')",
+                               (f"{prefix}{i}", saved.id, saved.name, saved.fingerprint))
+
+
+def test_two_processes_saving_at_once_both_land(tmp_path):
+    Store(tmp_path)
+    context = multiprocessing.get_context("spawn")
+    ready = context.Event()
+    workers = [context.Process(target=_save_many, args=(str(tmp_path), p, 15, ready)) for p in ("a", "b")]
+    for worker in workers:
+        worker.start()
+    ready.set()
+    for worker in workers:
+        worker.join(60)
+    assert [w.exitcode for w in workers] == [0, 0]
+    store = Store(tmp_path)
+    assert sorted(w.name for w in store.workspaces()) == sorted(f"{p}{i}" for p in "ab" for i in range(15))
+    with store.connect() as connection:
+        assert connection.execute("SELECT count(*) FROM runs").fetchone()[0] == 30
+        assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert len(list((tmp_path / "tables").glob("*.parquet"))) == 31
