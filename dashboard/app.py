@@ -18,8 +18,6 @@ VIEWS = Path(__file__).resolve().parent / "views"
 st.set_page_config(page_title="rankscope", page_icon=":material/leaderboard:", layout="wide")
 if os.environ.get("RANKSCOPE_DEBUG"):  # error details in the browser only when asked for
     st.set_option("client.showErrorDetails", "full")
-state.start()
-
 pages = {
     "Data": [st.Page(VIEWS / "data.py", title="Data", icon=":material/upload_file:", url_path="data")],
     "Evaluate": [
@@ -29,14 +27,21 @@ pages = {
         st.Page(VIEWS / "scores.py", title="Scores", icon=":material/scatter_plot:", url_path="scores"),
         st.Page(VIEWS / "cases.py", title="Cases", icon=":material/person_search:", url_path="cases"),
         st.Page(VIEWS / "compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+        st.Page(VIEWS / "history.py", title="History", icon=":material/history:", url_path="history"),
     ],
 }
 page = st.navigation(pages)
 try:
-    if page.title != "Data":
+    state.start()
+    state.publish_query_params()  # before the page: a page that stops early still leaves the link right
+    if page.title not in ("Data", "History"):
+        if state.missing_workspace():
+            components.missing_workspace(state.missing_workspace(), state.store())
+            st.page_link(pages["Data"][0], label="Go to the Data page", icon=":material/upload_file:")
+            st.stop()
         components.sidebar()
     page.run()
-    state.publish_query_params()
+    state.publish_query_params()  # and what the page chose (its pickers' first values)
 except InputError as error:
     components.show_error(error)
     st.page_link(pages["Data"][0], label="Go to the Data page to fix the input", icon=":material/upload_file:")

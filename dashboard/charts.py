@@ -11,8 +11,8 @@ import pandas as pd
 
 from metrics_core.report.charts import PALETTE, intervals, metric_curves, model_scale
 
-__all__ = ["bias", "distribution", "intervals", "long_tail", "metric_curves", "model_scale", "overlap_matrix",
-           "scatter", "score_histograms", "segment_deltas"]
+__all__ = ["bias", "distribution", "history", "intervals", "long_tail", "metric_curves", "model_scale",
+           "overlap_matrix", "scatter", "score_histograms", "segment_deltas"]
 
 GROUP_COLORS = ["#4C78A8", "#BAB0AC"]
 
@@ -141,3 +141,23 @@ def overlap_matrix(frame: pd.DataFrame, measure_label: str) -> alt.LayerChart:
         color=alt.condition("datum.value > 0.6", alt.value("white"), alt.value("#1F2430")))
     return (cells + text).properties(title=f"Mean {measure_label} between the models' lists", height=alt.Step(48),
                                      width=alt.Step(90))
+
+
+def history(runs: pd.DataFrame, metric: str, metric_label: str, models: list[str]) -> alt.LayerChart:
+    """``runs``: one row per (run, model) with columns created, model, run, note, ``metric`` and
+    its interval ``<metric>_low``/``_high``. A line per model over time, its runs as points,
+    and each run's 95% interval as a vertical rule."""
+    frame = runs.assign(when=pd.to_datetime(runs["created"]), value=runs[metric],
+                        low=runs.get(f"{metric}_low"), high=runs.get(f"{metric}_high"))
+    color = alt.Color("model:N", scale=model_scale(models), title="model")
+    x = alt.X("when:T", title="saved (UTC)")
+    tooltip = [alt.Tooltip("run:N"), alt.Tooltip("model:N"),
+               alt.Tooltip("when:T", title="saved", format="%Y-%m-%d %H:%M"),
+               alt.Tooltip("value:Q", title=metric_label, format=".4f"), alt.Tooltip("low:Q", format=".4f"),
+               alt.Tooltip("high:Q", format=".4f"), alt.Tooltip("k:Q", title="K"), alt.Tooltip("note:N")]
+    base = alt.Chart(frame)
+    lines = base.mark_line(point=alt.OverlayMarkDef(size=70, filled=True)).encode(
+        x=x, y=alt.Y("value:Q", title=metric_label, scale=alt.Scale(zero=False)), color=color, tooltip=tooltip)
+    rules = base.transform_filter("isValid(datum.low)").mark_rule(strokeWidth=2, opacity=0.6).encode(
+        x=x, y="low:Q", y2="high:Q", color=color)
+    return (rules + lines).properties(title=f"{metric_label} over saved runs (bars: 95% intervals)", height=320)

@@ -67,6 +67,16 @@ def model_picker(key: str = Key.MODEL, title: str = "Model") -> str:
     return st.selectbox(title, models, key=key)
 
 
+def missing_workspace(workspace_id: str, store) -> None:
+    """A link to a workspace the store does not have: say so, and list the ones it has (never
+    the demo's numbers in its place)."""
+    st.error(f"The workspace in this link ({workspace_id}) is not in the store at {store.home}: it was deleted, or "
+             "the link comes from another rankscope server.", icon=":material/link_off:")
+    names = [w.name for w in store.workspaces()]
+    st.markdown("Open one of the saved workspaces on the Data page" + (f": {', '.join(names)}." if names else
+                                                                        " (there are none yet), or upload files."))
+
+
 def show_error(error: Exception) -> None:
     """An error as a message in plain words (and the offending rows), never a traceback."""
     if isinstance(error, InputError):

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, replace
 import pandas as pd
 import streamlit as st
 
+from dashboard.cache import from_environment
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
 from metrics_core.metrics import registry
@@ -22,6 +23,7 @@ from metrics_core.settings import Encoding, encoding_for
 from metrics_core.stats.compare import aggregate_intervals
 from metrics_core.stats.segments import segment_choices as choices_of_segments
 from metrics_core.stats.segments import user_segments
+from metrics_core.store import Store, default_home
 
 
 class Key:
@@ -61,6 +63,11 @@ class Key:
     OVERLAP_MEASURE = "overlap_measure"
     COMPARE_CURVE = "compare_curve"
     CARD_INTERVALS = "card_intervals"
+    HISTORY_SCOPE = "history_scope"
+    HISTORY_MODEL = "history_model"
+    HISTORY_METRIC = "history_metric"
+    HISTORY_FIRST = "history_first"
+    HISTORY_SECOND = "history_second"
     UPLOAD_RECS = "upload_recs"
     UPLOAD_TRUTH = "upload_truth"
     UPLOAD_TRAIN = "upload_train"
@@ -68,54 +75,107 @@ class Key:
     UPLOAD_USERS = "upload_users"
 
 
-WORKSPACE = "workspace"
+WORKSPACE, MISSING = "workspace", "missing_workspace"
+WORKSPACE_PARAM = "ws"
 STARTED, PUBLISHED = "_started", "_published"
 SETTING_KEYS = (Key.K, Key.BETA, Key.RBP_P, Key.AP_DENOMINATOR, Key.GAIN, Key.PRESET, Key.USERS_WITHOUT_RELEVANT,
                 Key.USERS_WITHOUT_LIST, Key.SIMILARITY, Key.NOVELTY_UNKNOWN, Key.PRIMITIVE_MODEL, Key.PRIMITIVE_SCALE)
 BASELINE_IS_PRIMITIVE = "(the baseline)"
-SHARED_KEYS = (*SETTING_KEYS, Key.BASELINE, Key.MODEL, Key.CASE_USER, Key.METRIC, Key.MODEL_B)
-QUERY_KEYS = (Key.K, Key.BASELINE, Key.MODEL, Key.CASE_USER, Key.METRIC, Key.PRESET, Key.MODEL_B, Key.SIMILARITY,
-              Key.PRIMITIVE_MODEL)
+UPLOAD_KEYS = (Key.UPLOAD_RECS, Key.UPLOAD_TRUTH, Key.UPLOAD_TRAIN, Key.UPLOAD_ITEMS, Key.UPLOAD_USERS)
+# every choice a page offers: kept across page switches and written in the URL
+SHARED_KEYS = tuple(v for k, v in vars(Key).items() if k.isupper() and v not in UPLOAD_KEYS)
+QUERY_KEYS = SHARED_KEYS
+LIST_KEYS = (Key.TESTED_METRICS,)
 DEFAULTS = {Key.K: 10, Key.BETA: 1.0, Key.RBP_P: 0.8, Key.AP_DENOMINATOR: "min_k_relevant", Key.GAIN: "linear",
             Key.PRESET: "rankscope", Key.USERS_WITHOUT_RELEVANT: "exclude", Key.USERS_WITHOUT_LIST: "zero",
             Key.METRIC: "ndcg", Key.SIMILARITY: "cosine", Key.NOVELTY_UNKNOWN: "leave_out",
-            Key.PRIMITIVE_SCALE: "rank", Key.PRIMITIVE_MODEL: BASELINE_IS_PRIMITIVE}
-CASTS = {Key.K: int, Key.BETA: float}
+            Key.PRIMITIVE_SCALE: "rank", Key.PRIMITIVE_MODEL: BASELINE_IS_PRIMITIVE, Key.TEST: "wilcoxon",
+            Key.CORRECTION: "holm", Key.RESAMPLES: 1000, Key.SEED: 0}
+CASTS = {Key.K: int, Key.BETA: float, Key.RBP_P: float, Key.RESAMPLES: int, Key.SEED: int,
+         Key.CARD_INTERVALS: lambda text: {"True": True, "False": False}[text]}
+CACHE = from_environment()
+
+
+@st.cache_resource(show_spinner=False)
+def _store(home: str) -> Store:
+    return Store(home)
+
+
+def store() -> Store:
+    """The run store at ``RANKSCOPE_HOME`` (InputError naming the fix when it cannot be used)."""
+    return _store(str(default_home().resolve()))
 
 
 def start() -> None:
-    """Run first on every rerun: defaults, values from the URL, widget values kept.
+    """Run first on every rerun: the workspace of the link, defaults, values from the URL,
+    widget values kept.
 
     A URL value is applied when it differs from what the app itself last wrote there: the
     first visit of a shared link, or a link such as the Users page's "open this user's case".
     """
-    if WORKSPACE not in st.session_state:
-        st.session_state[WORKSPACE] = demo_workspace()
+    published = st.session_state.setdefault(PUBLISHED, {})
+    _open_linked_workspace(published)
     if STARTED not in st.session_state:
         st.session_state[STARTED] = True
         for key, value in DEFAULTS.items():
             st.session_state.setdefault(key, value)
-    published = st.session_state.setdefault(PUBLISHED, {})
     for key in QUERY_KEYS:
-        value = st.query_params.get(key)
-        if value is not None and value != published.get(key):
-            with contextlib.suppress(ValueError):
-                st.session_state[key] = CASTS.get(key, str)(value)
-            published[key] = value
+        value = st.query_params.get_all(key) if key in LIST_KEYS else st.query_params.get(key)
+        if value is not None and value != [] and _text(value) != published.get(key):
+            with contextlib.suppress(ValueError, KeyError):
+                st.session_state[key] = value if key in LIST_KEYS else CASTS.get(key, str)(value)
+            published[key] = _text(value)
     for key in SHARED_KEYS:  # keep widget values when the page that shows them is not rendered
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
 
 
+def _open_linked_workspace(published: dict) -> None:
+    """The saved workspace named by ``?ws=`` (on a reload, in a second browser, after a
+    restart); a link to a workspace that is not in the store is remembered as missing, and the
+    pages say so instead of showing other data."""
+    linked = st.query_params.get(WORKSPACE_PARAM)
+    current = st.session_state.get(WORKSPACE)
+    if linked and linked != published.get(WORKSPACE_PARAM) and (current is None or current.id != linked):
+        published[WORKSPACE_PARAM] = linked
+        saved = store().workspace(linked)
+        if saved is None:
+            st.session_state[MISSING] = linked
+        else:
+            use_workspace(Workspace.from_saved(saved))
+    if WORKSPACE not in st.session_state:
+        st.session_state[WORKSPACE] = demo_workspace()
+
+
+def missing_workspace() -> str | None:
+    """The id in the link when no saved workspace has it."""
+    return st.session_state.get(MISSING)
+
+
+def _text(value) -> str:
+    return ",".join(value) if isinstance(value, list) else str(value)
+
+
 def publish_query_params() -> None:
-    """Mirror the shareable choices in the URL (and remember what was written)."""
+    """Mirror the workspace and the shareable choices in the URL (and remember what was
+    written); a choice still at its default is left out until it has been changed."""
     published = st.session_state.setdefault(PUBLISHED, {})
+    current = workspace().id if not missing_workspace() else st.session_state[MISSING]
+    if current and st.query_params.get(WORKSPACE_PARAM) != current:
+        st.query_params[WORKSPACE_PARAM] = current
+    elif not current and WORKSPACE_PARAM in st.query_params:
+        del st.query_params[WORKSPACE_PARAM]
+    published[WORKSPACE_PARAM] = current
     for key in QUERY_KEYS:
         value = st.session_state.get(key)
-        if value is not None and st.query_params.get(key) != str(value):
+        if value is None or (key not in st.query_params and value == DEFAULTS.get(key)):
+            continue
+        if key in LIST_KEYS:
+            if st.query_params.get_all(key) != [str(v) for v in value]:
+                st.query_params[key] = [str(v) for v in value]
+        elif st.query_params.get(key) != str(value):
             st.query_params[key] = str(value)
-        if value is not None:
-            published[key] = str(value)
+        published[key] = _text([str(v) for v in value] if key in LIST_KEYS else value)
 
 
 def workspace() -> Workspace:
@@ -124,7 +184,8 @@ def workspace() -> Workspace:
 
 def use_workspace(new: Workspace) -> None:
     st.session_state[WORKSPACE] = new
-    for key in ("model", "baseline", "case_user", "model_b"):
+    st.session_state.pop(MISSING, None)
+    for key in (Key.MODEL, Key.BASELINE, Key.CASE_USER, Key.MODEL_B, Key.SEGMENT_MODEL, Key.TESTED_METRICS):
         st.session_state.pop(key, None)
 
 
@@ -132,15 +193,21 @@ EXPOSED = (Key.AP_DENOMINATOR, Key.GAIN, Key.USERS_WITHOUT_RELEVANT, Key.USERS_W
            Key.NOVELTY_UNKNOWN, Key.PRIMITIVE_SCALE)
 
 
-def settings() -> Settings:
-    """The current settings: the preset's conventions with the sidebar's choices on top; the
-    primitive model (serendipity against it, unexpectedness) is the baseline unless chosen."""
+def chosen_settings() -> Settings:
+    """The preset's conventions with the sidebar's choices on top (the primitive model left
+    to :func:`settings`, which knows the workspace's models)."""
     base = settings_for(st.session_state.get(Key.PRESET, "rankscope"))
     chosen = {key: st.session_state.get(key, DEFAULTS[key]) for key in (Key.K, Key.BETA, Key.RBP_P, *EXPOSED)}
+    return replace(base, **chosen)
+
+
+def settings() -> Settings:
+    """The current settings: :func:`chosen_settings`, and the primitive model (serendipity
+    against it, unexpectedness): the baseline unless chosen."""
     primitive = st.session_state.get(Key.PRIMITIVE_MODEL, BASELINE_IS_PRIMITIVE)
     primitive = st.session_state.get(Key.BASELINE) if primitive == BASELINE_IS_PRIMITIVE else primitive
-    chosen["primitive_model"] = primitive if primitive in dataset().models else None  # None: the first model
-    return replace(base, **chosen)
+    known = primitive in dataset().models
+    return replace(chosen_settings(), primitive_model=primitive if known else None)  # None: the first model
 
 
 def apply_preset() -> None:
@@ -162,24 +229,22 @@ def data_key() -> str:
     return f"{workspace().fingerprint()}:{chosen.order}:{chosen.tie_break}"
 
 
-@st.cache_resource(max_entries=4, show_spinner=False)
-def _dataset(fingerprint: str, order: str, tie_break: str, _workspace: Workspace) -> Dataset:
-    return _workspace.build(Encoding(order, tie_break))
+def dataset_of(ws: Workspace, chosen: Encoding | None = None) -> Dataset:
+    """The encoded dataset of ``ws``: parsed and joined once per workspace, mapping and encoding,
+    shared by the Data page's check and every analysis page (kept in the bounded cache)."""
+    chosen = chosen or encoding()
+    with st.spinner("Reading and joining the data…"):
+        return CACHE.get(f"data:{ws.fingerprint()}:{chosen.order}:{chosen.tie_break}", lambda: ws.build(chosen))
 
 
 def dataset() -> Dataset:
-    """The encoded dataset of the current workspace (parsed and joined once per encoding)."""
-    ws, chosen = workspace(), encoding()
-    with st.spinner("Reading and joining the data…"):
-        return _dataset(ws.fingerprint(), chosen.order, chosen.tie_break, ws)
+    """The encoded dataset of the current workspace."""
+    return dataset_of(workspace())
 
 
-@st.cache_resource(max_entries=12, show_spinner=False)  # shared, not copied: pages only read it
-def _evaluations(fingerprint: str, settings_items: tuple, _dataset: Dataset) -> dict[str, Evaluation]:
-    current = Settings(**dict(settings_items))
-    with ThreadPoolExecutor(min(2, len(_dataset.models))) as pool:  # numpy releases the GIL
-        done = pool.map(lambda name: (name, _dataset.evaluate(name, current)), _dataset.models)
-        return dict(done)
+def _evaluate_every_model(data: Dataset, current: Settings) -> dict[str, Evaluation]:
+    with ThreadPoolExecutor(min(2, len(data.models))) as pool:  # numpy releases the GIL
+        return dict(pool.map(lambda name: (name, data.evaluate(name, current)), data.models))
 
 
 def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
@@ -187,7 +252,8 @@ def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
     current = current or settings()
     data = dataset()
     with st.spinner("Computing metrics…"):
-        return _evaluations(data_key(), tuple(asdict(current).items()), data)
+        return CACHE.get(f"evaluations:{data_key()}:{tuple(asdict(current).items())}",
+                         lambda: _evaluate_every_model(data, current))
 
 
 def evaluation(model: str, current: Settings | None = None) -> Evaluation:

@@ -1,5 +1,6 @@
-"""The files being evaluated (the demo workspace or uploads), their column mapping, and the
-cached encoded dataset. Nothing uploaded is ever modified: tables are parsed from bytes."""
+"""The files being evaluated (the demo workspace, or tables in the run store), their column
+mapping, and how to save them. Nothing uploaded is ever modified: tables are parsed from
+bytes or read from the store's Parquet copies."""
 
 from __future__ import annotations
 
@@ -9,24 +10,39 @@ from pathlib import Path
 
 from dashboard.demo import MODELS
 from metrics_core import Columns, Dataset
-from metrics_core.inputs.read import TableFile
+from metrics_core.inputs.read import StoredTable, TableFile
 from metrics_core.settings import Encoding
+from metrics_core.store import SavedWorkspace, Store
+from metrics_core.store.catalog import OPTIONAL_ROLES, workspace_fingerprint
+
+Source = TableFile | StoredTable
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 
 @dataclass
 class Workspace:
+    """``id`` is the saved workspace's id in the store (None: the demo, or not saved yet)."""
+
     label: str
-    models: dict[str, TableFile]
-    ground_truth: TableFile
+    models: dict[str, Source]
+    ground_truth: Source
     columns: Columns = field(default_factory=Columns)
-    train: TableFile | None = None
-    items: TableFile | None = None
-    users: TableFile | None = None
+    train: Source | None = None
+    items: Source | None = None
+    users: Source | None = None
     feature_columns: tuple[str, ...] | None = None
     embedding_column: str | None = None
+    id: str | None = None
     _fingerprint: str | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_saved(cls, saved: SavedWorkspace) -> Workspace:
+        return cls(saved.name, dict(saved.models), saved.ground_truth, saved.columns, saved.train, saved.items,
+                   saved.users, saved.feature_columns, saved.embedding_column, saved.id, saved.fingerprint)
+
+    def tables(self) -> dict[str, Source | None]:
+        return {"ground_truth": self.ground_truth, **{role: getattr(self, role) for role in OPTIONAL_ROLES}}
 
     def fingerprint(self) -> str:
         """A hash of every byte and of the mapping: the cache key of the encoded data
@@ -36,11 +52,15 @@ class Workspace:
         return self._fingerprint
 
     def _digest(self) -> str:
+        if all(isinstance(t, StoredTable) for t in [*self.models.values(), *self.tables().values()] if t):
+            return workspace_fingerprint({name: t.path.stem for name, t in self.models.items()},
+                                         {role: t.path.stem if t else None for role, t in self.tables().items()},
+                                         self.columns, self.feature_columns, self.embedding_column)
         digest = hashlib.sha256()
         for name, table in sorted(self.models.items()):
-            digest.update(name.encode() + b"\0" + table.name.encode() + b"\0" + table.data)
-        for table in (self.ground_truth, self.train, self.items, self.users):
-            digest.update(b"\1" + (table.name.encode() + b"\0" + table.data if table else b"-"))
+            digest.update(name.encode() + b"\0" + table.name.encode() + b"\0" + _content(table))
+        for table in self.tables().values():
+            digest.update(b"\1" + (table.name.encode() + b"\0" + _content(table) if table else b"-"))
         digest.update(repr((self.columns, self.feature_columns, self.embedding_column)).encode())
         return digest.hexdigest()
 
@@ -50,6 +70,32 @@ class Workspace:
                              columns=self.columns, encoding=encoding,
                              feature_columns=list(self.feature_columns) if self.feature_columns else None,
                              embedding_column=self.embedding_column)
+
+
+def _content(table: Source) -> bytes:
+    return table.data if isinstance(table, TableFile) else table.path.stem.encode()
+
+
+def content_hash(table: Source) -> str:
+    """SHA-256 of the file's bytes as uploaded (a stored table is named by it)."""
+    return hashlib.sha256(table.data).hexdigest() if isinstance(table, TableFile) else table.path.stem
+
+
+def save(workspace: Workspace, store: Store, name: str, user_count: int | None = None,
+         workspace_id: str | None = None) -> Workspace:
+    """Save ``workspace`` in ``store`` under ``name`` (its tables stored once each) and return it
+    as the saved workspace. ``workspace_id`` overwrites that saved workspace."""
+    def key(table: Source) -> str:
+        if isinstance(table, StoredTable):
+            return table.path.stem
+        return store.put_table(table.name, table.data, "table")
+
+    optional = {role: key(t) if t else None for role, t in workspace.tables().items() if role != "ground_truth"}
+    saved = store.save_workspace(name, {model: key(t) for model, t in workspace.models.items()},
+                                 key(workspace.ground_truth), columns=workspace.columns,
+                                 feature_columns=workspace.feature_columns, embedding_column=workspace.embedding_column,
+                                 user_count=user_count, workspace_id=workspace_id, **optional)
+    return Workspace.from_saved(saved)
 
 
 def demo_workspace(directory: Path = DATA_DIR) -> Workspace:

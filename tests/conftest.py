@@ -32,3 +32,9 @@ def movielens():
     if not MOVIELENS_RECS.is_dir():
         pytest.skip("internal MovieLens data (../shared/datasets) is not available")
     return MOVIELENS_RECS
+
+
+@pytest.fixture(autouse=True)
+def _own_store(tmp_path_factory, monkeypatch):
+    """Every test gets a fresh run store (RANKSCOPE_HOME), never the repository's .rankscope."""
+    monkeypatch.setenv("RANKSCOPE_HOME", str(tmp_path_factory.mktemp("store")))

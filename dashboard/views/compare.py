@@ -10,8 +10,9 @@ import streamlit as st
 from dashboard import charts, components, state
 from dashboard.glossary import ACCURACY, BEYOND, METRICS, PER_USER_LABELS, label
 from dashboard.state import Key
+from dashboard.workspace import content_hash
 from metrics_core.metrics.registry import curves as curves_of_registry
-from metrics_core.report.document import fingerprint, numbers, numbers_csv, report_html
+from metrics_core.report.document import numbers, numbers_csv, report_html
 from metrics_core.stats import overlap
 from metrics_core.stats.compare import compare_segments, win_tie_loss
 from metrics_core.stats.overlap import MEASURES
@@ -64,15 +65,16 @@ st.subheader("Is the difference real?")
 comparable = state.comparable_metrics(results)
 left, right = st.columns([3, 2])
 with left:
-    chosen = st.multiselect("Metrics to test", comparable, default=[m for m in ("ndcg", "map", "recall")
-                                                                    if m in comparable], key=Key.TESTED_METRICS,
+    st.session_state.setdefault(Key.TESTED_METRICS, [m for m in ("ndcg", "map", "recall") if m in comparable])
+    st.session_state[Key.TESTED_METRICS] = [m for m in st.session_state[Key.TESTED_METRICS] if m in comparable]
+    chosen = st.multiselect("Metrics to test", comparable, key=Key.TESTED_METRICS,
                             format_func=lambda m: METRICS[m].label)
 with right, st.expander("Test settings"):
     test = st.radio("Paired test", ["wilcoxon", "t"], horizontal=True, key=Key.TEST,
                     format_func={"wilcoxon": "Wilcoxon signed-rank", "t": "paired t-test"}.get)
     correction = st.selectbox("Multiple-comparison correction", ["holm", "bonferroni", "none"], key=Key.CORRECTION)
-    resamples = st.number_input("Bootstrap resamples", 100, 20_000, 1000, step=100, key=Key.RESAMPLES)
-    seed = st.number_input("Seed", 0, 10_000, 0, key=Key.SEED)
+    resamples = st.number_input("Bootstrap resamples", 100, 20_000, step=100, key=Key.RESAMPLES)
+    seed = st.number_input("Seed", 0, 10_000, key=Key.SEED)
 comparison = None
 if len(models) < 2:
     st.info("Load a second model to test differences.")
@@ -124,7 +126,7 @@ elif chosen:
 st.subheader("Export")
 workspace = state.workspace()
 files = {**{f"recommendations {m}": t for m, t in workspace.models.items()}, "ground truth": workspace.ground_truth}
-prints = {name: f"{table.name} · {fingerprint(table.data)}" for name, table in files.items()}
+prints = {name: f"{table.name} · {content_hash(table)[:16]}" for name, table in files.items()}
 e1, e2, e3 = st.columns(3)
 e1.download_button("HTML report (works offline)", lambda: report_html(results, comparison, fingerprints=prints),
                    "rankscope-report.html", "text/html", key="dl_report", icon=":material/description:",

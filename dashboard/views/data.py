@@ -6,11 +6,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from dashboard import components, state
+from dashboard import components, saved_workspaces, state
+from dashboard import uploads as uploads_summary
 from dashboard.state import Key
-from dashboard.workspace import Workspace, demo_workspace
+from dashboard.uploads import stored_upload
+from dashboard.workspace import Workspace, demo_workspace, save
 from metrics_core import Columns, InputError
-from metrics_core.inputs.read import TableFile, read_bytes, read_notes
 
 TYPES = ["csv", "tsv", "parquet", "pq", "run", "trec", "qrels"]
 GUESSES = {
@@ -23,14 +24,8 @@ GUESSES = {
     "relevance": ["rating", "relevance", "grade", "label", "target", "clicks", "relevant", "stars", "judgment", "gain"],
 }
 NONE = "(none)"
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def columns_of(data: bytes, name: str, role: str) -> tuple[list[str], list[str]]:
-    """The file's column names, and how it was read when that is worth saying (a sniffed
-    delimiter, decimal commas)."""
-    frame, _ = read_bytes(data, name, role)
-    return [str(c) for c in frame.columns], [note.message for note in read_notes(frame)]
+UPLOAD_GENERATION = "_upload_generation"
+LOADED = "_loaded"  # what the last check found, shown after the rerun that empties the uploaders
 
 
 WORDS = {"user": ("user", "customer", "query", "visitor", "session", "client"),
@@ -56,45 +51,71 @@ def guess(options: list[str], kind: str, fallback: str | None = None, taken: tup
 
 
 st.title("Data")
+store = state.store()
 current = state.workspace()
-st.markdown(f"Evaluating **{current.label}**: {len(current.models)} model(s): "
-            f"{', '.join(current.models)}.")
+if state.missing_workspace():
+    components.missing_workspace(state.missing_workspace(), store)
+else:
+    saved_note = f"saved as **{current.label}**" if current.id else "not saved"
+    st.markdown(f"Evaluating **{current.label}** ({saved_note}): {len(current.models)} model(s): "
+                f"{', '.join(current.models)}.")
 if st.button("Back to the demo workspace", icon=":material/movie:"):
     state.use_workspace(demo_workspace())
     st.rerun()
 
+if LOADED in st.session_state:
+    models_count, users_count, items_count, notes = st.session_state.pop(LOADED)
+    st.success(f"Saved and loaded {models_count} model(s) for {users_count:,} users and {items_count:,} items.",
+               icon=":material/check_circle:")
+    st.subheader("Validation report")
+    for message in notes:
+        st.warning(message, icon=":material/info:")
+    if not notes:
+        st.markdown("No problems found.")
+    st.page_link("views/overview.py", label="See the overview", icon=":material/dashboard:")
+
+saved_workspaces.manage(store, current)
+if current.id and not state.missing_workspace():
+    saved_workspaces.add_or_replace_model(store, current)
+
 st.subheader("Upload your own files")
 st.caption("CSV, Parquet or TREC run/qrels. Recommendations need a user, an item and a rank or a score; the "
-           "ground truth a user and an item, optionally a relevance grade. Nothing you upload is modified.")
+           "ground truth a user and an item, optionally a relevance grade. Each file is kept once in the store "
+           f"({store.home}); nothing you upload is modified.")
+generation = st.session_state.setdefault(UPLOAD_GENERATION, 0)  # a new generation empties the uploaders
 recs_files = st.file_uploader("Recommendations: one file per model", type=TYPES, accept_multiple_files=True,
-                              key=Key.UPLOAD_RECS)
-truth_file = st.file_uploader("Ground truth (held-out relevant items)", type=TYPES, key=Key.UPLOAD_TRUTH)
+                              key=f"{Key.UPLOAD_RECS}_{generation}")
+truth_file = st.file_uploader("Ground truth (held-out relevant items)", type=TYPES,
+                              key=f"{Key.UPLOAD_TRUTH}_{generation}")
 with st.expander("Optional: training interactions, item features, user features"):
     train_file = st.file_uploader("Training interactions (for novelty, popularity, LAUC)", type=TYPES,
-                                  key=Key.UPLOAD_TRAIN)
-    items_file = st.file_uploader("Item features (catalog, diversity, item bias)", type=TYPES, key=Key.UPLOAD_ITEMS)
-    users_file = st.file_uploader("User features (segments, user bias)", type=TYPES, key=Key.UPLOAD_USERS)
+                                  key=f"{Key.UPLOAD_TRAIN}_{generation}")
+    items_file = st.file_uploader("Item features (catalog, diversity, item bias)", type=TYPES,
+                                  key=f"{Key.UPLOAD_ITEMS}_{generation}")
+    users_file = st.file_uploader("User features (segments, user bias)", type=TYPES,
+                                  key=f"{Key.UPLOAD_USERS}_{generation}")
 
 if not recs_files or truth_file is None:
     st.info("Upload at least one recommendations file and the ground truth to evaluate your own data.")
     st.stop()
 
 try:
-    uploads = {f.name: TableFile(f.name, f.getvalue()) for f in recs_files}
-    read = {t.name: columns_of(t.data, t.name, "recommendations") for t in uploads.values()}
-    rec_columns = sorted({c for columns, _ in read.values() for c in columns})
-    truth = TableFile(truth_file.name, truth_file.getvalue())
-    truth_columns, truth_notes = columns_of(truth.data, truth.name, "ground truth")
-    optional = {role: (TableFile(f.name, f.getvalue()) if f is not None else None)
-                for role, f in (("train", train_file), ("items", items_file), ("users", users_file))}
-    item_columns = columns_of(optional["items"].data, optional["items"].name, "item features")[0] \
-        if optional["items"] else []
+    with st.spinner("Storing the files…"):
+        stored = {f.name: stored_upload(store, f, "recommendations") for f in recs_files}
+        truth, truth_notes = stored_upload(store, truth_file, "ground truth")
+        optional = {role: (stored_upload(store, f, label)[0] if f is not None else None)
+                    for role, label, f in (("train", "training interactions", train_file),
+                                           ("items", "item features", items_file),
+                                           ("users", "user features", users_file))}
+    uploads = {name: table for name, (table, _) in stored.items()}
+    rec_columns = sorted({c for table in uploads.values() for c in table.column_names()})
+    truth_columns = truth.column_names()
+    item_columns = optional["items"].column_names() if optional["items"] else []
 except InputError as error:
     components.show_error(error)
     st.stop()
-for message in [m for _, notes in read.values() for m in notes] + truth_notes:
+for message in [m for _, notes in stored.values() for m in notes] + truth_notes:
     st.info(message, icon=":material/info:")
-
 st.subheader("Name the models")
 names = {}
 for column, (file_name, _) in zip(st.columns(min(4, len(uploads))) * len(uploads), uploads.items(), strict=False):
@@ -122,50 +143,56 @@ if item_columns:
                               help="Numbers are used as they are, text columns one-hot. Leave empty for every "
                                    "numeric column.")
 
-if st.button("Check and evaluate these files", type="primary", icon=":material/check_circle:"):
-    roles = {"user": user_column, "item": item_column, "score": score_column, "rank": rank_column}
-    shared = {column: [r for r, c in roles.items() if c == column] for column in roles.values() if column != NONE}
-    shared = {column: names for column, names in shared.items() if len(names) > 1}
-    if shared:
-        column, names = next(iter(shared.items()))
-        st.error(f"The column '{column}' is chosen as the {' and the '.join(names)} column: each role needs its own "
-                 "column. Choose another column for one of them.", icon=":material/error:")
-        st.stop()
-    if score_column == NONE and rank_column == NONE:
-        st.error("Choose the rank column or the score column of the recommendations: one of them orders each "
-                 "list.", icon=":material/error:")
-        st.stop()
-    workspace = Workspace(
-        label="Uploaded data",
-        models={names[name]: table for name, table in uploads.items()},
-        ground_truth=truth,
-        columns=Columns(user=user_column, item=item_column,
-                        score=score_column if score_column != NONE else "__no_score__",
-                        rank=rank_column if rank_column != NONE else "__no_rank__",
-                        relevance=None if relevance_column == NONE else relevance_column, threshold=threshold),
-        feature_columns=tuple(features) if features else None,
-        **optional,
-    )
-    if len(set(names.values())) < len(names):
-        st.error("Two models have the same name: give each file its own model name.", icon=":material/error:")
-        st.stop()
+columns = Columns(user=user_column, item=item_column, score=score_column if score_column != NONE else "__no_score__",
+                  rank=rank_column if rank_column != NONE else "__no_rank__",
+                  relevance=None if relevance_column == NONE else relevance_column, threshold=threshold)
+roles = {"user": user_column, "item": item_column, "score": score_column, "rank": rank_column}
+shared = {column: [r for r, c in roles.items() if c == column] for column in roles.values() if column != NONE}
+shared = {column: names for column, names in shared.items() if len(names) > 1}
+problems = []
+if shared:
+    column, taken_by = next(iter(shared.items()))
+    problems.append(f"The column '{column}' is chosen as the {' and the '.join(taken_by)} column: each role needs "
+                    "its own column. Choose another column for one of them.")
+if score_column == NONE and rank_column == NONE:
+    problems.append("Choose the rank column or the score column of the recommendations: one of them orders each list.")
+if len(set(names.values())) < len(names):
+    problems.append("Two models have the same name: give each file its own model name.")
+for problem in problems:
+    st.error(problem, icon=":material/error:")
+if problems:
+    st.stop()
+
+st.subheader("What was uploaded")
+try:
+    uploads_summary.show_summary({names[name]: table for name, table in uploads.items()}, truth, columns)
+except (KeyError, ValueError, TypeError) as error:
+    st.warning(f"No summary for this mapping ({error}); the check below names what is wrong.",
+               icon=":material/warning:")
+
+workspace_name = st.text_input("Save as workspace", value=f"{Path(next(iter(uploads))).stem} upload",
+                               help="A saved workspace reopens from its link after a reload, in another browser "
+                                    "and after a server restart.")
+if st.button("Check, save and evaluate", type="primary", icon=":material/check_circle:", key="check_and_save"):
+    workspace = Workspace(label=workspace_name, models={names[name]: table for name, table in uploads.items()},
+                          ground_truth=truth, columns=columns,
+                          feature_columns=tuple(features) if features else None, **optional)
     try:
         with st.spinner("Reading, checking and joining…"):
-            dataset = workspace.build()
+            dataset = state.dataset_of(workspace)
             # the new files' own models: the primitive model chosen for the previous workspace may not exist
-            report = dataset.evaluate_all(replace(state.settings(), primitive_model=None), curves=False)
+            report = dataset.evaluate_all(replace(state.chosen_settings(), primitive_model=None),
+                                          curves=False)
+        existing = store.find_workspace(workspace_name.strip())
+        saved = save(workspace, store, workspace_name, len(dataset.users),
+                     workspace_id=existing.id if existing else None)
     except InputError as error:
         st.subheader("Validation report")
         components.show_error(error)
         st.stop()
-    state.use_workspace(workspace)
-    st.success(f"Loaded {len(dataset.models)} model(s) for {len(dataset.users):,} users and "
-               f"{len(dataset.items):,} items.", icon=":material/check_circle:")
-    st.subheader("Validation report")
-    notes = {note.message for result in report.values() for note in result.warnings}
-    if notes:
-        for message in sorted(notes):
-            st.warning(message, icon=":material/info:")
-    else:
-        st.markdown("No problems found.")
-    st.page_link("views/overview.py", label="See the overview", icon=":material/dashboard:")
+    state.use_workspace(saved)
+    st.session_state[UPLOAD_GENERATION] = generation + 1  # the uploaders let go of the files' bytes
+    st.session_state[LOADED] = (len(dataset.models), len(dataset.users), len(dataset.items),
+                                sorted({note.message for result in report.values() for note in result.warnings}))
+    st.rerun()
+

@@ -22,7 +22,8 @@ baseline = st.session_state[Key.BASELINE]
 result, base = results[model], results[baseline]
 large = len(result.per_user) > INTERVALS_BY_DEFAULT_UP_TO
 with right:
-    show_intervals = st.toggle("95% confidence intervals on the cards", value=not large, key=Key.CARD_INTERVALS,
+    st.session_state.setdefault(Key.CARD_INTERVALS, not large)
+    show_intervals = st.toggle("95% confidence intervals on the cards", key=Key.CARD_INTERVALS,
                                help="Percentile bootstrap over users (200 resamples). Off by default above "
                                     f"{INTERVALS_BY_DEFAULT_UP_TO:,} users, where it takes a moment.")
 interval_of = state.card_intervals(model) if show_intervals else {}

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from metrics_core.errors import input_error
 from metrics_core.inputs.columns import Columns
-from metrics_core.inputs.read import PARQUET_SUFFIXES, StoredTable, read_bytes, read_table
+from metrics_core.inputs.read import PARQUET_SUFFIXES, StoredTable, read_bytes, read_notes, read_table
 from metrics_core.store import schema
 from metrics_core.store.files import copy_file, sha256_of, write_parquet
 
@@ -120,11 +120,12 @@ class Store:
     def table_path(self, sha: str) -> Path:
         return self.home / "tables" / f"{sha}.parquet"
 
-    def put_table(self, name: str, source: bytes | Path, role: str) -> str:
+    def put_table(self, name: str, source: bytes | Path, role: str, notes: list[str] | None = None) -> str:
         """Store a table once, keyed by the SHA-256 of its bytes, and return that key.
 
         Parquet is kept as it came; CSV and TREC files are read (raising :class:`InputError`
-        naming ``name`` when they cannot be) and written as Parquet.
+        naming ``name`` when they cannot be) and written as Parquet; how they were read (a
+        sniffed delimiter, decimal commas) is added to ``notes``.
         """
         sha = sha256_of(source)
         if self._has_table(sha):
@@ -137,6 +138,8 @@ class Store:
             frame = read_bytes(source, name, role)[0] if isinstance(source, bytes) else \
                 read_table(Path(source), role)[0]
             write_parquet(path, frame)
+            if notes is not None:
+                notes.extend(note.message for note in read_notes(frame))
         metadata = pq.read_metadata(path)
         with self.writing() as connection:
             connection.execute("INSERT OR IGNORE INTO tables VALUES (?, ?, ?, ?, ?, ?)",
@@ -166,10 +169,8 @@ class Store:
         name = name.strip()
         if not name:
             raise input_error("workspace name", "the name is empty.", "give the workspace a name.")
-        mapping = {"columns": asdict(columns), "feature_columns": list(feature_columns) if feature_columns else None,
-                   "embedding_column": embedding_column}
-        tables = [("model", model, sha) for model, sha in models.items()] + [("ground_truth", "", ground_truth)] + \
-            [(role, "", sha) for role, sha in zip(OPTIONAL_ROLES, (train, items, users), strict=True) if sha]
+        mapping = _mapping(columns, feature_columns, embedding_column)
+        tables = _roles(models, {"ground_truth": ground_truth, "train": train, "items": items, "users": users})
         print_ = fingerprint_of(tables, mapping)
         stamp = now()
         with self.writing() as connection:
@@ -284,6 +285,23 @@ def parquet_metadata(source: bytes | Path, label: str) -> pq.FileMetaData:
     except (OSError, ValueError) as error:
         raise input_error(label, f"is not a readable Parquet file ({str(error).splitlines()[0]}).",
                           "export it again as Parquet, or upload it as CSV.") from None
+
+
+def _mapping(columns: Columns, feature_columns, embedding_column) -> dict:
+    return {"columns": asdict(columns), "feature_columns": list(feature_columns) if feature_columns else None,
+            "embedding_column": embedding_column}
+
+
+def _roles(models: dict[str, str], others: dict[str, str | None]) -> list[tuple[str, str, str]]:
+    return [("model", model, sha) for model, sha in models.items()] + \
+        [(role, "", sha) for role, sha in others.items() if sha]
+
+
+def workspace_fingerprint(models: dict[str, str], others: dict[str, str | None], columns: Columns,
+                          feature_columns=None, embedding_column=None) -> str:
+    """The fingerprint a workspace of these stored tables (keys by model and by role) and this
+    mapping gets when saved, whatever its name."""
+    return fingerprint_of(_roles(models, others), _mapping(columns, feature_columns, embedding_column))
 
 
 def fingerprint_of(tables: list[tuple[str, str, str]], mapping: dict) -> str:

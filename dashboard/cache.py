@@ -1,0 +1,139 @@
+"""A process-wide cache bounded by memory and by age, for what the app computes from a
+workspace (encoded datasets, evaluations): shared by every session, never copied.
+
+Streamlit's ``cache_resource`` bounds entries by count only, so three large uploads could keep
+gigabytes alive for good. Here every entry is weighed (the bytes of the arrays and frames it
+holds); the least recently used entries leave when the total passes the budget
+(``RANKSCOPE_CACHE_MB``, default 2048), and any entry not used for ``RANKSCOPE_CACHE_TTL``
+seconds (default 900) leaves on the next sweep, which a background thread runs every few
+seconds. After an eviction the C heap is trimmed, so that freed memory goes back to the system.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import gc
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+SWEEP_SECONDS = 2.0
+
+
+def deep_nbytes(value: Any, seen: set[int] | None = None) -> int:
+    """The bytes of the numpy arrays and pandas objects reachable from ``value`` through
+    containers, dataclass fields and attributes (each object counted once)."""
+    seen = set() if seen is None else seen
+    if id(value) in seen or value is None or isinstance(value, str | bytes | int | float | bool):
+        return len(value) if isinstance(value, bytes) else 0
+    seen.add(id(value))
+    if isinstance(value, np.ndarray):
+        return int(value.nbytes) if value.base is None or id(value.base) not in seen else 0
+    if isinstance(value, pd.DataFrame | pd.Series | pd.Index):
+        usage = value.memory_usage(deep=False, index=True)
+        return int(usage.sum() if hasattr(usage, "sum") else usage)
+    if isinstance(value, dict):
+        return sum(deep_nbytes(v, seen) for v in value.values())
+    if isinstance(value, list | tuple | set | frozenset):
+        return sum(deep_nbytes(v, seen) for v in value)
+    if is_dataclass(value):
+        return sum(deep_nbytes(getattr(value, f.name, None), seen) for f in fields(value))
+    attributes = getattr(value, "__dict__", None)
+    return sum(deep_nbytes(v, seen) for v in attributes.values()) if attributes else 0
+
+
+def release_memory() -> None:
+    """Collect garbage, then give the C heap's free pages back to the system (glibc only)."""
+    gc.collect()
+    name = ctypes.util.find_library("c")
+    if name:
+        libc = ctypes.CDLL(name)
+        if hasattr(libc, "malloc_trim"):
+            libc.malloc_trim(0)
+
+
+class BoundedCache:
+    """``get(key, build)``: the value built once per key, kept while the budget allows."""
+
+    def __init__(self, max_bytes: int, ttl: float):
+        self.max_bytes, self.ttl = max_bytes, ttl
+        self._entries: OrderedDict[str, tuple[Any, int, float]] = OrderedDict()  # value, bytes, last used
+        self._lock = threading.RLock()
+        self._building: dict[str, threading.Lock] = {}
+        self._sweeper: threading.Thread | None = None
+
+    def get(self, key: str, build: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key in self._entries:
+                value, size, _ = self._entries.pop(key)
+                self._entries[key] = (value, size, time.monotonic())
+                return value
+            building = self._building.setdefault(key, threading.Lock())
+        with building:  # two sessions asking for the same data build it once
+            with self._lock:
+                if key in self._entries:
+                    return self._entries[key][0]
+            value = build()
+            with self._lock:
+                self._entries[key] = (value, deep_nbytes(value), time.monotonic())
+                self._building.pop(key, None)
+                self._start_sweeper()
+            self.evict()
+            return value
+
+    @property
+    def nbytes(self) -> int:
+        with self._lock:
+            return sum(size for _, size, _ in self._entries.values())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def evict(self) -> int:
+        """Drop entries past their age, then the least recently used while over the budget (the
+        newest entry always stays). Returns how many left."""
+        now = time.monotonic()
+        with self._lock:
+            dropped = [k for k, (_, _, used) in self._entries.items() if now - used > self.ttl]
+            for key in dropped:
+                del self._entries[key]
+            total = sum(size for _, size, _ in self._entries.values())
+            while total > self.max_bytes and len(self._entries) > 1:
+                _, (_, size, _) = self._entries.popitem(last=False)
+                total -= size
+                dropped.append(None)
+        if dropped:
+            release_memory()
+        return len(dropped)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+        release_memory()
+
+    def _start_sweeper(self) -> None:
+        if self._sweeper is None or not self._sweeper.is_alive():
+            self._sweeper = threading.Thread(target=self._sweep, name="rankscope-cache-sweeper", daemon=True)
+            self._sweeper.start()
+
+    def _sweep(self) -> None:
+        while True:
+            time.sleep(min(SWEEP_SECONDS, self.ttl))
+            self.evict()
+            with self._lock:
+                if not self._entries:
+                    self._sweeper = None
+                    return
+
+
+def from_environment() -> BoundedCache:
+    megabytes = float(os.environ.get("RANKSCOPE_CACHE_MB", 2048))
+    return BoundedCache(int(megabytes * 2**20), float(os.environ.get("RANKSCOPE_CACHE_TTL", 900)))

@@ -1,0 +1,111 @@
+"""The Data page's saved workspaces: the list (open, rename, delete), "save the current
+workspace as…", and adding or replacing one model's file in an open saved workspace."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import components, state
+from dashboard.uploads import stored_upload
+from dashboard.workspace import Workspace, save
+from metrics_core import InputError
+from metrics_core.store import SavedWorkspace, Store
+
+TYPES = ["csv", "tsv", "parquet", "pq", "run", "trec"]
+REPLACE_GENERATION = "_replace_generation"
+
+
+def table_of(saved: list[SavedWorkspace]) -> pd.DataFrame:
+    return pd.DataFrame({
+        "name": [w.name for w in saved],
+        "models": [", ".join(w.models) for w in saved],
+        "users": [w.user_count for w in saved],
+        "rows": [w.rows for w in saved],
+        "saved": [pd.Timestamp(w.updated).tz_convert(None) for w in saved],
+        "id": [w.id for w in saved],
+    })
+
+
+def manage(store: Store, current: Workspace) -> None:
+    st.subheader("Saved workspaces")
+    saved = store.workspaces()
+    if saved:
+        st.dataframe(table_of(saved), hide_index=True, width="stretch",
+                     column_config={"saved": st.column_config.DatetimeColumn("saved (UTC)", format="YYYY-MM-DD HH:mm"),
+                                    "users": st.column_config.NumberColumn(format="%d")})
+        names = {w.id: w.name for w in saved}
+        left, right = st.columns([3, 2])
+        chosen = left.selectbox("Workspace", list(names), format_func=names.get, key="saved_choice",
+                                index=list(names).index(current.id) if current.id in names else 0)
+        opened, renamed, deleted = (right.columns(3)[i] for i in range(3))
+        if opened.button("Open", icon=":material/folder_open:", width="stretch"):
+            state.use_workspace(Workspace.from_saved(store.workspace(chosen)))
+            st.rerun()
+        with renamed.popover("Rename", icon=":material/edit:", width="stretch"):
+            new_name = st.text_input("New name", names[chosen], key=f"rename_{chosen}")
+            if st.button("Rename", key="rename_confirm"):
+                _act(lambda: store.rename_workspace(chosen, new_name), current, chosen, store)
+        with deleted.popover("Delete", icon=":material/delete:", width="stretch"):
+            st.markdown(f"Delete **{names[chosen]}**? Its runs stay in the history; files that other workspaces "
+                        "use are kept.")
+            if st.button("Delete", type="primary", key="delete_confirm"):
+                _act(lambda: store.delete_workspace(chosen), current, chosen, store)
+    else:
+        st.caption(f"No saved workspaces yet in {store.home}.")
+    with st.expander("Save the current workspace as…"):
+        name = st.text_input("Name", value="" if current.id else current.label.split(":")[0], key="save_as_name")
+        if st.button("Save", icon=":material/save:", key="save_as"):
+            try:
+                state.use_workspace(save(current, store, name, len(state.dataset().users)))
+            except InputError as error:
+                components.show_error(error)
+            else:
+                st.rerun()
+
+
+def _act(action, current: Workspace, chosen: str, store: Store) -> None:
+    """Rename or delete, then follow the change: the open workspace gets its new name, or
+    (deleted) the app goes back to the demo."""
+    from dashboard.workspace import demo_workspace
+
+    try:
+        action()
+    except InputError as error:
+        components.show_error(error)
+        return
+    if current.id == chosen:
+        after = store.workspace(chosen)
+        state.use_workspace(Workspace.from_saved(after) if after else demo_workspace())
+    st.rerun()
+
+
+def add_or_replace_model(store: Store, current: Workspace) -> None:
+    """One model's file, added to or replacing a model in the open saved workspace (the other
+    files stay as they are: nothing is uploaded again)."""
+    generation = st.session_state.setdefault(REPLACE_GENERATION, 0)
+    with st.expander(f"Add or replace a model in {current.label}"):
+        upload = st.file_uploader("Recommendations of one model", type=TYPES, key=f"replace_{generation}")
+        if upload is None:
+            return
+        options = [*current.models, "(a new model)"]
+        target = st.selectbox("Replace", options, index=len(options) - 1, key="replace_target")
+        name = st.text_input("New model's name", Path(upload.name).stem, key="replace_name",
+                             disabled=target != "(a new model)")
+        model = name.strip() if target == "(a new model)" else target
+        if st.button("Add to the workspace" if target == "(a new model)" else f"Replace {target}", type="primary"):
+            try:
+                table, _ = stored_upload(store, upload, "recommendations")
+                candidate = Workspace(current.label, {**current.models, model: table}, current.ground_truth,
+                                      current.columns, current.train, current.items, current.users,
+                                      current.feature_columns, current.embedding_column)
+                dataset = state.dataset_of(candidate)  # checked before the saved workspace changes
+                saved = store.replace_model(current.id, model, table.path.stem, len(dataset.users))
+            except InputError as error:
+                components.show_error(error)
+                return
+            state.use_workspace(Workspace.from_saved(saved))
+            st.session_state[REPLACE_GENERATION] = generation + 1
+            st.rerun()

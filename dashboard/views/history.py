@@ -1,0 +1,91 @@
+"""History: saved runs of this workspace, or of one model name across workspaces (a model's
+versions over time), as metric lines with their intervals and a table; any two runs compared
+with the Compare page's paired statistics over the users they share."""
+
+import streamlit as st
+
+from dashboard import charts, components, state
+from dashboard.glossary import label
+from dashboard.state import Key
+from metrics_core import InputError
+from metrics_core.metrics.registry import METRICS
+from metrics_core.store import compare_runs, list_runs, save_run
+
+THIS_WORKSPACE, ONE_MODEL = "This workspace", "One model across workspaces"
+
+st.title("History")
+store = state.store()
+current = state.workspace()
+
+with st.container(border=True):
+    st.markdown("**Record a run**: the current workspace's evaluation at the sidebar's settings (every model, "
+                "every metric and each user's values), kept in the store.")
+    left, right = st.columns([4, 1], vertical_alignment="bottom")
+    note = left.text_input("Note (optional)", key="run_note", placeholder="e.g. candidate 2, new features")
+    if not current.id:
+        st.caption("The demo and unsaved uploads cannot be recorded: save the workspace on the Data page first.")
+    if right.button("Record run", icon=":material/add_chart:", disabled=not current.id, width="stretch"):
+        run = save_run(store, store.workspace(current.id), state.evaluations(), note=note)
+        st.success(f"Recorded run {run.id}.", icon=":material/check_circle:")
+
+every_run = list_runs(store)
+if every_run.empty:
+    st.info("No runs are saved yet. Record one above, or from the command line: "
+            "`rankscope evaluate ... --save NAME`.")
+    st.stop()
+
+st.session_state.setdefault(Key.HISTORY_SCOPE, THIS_WORKSPACE if current.id in set(every_run["workspace_id"])
+                            else ONE_MODEL)
+scope = st.radio("Runs of", [THIS_WORKSPACE, ONE_MODEL], horizontal=True, key=Key.HISTORY_SCOPE)
+if scope == THIS_WORKSPACE:
+    runs = every_run[every_run["workspace_id"] == current.id]
+    if runs.empty:
+        st.info(f"No runs of {current.label} yet.")
+        st.stop()
+else:
+    model_names = list(dict.fromkeys(every_run["model"]))
+    chosen_model = st.selectbox("Model", model_names, key=Key.HISTORY_MODEL)
+    runs = every_run[every_run["model"] == chosen_model]
+    runs = runs.assign(model=runs["workspace"] + " · " + runs["model"])
+
+metrics = [m for m in METRICS if m in runs.columns and runs[m].notna().any()]
+if st.session_state.get(Key.HISTORY_METRIC) not in metrics:
+    st.session_state[Key.HISTORY_METRIC] = "ndcg" if "ndcg" in metrics else metrics[0]
+metric = st.selectbox("Metric", metrics, format_func=lambda m: METRICS[m].label, key=Key.HISTORY_METRIC)
+models = list(dict.fromkeys(runs["model"]))
+components.chart(charts.history(runs, metric, METRICS[metric].label, models), "history", "dl_history")
+shown = ["run", "created", "workspace", "model", "k", "note", *[m for m in ("ndcg", "map", "recall", "precision")
+                                                                 if m in runs.columns]]
+st.dataframe(runs[shown], hide_index=True, width="stretch",
+             column_config={m: st.column_config.NumberColumn(label(m, None), format="%.4f")
+                            for m in ("ndcg", "map", "recall", "precision")})
+components.download_table(runs.set_index(["run", "model"]), "runs", "dl_runs")
+
+st.subheader("Compare two runs")
+ids = list(dict.fromkeys(runs["run"]))
+if len(ids) < 2:
+    st.info("Two runs are needed.")
+    st.stop()
+described = {row.run: f"{row.run} · {row.created[:16].replace('T', ' ')} · {row.workspace}" +
+             (f" · {row.note}" if row.note else "") for row in runs.drop_duplicates("run").itertuples()}
+left, right = st.columns(2)
+for key, default in ((Key.HISTORY_FIRST, ids[0]), (Key.HISTORY_SECOND, ids[-1])):
+    if st.session_state.get(key) not in ids:
+        st.session_state[key] = default
+first = left.selectbox("Baseline run", ids, format_func=described.get, key=Key.HISTORY_FIRST)
+second = right.selectbox("Run", ids, format_func=described.get, key=Key.HISTORY_SECOND)
+if first == second:
+    st.info("Choose two different runs.")
+    st.stop()
+try:
+    with st.spinner("Pairing users and bootstrapping…"):
+        comparisons = compare_runs(store, first, second, [metric] if METRICS[metric].interval else None)
+except InputError as error:
+    components.show_error(error)
+    st.stop()
+for model, comparison in comparisons.items():
+    st.markdown(f"**{model}**")
+    st.dataframe(comparison.rows[["metric", "value", "baseline_value", "delta", "ci_low", "ci_high", "p_adjusted",
+                                  "wins", "ties", "losses", "users"]], hide_index=True, width="stretch")
+    for row in comparison.rows.itertuples():
+        st.markdown(f"- {comparison.sentence(row.model, row.metric)}")

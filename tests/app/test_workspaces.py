@@ -1,0 +1,201 @@
+"""Saved workspaces and runs in the app: upload and save, reopen from the link (a reload, a
+second browser, a restarted server), rename, delete, add a model, the upload summary, the
+History page, and every page choice in the URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard import state
+from dashboard.glossary import label
+from metrics_core.store import Store, list_runs
+
+APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
+RECS = b"user,item,pos\n1,a,1\n1,b,2\n2,a,1\n2,c,2\n3,c,1\n3,b,2\n"
+TRUTH = b"user,item,stars\n1,b,5\n2,c,4\n3,c,5\n"
+
+
+def start(**query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(query)
+    at.run()
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def restart_server() -> None:
+    """What a restart loses: every cached dataset and evaluation, and the open store."""
+    state.CACHE.clear()
+    state._store.clear()
+
+
+def upload_and_save(name: str = "shop", recs: bytes = RECS, truth: bytes = TRUTH) -> AppTest:
+    at = start()
+    at.switch_page("views/data.py").run()
+    assert_clean(at)
+    at.file_uploader(key="upload_recs_0").set_value([("model_a.csv", recs, "text/csv")])
+    at.file_uploader(key="upload_truth_0").set_value(("truth.csv", truth, "text/csv"))
+    at.run()
+    next(t for t in at.text_input if t.label == "Save as workspace").set_value(name)
+    at.number_input[0].set_value(4.0)
+    at.button(key="check_and_save").click().run()
+    assert_clean(at)
+    return at
+
+
+def cards_of(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def test_a_saved_workspace_reopens_from_its_link_after_reload_and_restart():
+    at = upload_and_save()
+    assert at.success and "Saved and loaded 1 model" in at.success[0].value
+    workspace_id = at.query_params["ws"]
+    saved = Store().workspace(workspace_id)
+    assert saved.name == "shop" and saved.user_count == 3
+    at.switch_page("views/overview.py").run()
+    assert_clean(at)
+    cards = cards_of(at)
+    assert cards[label("precision", 2)] == "0.5000"
+    again = start(ws=workspace_id)  # a reload, or a colleague opening the link: a new session
+    assert_clean(again)
+    assert cards_of(again) == cards and "shop" in again.sidebar.markdown[0].value
+    restart_server()
+    after_restart = start(ws=workspace_id)
+    assert_clean(after_restart)
+    assert cards_of(after_restart) == cards
+
+
+def test_a_link_to_a_deleted_workspace_says_so_and_never_shows_the_demo():
+    at = upload_and_save()
+    workspace_id = at.query_params["ws"]
+    Store().delete_workspace(workspace_id)
+    gone = start(ws=workspace_id)
+    assert not gone.exception
+    assert gone.error and workspace_id in gone.error[0].value and "not in the store" in gone.error[0].value
+    assert not gone.metric, "no numbers of another workspace"
+    gone.switch_page("views/data.py").run()
+    assert gone.error and workspace_id in gone.error[0].value
+    assert not [w for w in Store().workspaces() if w.id == workspace_id]
+
+
+def test_the_same_file_uploaded_twice_is_stored_once():
+    upload_and_save("first")
+    upload_and_save("second")
+    home = Store().home
+    assert len(list((home / "tables").glob("*.parquet"))) == 2  # recommendations and ground truth
+    assert sorted(w.name for w in Store().workspaces()) == ["first", "second"]
+
+
+def test_rename_delete_and_open_from_the_saved_list():
+    upload_and_save("first")
+    at = upload_and_save("second")
+    ids = {w.name: w.id for w in Store().workspaces()}
+    at.selectbox(key="saved_choice").set_value(ids["first"]).run()
+    at.text_input(key=f"rename_{ids['first']}").set_value("first, renamed")
+    at.button(key="rename_confirm").click().run()
+    assert_clean(at)
+    assert Store().workspace(ids["first"]).name == "first, renamed"
+    at.selectbox(key="saved_choice").set_value(ids["second"]).run()
+    at.button(key="delete_confirm").click().run()
+    assert_clean(at)
+    assert Store().workspace(ids["second"]) is None
+    assert "Demo workspace" in at.markdown[0].value  # the open workspace was deleted: back to the demo
+    at.selectbox(key="saved_choice").set_value(ids["first"]).run()
+    next(b for b in at.button if b.label == "Open").click().run()
+    assert at.query_params["ws"] == ids["first"] and "first, renamed" in at.markdown[0].value
+
+
+def test_a_model_is_added_to_an_open_workspace_without_uploading_the_others():
+    at = upload_and_save()
+    workspace_id = at.query_params["ws"]
+    at.file_uploader(key="replace_0").set_value(("model_b.csv", RECS.replace(b"3,c,1", b"3,a,1"), "text/csv"))
+    at.run()
+    next(b for b in at.button if b.label == "Add to the workspace").click().run()
+    assert_clean(at)
+    saved = Store().workspace(workspace_id)
+    assert list(saved.models) == ["model_a", "model_b"]
+    at.switch_page("views/compare.py").run()
+    assert_clean(at)
+
+
+def test_the_upload_summary_counts_and_warns_before_evaluating():
+    scores_like_ranks = b"user,item,score\n1,a,1\n1,b,2\n2,x,1\n2,y,2\n"
+    at = start()
+    at.switch_page("views/data.py").run()
+    at.file_uploader(key="upload_recs_0").set_value([("ranked.csv", scores_like_ranks, "text/csv")])
+    at.file_uploader(key="upload_truth_0").set_value(("truth.csv", b"user,item\n1,q\n2,r\n", "text/csv"))
+    at.run()
+    assert not at.exception
+    summary = at.dataframe[-1].value
+    assert summary.loc["ranked", "rows"] == "4" and summary.loc["ranked", "users"] == "2"
+    assert summary.loc["ranked", "list length (min / median / max)"] == "2 / 2 / 2"
+    warnings = " ".join(w.value for w in at.warning)
+    assert "looks like a rank" in warnings and "0.00% of the recommended items" in warnings
+    assert any("sample list (user 1): b, a" in c.value for c in at.caption)
+
+
+def test_history_records_runs_charts_them_and_compares_two():
+    at = upload_and_save()
+    at.switch_page("views/history.py").run()
+    assert_clean(at)
+    at.text_input(key="run_note").set_value("first")
+    next(b for b in at.button if b.label == "Record run").click().run()
+    assert at.success and "Recorded run" in at.success[0].value
+    at.switch_page("views/overview.py").run()
+    at.slider(key="k").set_value(1).run()
+    at.switch_page("views/history.py").run()
+    next(b for b in at.button if b.label == "Record run").click().run()
+    assert_clean(at)
+    runs = list_runs(Store())
+    assert list(runs["note"]) == ["first", ""] and list(runs["k"]) == [10, 1]
+    assert at.get("vega_lite_chart") or at.get("arrow_vega_lite_chart"), "the history chart"
+    first, second = runs["run"]
+    assert any(f"{second}:model_a trails {first}:model_a on ndcg" in m.value for m in at.markdown), \
+        "the two runs compared in words (K = 1 finds fewer relevant items than K = 10)"
+
+
+def test_every_page_choice_survives_page_switches_and_is_in_the_url():
+    at = start()
+    at.switch_page("views/users.py").run()
+    metric_box = at.selectbox(key="users_metric")
+    other = "recall" if metric_box.value != "recall" else "precision"
+    metric_box.set_value(other).run()
+    at.switch_page("views/compare.py").run()
+    at.radio(key="test").set_value("t").run()
+    at.sidebar.number_input(key="beta").set_value(2.0).run()
+    at.switch_page("views/overview.py").run()
+    at.switch_page("views/users.py").run()
+    assert at.selectbox(key="users_metric").value == other
+    assert at.query_params["test"] == "t" and at.query_params["beta"] == "2.0"
+    assert at.query_params["users_metric"] == str(other)
+    shared = start(**dict(at.query_params))
+    shared.switch_page("views/compare.py").run()
+    assert_clean(shared)
+    assert shared.radio(key="test").value == "t" and shared.session_state["beta"] == 2.0
+
+
+@pytest.mark.parametrize("seed", [0])
+def test_runs_recorded_from_the_app_equal_the_library(seed):
+    rng = np.random.default_rng(seed)
+    recs = pd.DataFrame({"user": np.repeat(np.arange(30), 4), "item": rng.integers(0, 20, 120),
+                         "pos": np.tile(np.arange(1, 5), 30)}).drop_duplicates(["user", "item"])
+    truth = pd.DataFrame({"user": np.arange(30), "item": rng.integers(0, 20, 30), "stars": 5})
+    at = upload_and_save("random", recs.to_csv(index=False).encode(), truth.to_csv(index=False).encode())
+    at.switch_page("views/history.py").run()
+    next(b for b in at.button if b.label == "Record run").click().run()
+    from metrics_core import Columns, evaluate
+
+    expected = evaluate(recs, truth, k=4, columns=Columns(user="user", item="item", rank="pos", score="__no_score__",
+                                                         relevance="stars", threshold=4))
+    run = list_runs(Store()).iloc[0]
+    assert run["ndcg"] == pytest.approx(expected.metrics["ndcg"], abs=1e-12)
