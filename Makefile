@@ -20,8 +20,9 @@ $(STAMP_TEST): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e ".[test,peers]"
 	touch $@ $(STAMP_RUN)
 
+# two heap arenas: memory a closed session freed goes back to the system (README, "Memory")
 run: $(STAMP_RUN)
-	$(VENV)/bin/streamlit run dashboard/app.py --server.port $(PORT) --server.address $(ADDRESS)
+	MALLOC_ARENA_MAX=2 $(VENV)/bin/streamlit run dashboard/app.py --server.port $(PORT) --server.address $(ADDRESS)
 
 test: $(STAMP_TEST)
 	$(VENV)/bin/ruff check .

@@ -11,10 +11,12 @@ import streamlit as st
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dashboard import components, state
+from dashboard.cache import limit_heap_arenas
 from metrics_core import InputError
 
 VIEWS = Path(__file__).resolve().parent / "views"
 
+limit_heap_arenas()
 st.set_page_config(page_title="rankscope", page_icon=":material/leaderboard:", layout="wide")
 if os.environ.get("RANKSCOPE_DEBUG"):  # error details in the browser only when asked for
     st.set_option("client.showErrorDetails", "full")
@@ -34,11 +36,11 @@ page = st.navigation(pages)
 try:
     state.start()
     state.publish_query_params()  # before the page: a page that stops early still leaves the link right
-    if page.title not in ("Data", "History"):
-        if state.missing_workspace():
-            components.missing_workspace(state.missing_workspace(), state.store())
-            st.page_link(pages["Data"][0], label="Go to the Data page", icon=":material/upload_file:")
-            st.stop()
+    if state.missing_workspace() and page.title not in ("Data", "History"):  # History lists every saved run
+        components.missing_workspace(state.missing_workspace(), state.store())
+        st.page_link(pages["Data"][0], label="Go to the Data page", icon=":material/upload_file:")
+        st.stop()
+    if page.title != "Data" and not state.missing_workspace():
         components.sidebar()
     page.run()
     state.publish_query_params()  # and what the page chose (its pickers' first values)

@@ -150,7 +150,7 @@ def history(runs: pd.DataFrame, metric: str, metric_label: str, models: list[str
     frame = runs.assign(when=pd.to_datetime(runs["created"]), value=runs[metric],
                         low=runs.get(f"{metric}_low"), high=runs.get(f"{metric}_high"))
     color = alt.Color("model:N", scale=model_scale(models), title="model")
-    x = alt.X("when:T", title="saved (UTC)")
+    x = alt.X("when:T", title="saved (UTC)", axis=alt.Axis(format="%b %d %H:%M", labelAngle=-30, tickCount=6))
     tooltip = [alt.Tooltip("run:N"), alt.Tooltip("model:N"),
                alt.Tooltip("when:T", title="saved", format="%Y-%m-%d %H:%M"),
                alt.Tooltip("value:Q", title=metric_label, format=".4f"), alt.Tooltip("low:Q", format=".4f"),

@@ -37,10 +37,10 @@ def manage(store: Store, current: Workspace) -> None:
                      column_config={"saved": st.column_config.DatetimeColumn("saved (UTC)", format="YYYY-MM-DD HH:mm"),
                                     "users": st.column_config.NumberColumn(format="%d")})
         names = {w.id: w.name for w in saved}
-        left, right = st.columns([3, 2])
+        left, right = st.columns([3, 2], vertical_alignment="bottom")
         chosen = left.selectbox("Workspace", list(names), format_func=names.get, key="saved_choice",
                                 index=list(names).index(current.id) if current.id in names else 0)
-        opened, renamed, deleted = (right.columns(3)[i] for i in range(3))
+        opened, renamed, deleted = right.columns(3, vertical_alignment="bottom")
         if opened.button("Open", icon=":material/folder_open:", width="stretch"):
             state.use_workspace(Workspace.from_saved(store.workspace(chosen)))
             st.rerun()

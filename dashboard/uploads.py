@@ -49,8 +49,8 @@ def summarise_model(table: StoredTable, truth: StoredTable, columns: Columns) ->
     score that behaves like a rank (lower is better), or recommended items that almost never
     appear in the ground truth (different id spaces)."""
     wanted = [c for c in (columns.user, columns.item, columns.score, columns.rank) if c in table.column_names()]
-    frame = pd.read_parquet(table.path, columns=wanted)
-    truth_items = pd.read_parquet(truth.path, columns=[columns.item])[columns.item]
+    frame = pd.read_parquet(table.path, columns=wanted, dtype_backend="pyarrow")  # text ids stay in Arrow memory
+    truth_items = pd.read_parquet(truth.path, columns=[columns.item], dtype_backend="pyarrow")[columns.item]
     user, item = frame[columns.user], frame[columns.item]
     lengths = user.value_counts()
     has_score, has_rank = columns.score in frame.columns, columns.rank in frame.columns
@@ -61,7 +61,7 @@ def summarise_model(table: StoredTable, truth: StoredTable, columns: Columns) ->
     if order:
         rows = rows.sort_values(order, ascending=has_rank)
     distinct = item.drop_duplicates()
-    shared = float(distinct.astype(str).isin(set(truth_items.astype(str))).mean())
+    shared = float(distinct.astype("string[pyarrow]").isin(truth_items.astype("string[pyarrow]").unique()).mean())
     warnings = []
     if has_score and _looks_like_a_rank(frame, columns, has_rank):
         warnings.append(f"The score column '{columns.score}' looks like a rank (lower is better): rankscope puts "
@@ -95,7 +95,7 @@ def _looks_like_a_rank(frame: pd.DataFrame, columns: Columns, has_rank: bool) ->
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def summarise_truth(truth: StoredTable, columns: Columns) -> dict[str, int]:
-    frame = pd.read_parquet(truth.path, columns=[columns.user, columns.item])
+    frame = pd.read_parquet(truth.path, columns=[columns.user, columns.item], dtype_backend="pyarrow")
     return {"rows": len(frame), "users": int(frame[columns.user].nunique()),
             "items": int(frame[columns.item].nunique())}
 

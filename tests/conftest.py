@@ -38,3 +38,17 @@ def movielens():
 def _own_store(tmp_path_factory, monkeypatch):
     """Every test gets a fresh run store (RANKSCOPE_HOME), never the repository's .rankscope."""
     monkeypatch.setenv("RANKSCOPE_HOME", str(tmp_path_factory.mktemp("store")))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless system Chromium for the browser tests (tests/app/browsing.py has the helpers)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium", headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                  "--no-first-run", "--disable-sync", "--disable-quic"])
+        yield instance
+        instance.close()

@@ -7,92 +7,24 @@ tests/artifacts/. Skipped when /usr/bin/chromium is not installed (``.ci/run`` i
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from browsing import CHROMIUM, cards, free_port, settle, shot, start_server, stop_server
 
 from dashboard.glossary import fmt, label
 from metrics_core import Columns, evaluate_models
 
-CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parents[2]
-ARTIFACTS = ROOT / "tests" / "artifacts"
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no system Chromium")]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def server():
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboard" / "app.py"), "--server.port", str(port),
-         "--server.headless", "true", "--server.address", "127.0.0.1"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(120):
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.5)
-    else:
-        process.kill()
-        pytest.fail("streamlit did not start")
+def server(tmp_path_factory):
+    process, url = start_server(tmp_path_factory.mktemp("store"))
     yield url
-    process.terminate()
-    process.wait(10)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--no-first-run", "--disable-sync", "--disable-quic"])
-        yield instance
-        instance.close()
-
-
-def settle(page) -> None:
-    """Wait until the script has finished running and the page has drawn."""
-    page.wait_for_selector('[data-testid="stApp"]', timeout=60_000)
-    page.wait_for_timeout(500)
-    deadline = time.time() + 90
-    while time.time() < deadline:
-        if page.get_attribute('[data-testid="stApp"]', "data-test-script-state") == "notRunning":
-            break
-        page.wait_for_timeout(200)
-    page.wait_for_timeout(1500)
-
-
-def shot(page, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
-
-
-def cards(page) -> dict[str, str]:
-    out = {}
-    for metric in page.locator('[data-testid="stMetric"]').all():
-        name = metric.locator('[data-testid="stMetricLabel"]').inner_text().strip()
-        out[name] = metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
-    return out
+    stop_server(process)
 
 
 def test_upload_map_overview_and_compare(server, browser, tmp_path):
@@ -124,9 +56,9 @@ def test_upload_map_overview_and_compare(server, browser, tmp_path):
     threshold.press("Enter")
     settle(page)
     shot(page, "1_data_mapping")
-    page.get_by_role("button", name="Check and evaluate these files").click()
+    page.get_by_role("button", name="Check, save and evaluate").click()
     settle(page)
-    assert page.get_by_text("Loaded 2 model(s)").count() == 1
+    assert page.get_by_text("Saved and loaded 2 model(s)").count() == 1
     shot(page, "2_data_loaded")
 
     page.get_by_role("link", name="See the overview").click()
@@ -193,8 +125,75 @@ def test_data_page_reads_a_semicolon_file_and_warns_about_ids(server, browser, t
     uploaders.nth(1).locator("input[type=file]").set_input_files(str(truth))
     settle(page)
     assert page.get_by_text("read with ';' between columns and a decimal comma").count() == 1
-    page.get_by_role("button", name="Check and evaluate these files").click()
+    page.get_by_role("button", name="Check, save and evaluate").click()
     settle(page)
     shot(page, "10_data_semicolon_and_padded_ids")
     assert page.locator('[data-testid="stException"]').count() == 0
     assert page.get_by_text("Likely cause: leading zeros", exact=False).count() == 1
+
+
+def upload_files(page, recs: list[Path], truth: Path) -> None:
+    """The Data page's uploaders of recommendations and ground truth, on the demo workspace (a
+    saved workspace adds an uploader above them)."""
+    section = page.locator('[data-testid="stFileUploader"]')
+    section.nth(0).locator("input[type=file]").set_input_files([str(p) for p in recs])
+    settle(page)
+    section.nth(1).locator("input[type=file]").set_input_files(str(truth))
+    settle(page)
+
+
+def test_a_saved_workspace_survives_reload_second_browser_and_restart(browser, tmp_path):
+    """Upload and save; then the same numbers after a reload, in a second browser context with the
+    link, and from the link after the server restarts (same store, same port)."""
+    from dashboard.demo import generate
+
+    tables = generate(n_users=200, n_items=150, seed=5)
+    recs, truth = tmp_path / "ranker.csv", tmp_path / "truth.csv"
+    tables["recs_personalised"].to_csv(recs, index=False)
+    tables["ground_truth"].to_csv(truth, index=False)
+    home, port = tmp_path / "store", free_port()
+    process, url = start_server(home, port)
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{url}/data")
+        settle(page)
+        upload_files(page, [recs], truth)
+        page.get_by_role("textbox", name="Save as workspace").fill("weekly ranker")
+        page.get_by_role("textbox", name="Save as workspace").press("Enter")
+        settle(page)
+        page.get_by_role("button", name="Check, save and evaluate").click()
+        settle(page)
+        assert page.get_by_text("Saved and loaded 1 model(s)").count() == 1
+        page.get_by_role("link", name="See the overview").click()
+        settle(page)
+        link = page.url
+        assert re.search(r"[?&]ws=[0-9a-f]{12}", link), link
+        first = cards(page)
+        assert first and first[label("ndcg", 10)] != "–"
+        shot(page, "11_saved_workspace_overview")
+        page.reload()
+        settle(page)
+        assert cards(page) == first, "a reload reopens the same workspace"
+        other = browser.new_context(viewport={"width": 1400, "height": 1000})
+        colleague = other.new_page()
+        colleague.goto(link)
+        settle(colleague)
+        assert cards(colleague) == first, "a colleague's browser opens the same numbers"
+        other.close()
+    finally:
+        stop_server(process)
+    process, url = start_server(home, port)
+    try:
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(link)
+        settle(page)
+        assert cards(page) == first, "the link still works after a restart"
+        assert page.get_by_text("weekly ranker").count() >= 1
+        page.goto(f"{url}/history?{link.split('?', 1)[1]}")
+        settle(page)
+        page.get_by_role("button", name="Record run").click()
+        settle(page)
+        assert page.get_by_text("Recorded run").count() == 1
+        shot(page, "12_history")
+    finally:
+        stop_server(process)

@@ -157,7 +157,7 @@ def test_history_records_runs_charts_them_and_compares_two():
     next(b for b in at.button if b.label == "Record run").click().run()
     assert_clean(at)
     runs = list_runs(Store())
-    assert list(runs["note"]) == ["first", ""] and list(runs["k"]) == [10, 1]
+    assert list(runs["note"]) == ["first", ""] and list(runs["k"]) == [2, 1]
     assert at.get("vega_lite_chart") or at.get("arrow_vega_lite_chart"), "the history chart"
     first, second = runs["run"]
     assert any(f"{second}:model_a trails {first}:model_a on ndcg" in m.value for m in at.markdown), \

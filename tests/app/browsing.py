@@ -1,0 +1,74 @@
+"""Helpers of the browser tests: a real ``streamlit run`` server on the app, and waiting for
+and reading its pages in Playwright (the system Chromium)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(home: Path, port: int | None = None, **env: str) -> tuple[subprocess.Popen, str]:
+    """``streamlit run`` on the app with its run store at ``home``; returns the process and URL."""
+    port = port or free_port()
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "RANKSCOPE_HOME": str(home), "MALLOC_ARENA_MAX": "2",
+                   **env}  # as make run starts it
+    process = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboard" / "app.py"), "--server.port", str(port),
+         "--server.headless", "true", "--server.address", "127.0.0.1", "--server.disconnectedSessionTTL", "2"],
+        cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(120):
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
+                return process, url
+        except OSError:
+            time.sleep(0.5)
+    process.kill()
+    pytest.fail("streamlit did not start")
+
+
+def stop_server(process: subprocess.Popen) -> None:
+    process.terminate()
+    process.wait(10)
+
+
+def settle(page) -> None:
+    """Wait until the script has finished running and the page has drawn."""
+    page.wait_for_selector('[data-testid="stApp"]', timeout=60_000)
+    page.wait_for_timeout(500)
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        if page.get_attribute('[data-testid="stApp"]', "data-test-script-state") == "notRunning":
+            break
+        page.wait_for_timeout(200)
+    page.wait_for_timeout(1500)
+
+
+def shot(page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def cards(page) -> dict[str, str]:
+    out = {}
+    for metric in page.locator('[data-testid="stMetric"]').all():
+        name = metric.locator('[data-testid="stMetricLabel"]').inner_text().strip()
+        out[name] = metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
+    return out
