@@ -261,18 +261,14 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks, raw
     cell = user.astype(cell_type, copy=False) * cell_type(n_positions) + position.astype(cell_type, copy=False)
     if first:
         cell -= cell_type(first)
-    items_at = np.full(n_users * n_positions, -1, dtype=np.int32)
-    scores = None if score is None else np.full(n_users * n_positions, np.nan, dtype=score.dtype)
-    if len(cell) < 2 or bool((cell[1:] > cell[:-1]).all()):
-        items_at[cell] = item  # sorted by user and position: each cell is written once
-        if scores is not None:
-            scores[cell] = score
-    else:
-        slot = _slot_of_each_cell(cell, n_users * n_positions, raw)
-        filled = slot >= 0
-        items_at[filled] = item[slot[filled]]
-        if scores is not None:
-            scores[filled] = score[slot[filled]]
+    items_at = _full(n_users * n_positions, -1, np.int32)
+    scores = None if score is None else _full(n_users * n_positions, np.nan, score.dtype)
+    sorted_cells = len(cell) < 2 or bool((cell[1:] > cell[:-1]).all())
+    _scatter(items_at, cell, item)  # rows in any order: each row written straight to its cell
+    if not sorted_cells and np.count_nonzero(items_at >= 0) < len(cell):
+        _slot_of_each_cell(cell, n_users * n_positions, raw)  # two rows took one cell: raises, naming them
+    if scores is not None:
+        _scatter(scores, cell, score)
     items_at = items_at.reshape(n_users, n_positions)
     return items_at, None if scores is None else scores.reshape(n_users, n_positions)
 
@@ -315,10 +311,33 @@ def whole_list_heads(user_ids: np.ndarray, position: np.ndarray, first: int) -> 
     return heads
 
 
+def _full(size: int, value, dtype) -> np.ndarray:
+    """``np.full`` filled on a few threads: a new array's pages are faulted in as it is first
+    written, and at hundreds of MB that first touch costs more than the writing."""
+    out = np.empty(size, dtype=dtype)
+
+    def fill(start: int, stop: int) -> None:
+        out[start:stop] = value
+
+    map_chunks(fill, chunks(size, -(-size // THREADS)))
+    return out
+
+
+def _scatter(target: np.ndarray, cell: np.ndarray, values: np.ndarray) -> None:
+    """``target[cell] = values`` on a few threads over row ranges (numpy releases the GIL; rows
+    in random order make this bound by memory latency, which threads overlap). When two rows
+    share a cell the caller raises, so which one is kept does not matter."""
+    def write(start: int, stop: int) -> None:
+        target[cell[start:stop]] = values[start:stop]
+
+    map_chunks(write, chunks(len(cell), -(-len(cell) // THREADS)))
+
+
 def _slot_of_each_cell(cell: np.ndarray, n_cells: int, raw: RawLists) -> np.ndarray:
     """For each (user, position) cell, the input row placed there (-1: empty).
 
-    Two rows of one user with the same rank is an error: the order would be a guess.
+    Two rows of one user with the same rank is an error: the order would be a guess. Called
+    only when some cell got two rows (raises, naming the rows).
     """
     slot = np.full(n_cells, -1, dtype=np.int64)
     rows = np.arange(len(cell))
