@@ -17,7 +17,7 @@ $(STAMP_RUN): pyproject.toml | $(PY)
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[test,peers]"
+	$(PY) -m pip install --quiet -e ".[test,peers,spark]"
 	touch $@ $(STAMP_RUN)
 
 # two heap arenas: memory a closed session freed goes back to the system (README, "Memory")

@@ -55,6 +55,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_loading_arguments(ev)
     add_metric_arguments(ev)
     ev.add_argument("--format", choices=["json", "table"], default="json")
+    ev.add_argument("--engine", choices=["memory", "spark"], default="memory",
+                    help="spark: Parquet files or folders read and evaluated by Apache Spark (pip install "
+                         "'rankscope[spark]', Java 17)")
+    ev.add_argument("--master", default="local[2]", help="Spark master URL for --engine spark (default local[2])")
     add_save_arguments(ev)
     for name, text in (("compare", "paired tests, intervals and win/tie/loss against a baseline"),
                        ("report", "write a self-contained HTML report (and every number as JSON/CSV)")):
@@ -229,6 +233,10 @@ def save_if_asked(args: argparse.Namespace, dataset: Dataset, results: dict[str,
 
 def run_evaluate(args: argparse.Namespace) -> int:
     settings = _settings(args)
+    if args.engine == "spark":
+        from metrics_core.spark_command import run_on_spark
+
+        return run_on_spark(args, settings, _columns(args))
     dataset = load_dataset(args)
     results = dataset.evaluate_all(settings, curves=False)
     warn_about_ids(results)

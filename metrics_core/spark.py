@@ -1,0 +1,221 @@
+"""rankscope on Apache Spark: the same metrics where the data lives, computed by the same numpy
+kernels on each partition.
+
+The recommendations and the ground truth are put in one DataFrame and repartitioned by a hash of
+the user, so that each partition holds whole users: their lists and their relevant items. Each
+partition is evaluated in memory exactly as :func:`metrics_core.evaluate` would (``Dataset.build``
+and ``Dataset.evaluate``, with the item table when one is given) and gives back
+
+- one row per user with every per-user metric (the per-user DataFrame, for slicing), and
+- one row per item with how many top-K lists of the partition contain it.
+
+The aggregates are then merged in Spark: a per-user metric's aggregate is its mean over the
+users it is averaged over (the evaluated users for accuracy metrics), and the catalog metrics
+(coverage, Gini, entropy, personalization, distinct items) come from the item counts summed over
+partitions, with the same functions as in memory. Results equal the in-memory engine's on the
+same data (tests/test_spark.py checks 1e-9).
+
+Not on Spark yet: metrics that need the training interactions (novelty, ARP, serendipity,
+LAUC/MCC candidates: they need every item's popularity on every partition), the primitive-model
+metrics (they need two models' lists of a user together), and intervals. Each is listed in
+``skipped`` with that reason.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from metrics_core.dataset import Dataset
+from metrics_core.errors import input_error
+from metrics_core.inputs.columns import Columns
+from metrics_core.metrics import catalog, registry
+from metrics_core.settings import Settings
+
+TABLE = "_rankscope_table"
+KIND, USER, ITEM, COUNT = "_kind", "_user", "_item", "_count"
+NOT_ON_SPARK = {
+    "train": "not on the Spark engine yet: it needs the training data's item popularity on every partition",
+    "candidates": "not on the Spark engine yet: it needs the candidate items from the training data",
+    "judgements": "not on the Spark engine yet: judged non-relevant rows are not sent to the partitions",
+    "primitive": "not on the Spark engine yet: it needs two models' lists of a user together",
+}
+SPARK_FORWARD = {  # registry.AGGREGATES' forward transforms as Spark column expressions
+    "geometric_mean": lambda F, column: F.log(F.greatest(column, F.lit(registry.GEOMETRIC_EPSILON))),
+}
+CATALOG = ("coverage", "gini", "entropy", "entropy_normalised")
+
+
+@dataclass
+class SparkEvaluation:
+    """Aggregates (``metrics``), user counts, what was skipped and why, and the per-user values
+    as a Spark DataFrame (column ``_user``: the user id as text)."""
+
+    k: int
+    settings: Settings
+    metrics: dict[str, float]
+    users: dict[str, int]
+    per_user: object  # pyspark.sql.DataFrame
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"metrics": self.metrics, "users": self.users, "skipped": self.skipped, "engine": "spark"}
+
+
+def _per_user_columns(settings: Settings, with_items: bool, with_scores: bool) -> list[str]:
+    """The per-user columns a partition gives back (the same on every partition)."""
+    columns = [c for m, c in registry.per_user_columns("accuracy").items()
+               if "candidates" not in registry.METRICS[m].needs and "judgements" not in registry.METRICS[m].needs]
+    if with_items:
+        columns += ["diversity", "intra_list_similarity"]
+    if with_scores and settings.score_entropy == "per_user":
+        columns.append("score_entropy")
+    return list(dict.fromkeys(columns))
+
+
+def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = None, train_df=None, items_df=None,
+                   columns: Columns | None = None, partitions: int | None = None,
+                   feature_columns: list[str] | None = None) -> SparkEvaluation:
+    """Every metric the Spark engine computes, for one model's ``recs_df`` against ``truth_df``
+    (Spark DataFrames with the columns named by ``columns``). ``items_df`` (small: it is sent
+    to every partition) gives the catalog and the item features; ``train_df`` is accepted for
+    the catalog only (its items), since the training-based metrics are not on Spark yet."""
+    from pyspark.sql import functions as F  # noqa: N812 (the usual name)
+
+    settings = replace(settings or Settings(), k=k)
+    columns = columns or Columns()
+    spark = recs_df.sparkSession
+    partitions = partitions or max(2, spark.sparkContext.defaultParallelism * 2)
+    recs_columns = [c for c in (columns.user, columns.item, columns.score, columns.rank) if c in recs_df.columns]
+    truth_columns = [c for c in (columns.user, columns.item, columns.relevance) if c and c in truth_df.columns]
+    for need, frame, label in ((columns.user, recs_df, "recommendations"), (columns.item, recs_df, "recommendations"),
+                               (columns.user, truth_df, "ground truth"), (columns.item, truth_df, "ground truth")):
+        if need not in frame.columns:
+            raise input_error(f"{label} (Spark DataFrame)", f"there is no column '{need}'.",
+                              f"name the {label}' columns, or pass columns=Columns(...).", need)
+    both = (recs_df.select(*recs_columns).withColumn(TABLE, F.lit("recs"))
+            .unionByName(truth_df.select(*truth_columns).withColumn(TABLE, F.lit("truth")),
+                         allowMissingColumns=True))
+    items = items_df.toPandas() if items_df is not None else None
+    if items is None and train_df is not None:  # the catalog only: the items seen in training
+        items = train_df.select(columns.item).distinct().toPandas()
+    with_scores = columns.score in recs_columns
+    per_user = _per_user_columns(settings, items is not None and bool(feature_columns or _numeric(items, columns)),
+                                 with_scores)
+    schema = (f"{KIND} string, {USER} string, {ITEM} string, {COUNT} long, evaluated boolean, "
+              + ", ".join(f"`{c}` double" for c in per_user))
+    kernel = _partition_kernel(settings, columns, items, feature_columns, per_user)
+    out = both.repartition(partitions, columns.user).mapInPandas(kernel, schema=schema).cache()
+    users = out.filter(F.col(KIND) == "user")
+    accuracy = set(registry.per_user_columns("accuracy").values())
+    aggregates = users.agg(
+        F.sum(F.col("evaluated").cast("long")).alias("evaluated"),
+        *[F.avg(F.when(F.col("evaluated"), F.col(f"`{c}`")) if c in accuracy else F.col(f"`{c}`")).alias(c)
+          for c in per_user]).first().asDict()
+    if not aggregates["evaluated"]:
+        raise input_error("ground truth", "no user has a relevant item that can be evaluated.",
+                          "check that the ground truth's user ids match the recommendations'.")
+    names = {column: metric for metric, column in registry.per_user_columns().items()}
+    metrics = {names.get(c, c): float(aggregates[c]) for c in per_user if aggregates[c] is not None}
+    metrics.update(_transformed_means(users, per_user))
+    if {"precision", "recall"} <= metrics.keys():
+        from metrics_core.metrics.accuracy import fbeta_of_means
+
+        metrics["fbeta_of_means"] = float(fbeta_of_means(np.array(metrics["precision"]), np.array(metrics["recall"]),
+                                                         settings.beta))
+    counts = out.filter(F.col(KIND) == "item").groupBy(ITEM).agg(F.sum(COUNT).alias(COUNT)).toPandas()
+    listed = int(out.filter(F.col(KIND) == "lists").agg(F.sum(COUNT)).first()[0] or 0)
+    skipped = _catalog(metrics, counts, items, columns, settings, listed)
+    for metric in registry.METRICS.values():
+        if metric.name not in metrics and metric.name not in skipped:
+            skipped[metric.name] = next((NOT_ON_SPARK[need] for need in metric.needs if need in NOT_ON_SPARK),
+                                        NOT_ON_SPARK["train"])
+    ordered = {m: metrics[m] for m in registry.names() if m in metrics}
+    return SparkEvaluation(settings.k, settings, ordered, {"evaluated": int(aggregates["evaluated"]),
+                                                           "with_recommendations": listed}, users, skipped)
+
+
+def _transformed_means(users, per_user: list[str]) -> dict[str, float]:
+    """Metrics aggregated as back(mean(forward(v))) over the evaluated users (gm_map)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    columns = registry.per_user_columns("accuracy")
+    chosen = [m for m in registry.family("accuracy") if m.of is not None and columns.get(m.of) in per_user
+              and m.aggregate in SPARK_FORWARD]
+    if not chosen:
+        return {}
+    row = users.filter(F.col("evaluated")).agg(*[
+        F.avg(SPARK_FORWARD[m.aggregate](F, F.col(f"`{columns[m.of]}`"))).alias(m.name) for m in chosen]).first()
+    return {m.name: float(registry.AGGREGATES[m.aggregate].back(row[m.name])) for m in chosen}
+
+
+def _numeric(items: pd.DataFrame, columns: Columns) -> bool:
+    return any(pd.api.types.is_numeric_dtype(items[c]) for c in items.columns if c != columns.item)
+
+
+def _catalog(metrics: dict, counts: pd.DataFrame, items, columns: Columns, settings: Settings,
+             listed: int) -> dict[str, str]:
+    """Catalog metrics from the item counts summed over partitions (in place); returns what was
+    skipped."""
+    skipped = {}
+    values = counts[COUNT].to_numpy(dtype=np.int64)
+    metrics["aggregate_diversity"] = float(catalog.aggregate_diversity(values))
+    if listed >= 2:
+        metrics["personalization"] = catalog.personalization(values, listed, settings.k)
+    if items is None:
+        skipped.update(dict.fromkeys(CATALOG, "needs the catalog: an item table or training data"))
+        return skipped
+    ids = items[columns.item].astype(str).drop_duplicates()
+    on_catalog = pd.Series(values, index=counts[ITEM].astype(str)).reindex(ids, fill_value=0).to_numpy()
+    metrics["coverage"] = catalog.coverage(on_catalog, np.ones(len(on_catalog), dtype=bool))
+    metrics["gini"] = catalog.gini(on_catalog if settings.gini_over == "catalog" else on_catalog[on_catalog > 0])
+    metrics["entropy"], metrics["entropy_normalised"] = catalog.entropy(on_catalog, settings.entropy_base)
+    return skipped
+
+
+def _partition_kernel(settings: Settings, columns: Columns, items, feature_columns, per_user: list[str]):
+    """The function each partition runs (pickled to the workers: plain data only)."""
+
+    def kernel(batches):
+        frame = pd.concat(list(batches), ignore_index=True)
+        if frame.empty:
+            return
+        recs = frame[frame[TABLE] == "recs"].drop(columns=[TABLE])
+        truth = frame[frame[TABLE] == "truth"].drop(columns=[TABLE])
+        recs = recs[[c for c in recs.columns if recs[c].notna().any() or c in (columns.user, columns.item)]]
+        truth = truth[[c for c in truth.columns if c in (columns.user, columns.item, columns.relevance)]]
+        if recs.empty or truth.empty:
+            return
+        dataset = Dataset.build({"model": recs}, truth, items=items, columns=columns,
+                                feature_columns=feature_columns)
+        result = dataset.evaluate("model", settings, curves=False)
+        users = result.per_user
+        out = pd.DataFrame({KIND: "user", USER: users.index.astype(str), ITEM: None, COUNT: None,
+                            "evaluated": users["evaluated"].to_numpy()})
+        for column in per_user:
+            out[column] = users[column].to_numpy(dtype=np.float64) if column in users.columns else np.nan
+        yield out
+        top = dataset.lists["model"].items[:, :settings.k]
+        top = top[(top >= 0).any(axis=1)]  # users with a list, as the in-memory catalog metrics count them
+        counts = catalog.recommendation_counts(top, len(dataset.items))
+        present = np.flatnonzero(counts)
+        yield pd.DataFrame({KIND: ["lists", *["item"] * len(present)], USER: None,
+                            ITEM: [None, *dataset.items.ids[present].astype(str)],
+                            COUNT: [len(top), *counts[present]], "evaluated": None,
+                            **{column: np.nan for column in per_user}})
+
+    return kernel
+
+
+def local_session(master: str = "local[2]"):
+    """A Spark session for the command line (workers run this Python)."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    return (SparkSession.builder.master(master).appName("rankscope")
+            .config("spark.ui.enabled", "false").config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .getOrCreate())

@@ -1,0 +1,50 @@
+"""``rankscope evaluate --engine spark``: the command's files read and evaluated by Spark."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from metrics_core.errors import input_error
+from metrics_core.inputs.columns import Columns
+from metrics_core.jsonable import dumps
+from metrics_core.settings import Settings
+
+
+def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns) -> int:
+    """Each ``--recommendations`` against ``--ground-truth`` on Spark (``--master``); prints the
+    same JSON shape as the in-memory engine, with ``"engine": "spark"``."""
+    from metrics_core.cli import parse_model_source
+
+    if args.save:
+        raise input_error("--save", "runs computed on Spark cannot be saved yet.",
+                          "leave out --save, or evaluate in memory (--engine memory).")
+    try:
+        from metrics_core.spark import evaluate_spark, local_session
+    except ImportError:
+        raise input_error("--engine spark", "pyspark is not installed.",
+                          "pip install 'rankscope[spark]' (and Java 17), or use --engine memory.") from None
+    spark = local_session(args.master)
+    try:
+        def read(path: str | None):
+            if path is None:
+                return None
+            place = Path(path)
+            if not place.exists() or (place.is_file() and place.suffix.lower() not in (".parquet", ".pq")):
+                raise input_error(path, "the Spark engine reads Parquet files or folders of them.",
+                                  "convert the file to Parquet, or use --engine memory.")
+            return spark.read.parquet(path)
+
+        truth, items, train = read(args.ground_truth), read(args.items), read(args.train)
+        features = [c.strip() for c in args.feature_columns.split(",") if c.strip()] if args.feature_columns else None
+        results = {}
+        for value in args.recommendations:
+            name, path = parse_model_source(value)
+            results[name] = evaluate_spark(read(path), truth, k=settings.k, settings=settings, train_df=train,
+                                           items_df=items, columns=columns, feature_columns=features)
+    finally:
+        spark.stop()
+    print(dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))
+    print(f"rankscope: computed on Spark ({args.master})", file=sys.stderr)
+    return 0

@@ -1,0 +1,87 @@
+"""The Spark engine equals the in-memory engine on the same data (local[2], small generated
+data). Skipped when pyspark or Java is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metrics_core import Columns, Settings, evaluate
+
+pytest.importorskip("pyspark")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("java") is None, reason="no Java for Spark")]
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from metrics_core.spark import local_session
+
+    session = local_session("local[2]")
+    yield session
+    session.stop()
+
+
+def data(seed: int = 0, users: int = 400, items: int = 120):
+    """Lists of 12 with ranks and scores (some users without a list, some without relevant
+    items), graded ground truth, and an item table with two numeric features."""
+    rng = np.random.default_rng(seed)
+    recs = pd.DataFrame({"user_id": np.repeat(np.arange(users), 12), "item_id": rng.integers(0, items, users * 12),
+                         "rank": np.tile(np.arange(1, 13), users), "score": rng.random(users * 12)})
+    recs = recs.drop_duplicates(["user_id", "item_id"])
+    recs = recs[recs.user_id % 17 != 0]  # users with relevant items but no list
+    truth = pd.DataFrame({"user_id": rng.integers(0, users + 30, users * 3),
+                          "item_id": rng.integers(0, items, users * 3),
+                          "relevance": rng.integers(1, 4, users * 3)}).drop_duplicates(["user_id", "item_id"])
+    table = pd.DataFrame({"item_id": np.arange(items + 10), "f1": rng.random(items + 10), "f2": rng.random(items + 10)})
+    return recs, truth, table
+
+
+@pytest.mark.parametrize("k, options", [(5, {}), (12, {"gain": "exponential", "ap_denominator": "relevant"}),
+                                        (3, {"users_without_relevant": "zero", "users_without_list": "drop"})])
+def test_every_metric_equals_the_in_memory_engine(spark, k, options):
+    from metrics_core.spark import evaluate_spark
+
+    recs, truth, table = data(k)
+    columns = Columns(relevance="relevance", threshold=1)
+    settings = Settings(**options)
+    ours = evaluate_spark(spark.createDataFrame(recs), spark.createDataFrame(truth), k=k, settings=settings,
+                          items_df=spark.createDataFrame(table), columns=columns, partitions=5)
+    memory = evaluate(recs, truth, k=k, items=table, columns=columns, **options)
+    assert len(ours.metrics) >= 35
+    for name, value in ours.metrics.items():
+        assert value == pytest.approx(memory.metrics[name], abs=1e-9), name
+    assert ours.users["evaluated"] == memory.users["evaluated"]
+    per_user = ours.per_user.toPandas().set_index("_user")
+    evaluated = per_user[per_user["evaluated"]]
+    expected = memory.per_user[memory.per_user["evaluated"]]
+    expected.index = expected.index.astype(str)
+    np.testing.assert_allclose(evaluated.loc[expected.index, "ndcg"], expected["ndcg"], atol=1e-12)
+    assert set(ours.skipped) >= {"novelty", "lauc", "serendipity_primitive"}
+    assert "training data" in ours.skipped["novelty"]
+
+
+def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
+    recs, truth, _ = data(1)
+    recs.to_parquet(tmp_path / "recs.parquet")
+    truth.to_parquet(tmp_path / "truth.parquet")
+    command = [sys.executable, "-m", "metrics_core", "evaluate", "--recommendations", str(tmp_path / "recs.parquet"),
+               "--ground-truth", str(tmp_path / "truth.parquet"), "--k", "5"]
+    spark_run = subprocess.run([*command, "--engine", "spark", "--master", "local[2]"], capture_output=True,
+                               text=True, timeout=300, env={**os.environ})
+    assert spark_run.returncode == 0, spark_run.stderr[-2000:]
+    memory_run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    on_spark = json.loads(spark_run.stdout)["models"]["recs"]
+    in_memory = json.loads(memory_run.stdout)["models"]["recs"]
+    assert on_spark["engine"] == "spark"
+    csv = subprocess.run([*command[:-4], str(tmp_path / "r.csv"), "--ground-truth", str(tmp_path / "truth.parquet"),
+                          "--engine", "spark"], capture_output=True, text=True, timeout=120)
+    assert csv.returncode == 2 and "Parquet" in csv.stderr
+    for name, value in on_spark["metrics"].items():
+        assert value == pytest.approx(in_memory["metrics"][name], abs=1e-9), name
