@@ -80,7 +80,8 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
     on_spark = json.loads(spark_run.stdout)["models"]["recs"]
     in_memory = json.loads(memory_run.stdout)["models"]["recs"]
     assert on_spark["engine"] == "spark"
-    csv = subprocess.run([*command[:-4], str(tmp_path / "r.csv"), "--ground-truth", str(tmp_path / "truth.parquet"),
+    recs.to_csv(tmp_path / "r.csv", index=False)
+    csv = subprocess.run([*command[:5], str(tmp_path / "r.csv"), "--ground-truth", str(tmp_path / "truth.parquet"),
                           "--engine", "spark"], capture_output=True, text=True, timeout=120)
     assert csv.returncode == 2 and "Parquet" in csv.stderr
     for name, value in on_spark["metrics"].items():
