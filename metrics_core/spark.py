@@ -36,7 +36,7 @@ from metrics_core.inputs.columns import Columns
 from metrics_core.metrics import catalog, registry
 from metrics_core.settings import Settings
 
-TABLE = "_rankscope_table"
+TABLE = "_rankscope_is_truth"
 KIND, USER, ITEM, COUNT = "_kind", "_user", "_item", "_count"
 NOT_ON_SPARK = {
     "train": "not on the Spark engine yet: it needs the training data's item popularity on every partition",
@@ -61,6 +61,7 @@ class SparkEvaluation:
     users: dict[str, int]
     per_user: object  # pyspark.sql.DataFrame
     skipped: dict[str, str] = field(default_factory=dict)
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # normal 95%, as the run store's
 
     def to_dict(self) -> dict:
         return {"metrics": self.metrics, "users": self.users, "skipped": self.skipped, "engine": "spark"}
@@ -97,8 +98,8 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         if need not in frame.columns:
             raise input_error(f"{label} (Spark DataFrame)", f"there is no column '{need}'.",
                               f"name the {label}' columns, or pass columns=Columns(...).", need)
-    both = (recs_df.select(*recs_columns).withColumn(TABLE, F.lit("recs"))
-            .unionByName(truth_df.select(*truth_columns).withColumn(TABLE, F.lit("truth")),
+    both = (recs_df.select(*recs_columns).withColumn(TABLE, F.lit(False))  # a flag, not text: no string per row
+            .unionByName(truth_df.select(*truth_columns).withColumn(TABLE, F.lit(True)),
                          allowMissingColumns=True))
     items = items_df.toPandas() if items_df is not None else None
     if items is None and train_df is not None:  # the catalog only: the items seen in training
@@ -112,15 +113,22 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     out = both.repartition(partitions, columns.user).mapInPandas(kernel, schema=schema).cache()
     users = out.filter(F.col(KIND) == "user")
     accuracy = set(registry.per_user_columns("accuracy").values())
+
+    def averaged(c: str):  # accuracy metrics over the evaluated users, the others over users with a value
+        return F.when(F.col("evaluated"), F.col(f"`{c}`")) if c in accuracy else F.col(f"`{c}`")
+
     aggregates = users.agg(
         F.sum(F.col("evaluated").cast("long")).alias("evaluated"),
-        *[F.avg(F.when(F.col("evaluated"), F.col(f"`{c}`")) if c in accuracy else F.col(f"`{c}`")).alias(c)
-          for c in per_user]).first().asDict()
+        *[F.avg(averaged(c)).alias(c) for c in per_user],
+        *[F.stddev_samp(averaged(c)).alias(f"{c}__sd") for c in per_user],
+        *[F.count(averaged(c)).alias(f"{c}__n") for c in per_user]).first().asDict()
     if not aggregates["evaluated"]:
         raise input_error("ground truth", "no user has a relevant item that can be evaluated.",
                           "check that the ground truth's user ids match the recommendations'.")
     names = {column: metric for metric, column in registry.per_user_columns().items()}
     metrics = {names.get(c, c): float(aggregates[c]) for c in per_user if aggregates[c] is not None}
+    intervals = {names.get(c, c): _normal_interval(aggregates[c], aggregates[f"{c}__sd"], aggregates[f"{c}__n"])
+                 for c in per_user if aggregates[c] is not None and aggregates[f"{c}__n"] > 1}
     metrics.update(_transformed_means(users, per_user))
     if {"precision", "recall"} <= metrics.keys():
         from metrics_core.metrics.accuracy import fbeta_of_means
@@ -136,7 +144,33 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
                                         NOT_ON_SPARK["train"])
     ordered = {m: metrics[m] for m in registry.names() if m in metrics}
     return SparkEvaluation(settings.k, settings, ordered, {"evaluated": int(aggregates["evaluated"]),
-                                                           "with_recommendations": listed}, users, skipped)
+                                                           "with_recommendations": listed}, users, skipped,
+                           intervals)
+
+
+def _normal_interval(mean: float, sd: float | None, n: int) -> tuple[float, float]:
+    half = 1.959963984540054 * (sd or 0.0) / np.sqrt(n)
+    return float(mean - half), float(mean + half)
+
+
+def save_spark_run(store, name: str, results: dict[str, SparkEvaluation], sources: dict[str, str], note: str = "",
+                   sample: int = 100_000):
+    """Record a Spark evaluation in the run store: every aggregate with its interval, and the
+    per-user values of up to ``sample`` users per model (the whole table could be billions of
+    rows). The run belongs to no stored workspace (the data stays in Spark); it is listed under
+    ``name``, and its fingerprint is a hash of the sources' paths, not of their contents."""
+    import hashlib
+    import json
+
+    from metrics_core.store.runs import RunModel, record_run
+
+    models = []
+    for model, result in results.items():
+        rows = result.per_user.limit(sample).toPandas().drop(columns=[KIND, ITEM, COUNT]).set_index(USER)
+        models.append(RunModel(model, result.metrics, result.intervals, result.users, rows))
+    settings = next(iter(results.values())).settings
+    fingerprint = hashlib.sha256(json.dumps(sorted(sources.items())).encode()).hexdigest()
+    return record_run(store, None, name, fingerprint, settings, models, note, engine="spark", per_user_sample=sample)
 
 
 def _transformed_means(users, per_user: list[str]) -> dict[str, float]:
@@ -184,8 +218,9 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
         frame = pd.concat(list(batches), ignore_index=True)
         if frame.empty:
             return
-        recs = frame[frame[TABLE] == "recs"].drop(columns=[TABLE])
-        truth = frame[frame[TABLE] == "truth"].drop(columns=[TABLE])
+        is_truth = frame[TABLE].to_numpy(dtype=bool)
+        recs = frame[~is_truth].drop(columns=[TABLE])
+        truth = frame[is_truth].drop(columns=[TABLE])
         recs = recs[[c for c in recs.columns if recs[c].notna().any() or c in (columns.user, columns.item)]]
         truth = truth[[c for c in truth.columns if c in (columns.user, columns.item, columns.relevance)]]
         if recs.empty or truth.empty:
@@ -218,4 +253,5 @@ def local_session(master: str = "local[2]"):
 
     return (SparkSession.builder.master(master).appName("rankscope")
             .config("spark.ui.enabled", "false").config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200000")  # fewer, larger batches to pandas
             .getOrCreate())

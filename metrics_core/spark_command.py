@@ -17,9 +17,11 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
     same JSON shape as the in-memory engine, with ``"engine": "spark"``."""
     from metrics_core.cli import parse_model_source
 
+    store = None
     if args.save:
-        raise input_error("--save", "runs computed on Spark cannot be saved yet.",
-                          "leave out --save, or evaluate in memory (--engine memory).")
+        from metrics_core.store import Store
+
+        store = Store()  # an unwritable store fails here, before Spark starts
     try:
         from metrics_core.spark import evaluate_spark, local_session
     except ImportError:
@@ -38,11 +40,18 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
 
         truth, items, train = read(args.ground_truth), read(args.items), read(args.train)
         features = [c.strip() for c in args.feature_columns.split(",") if c.strip()] if args.feature_columns else None
-        results = {}
+        results, sources = {}, {"ground truth": args.ground_truth}
         for value in args.recommendations:
             name, path = parse_model_source(value)
+            sources[f"recommendations {name}"] = path
             results[name] = evaluate_spark(read(path), truth, k=settings.k, settings=settings, train_df=train,
                                            items_df=items, columns=columns, feature_columns=features)
+        if store is not None:
+            from metrics_core.spark import save_spark_run
+
+            run = save_spark_run(store, args.save, results, sources, note=args.note)
+            print(f"rankscope: saved run {run.id} under {args.save!r} ({store.home}; per-user values of up to "
+                  f"{run.per_user_sample:,} users per model)", file=sys.stderr)
     finally:
         spark.stop()
     print(dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))

@@ -73,13 +73,26 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
     truth.to_parquet(tmp_path / "truth.parquet")
     command = [sys.executable, "-m", "metrics_core", "evaluate", "--recommendations", str(tmp_path / "recs.parquet"),
                "--ground-truth", str(tmp_path / "truth.parquet"), "--k", "5"]
-    spark_run = subprocess.run([*command, "--engine", "spark", "--master", "local[2]"], capture_output=True,
-                               text=True, timeout=300, env={**os.environ})
+    home = tmp_path / "store"
+    spark_run = subprocess.run([*command, "--engine", "spark", "--master", "local[2]", "--save", "big table",
+                                "--note", "nightly"], capture_output=True, text=True, timeout=300,
+                               env={**os.environ, "RANKSCOPE_HOME": str(home)})
     assert spark_run.returncode == 0, spark_run.stderr[-2000:]
     memory_run = subprocess.run(command, capture_output=True, text=True, timeout=120)
     on_spark = json.loads(spark_run.stdout)["models"]["recs"]
     in_memory = json.loads(memory_run.stdout)["models"]["recs"]
     assert on_spark["engine"] == "spark"
+    from metrics_core.store import Store, list_runs, run_results
+
+    runs = list_runs(Store(home), workspace="big table")
+    assert list(runs["engine"]) == ["spark"] and list(runs["note"]) == ["nightly"]
+    assert runs.loc[0, "ndcg"] == pytest.approx(in_memory["metrics"]["ndcg"], abs=1e-9)
+    assert runs.loc[0, "ndcg_low"] < runs.loc[0, "ndcg"] < runs.loc[0, "ndcg_high"]
+    saved = run_results(Store(home), runs.loc[0, "run"])["recs"].per_user  # every user: fewer than the sample size
+    memory = evaluate(recs, truth, k=5).per_user
+    assert sorted(saved.index) == sorted(memory.index.astype(str))
+    evaluated = memory[memory["evaluated"]]
+    np.testing.assert_allclose(saved.loc[evaluated.index.astype(str), "ndcg"], evaluated["ndcg"], atol=1e-12)
     recs.to_csv(tmp_path / "r.csv", index=False)
     csv = subprocess.run([*command[:5], str(tmp_path / "r.csv"), "--ground-truth", str(tmp_path / "truth.parquet"),
                           "--engine", "spark"], capture_output=True, text=True, timeout=120)

@@ -67,27 +67,46 @@ def normal_intervals(result: Evaluation) -> dict[str, tuple[float, float]]:
     return out
 
 
-def save_run(store: Store, workspace: SavedWorkspace, results: dict[str, Evaluation], note: str = "",
-             engine: str = "memory", per_user_sample: int | None = None) -> Run:
-    """Record ``results`` (every model evaluated with the same settings) as one run."""
-    from metrics_core import __version__
+@dataclass(frozen=True)
+class RunModel:
+    """What a run keeps of one model: aggregates, their intervals, user counts, per-user values
+    (a DataFrame indexed by user id; a sample of the users for runs computed on Spark)."""
 
+    name: str
+    metrics: dict[str, float]
+    intervals: dict[str, tuple[float, float]]
+    users: dict[str, int]
+    per_user: pd.DataFrame
+
+
+def save_run(store: Store, workspace: SavedWorkspace, results: dict[str, Evaluation], note: str = "") -> Run:
+    """Record ``results`` (every model evaluated with the same settings) as one run."""
     if not results:
         raise input_error("run", "there are no results to save.", "evaluate at least one model first.")
+    models = [RunModel(name, r.metrics, normal_intervals(r), r.users, r.per_user) for name, r in results.items()]
     settings = next(iter(results.values())).settings
+    return record_run(store, workspace.id, workspace.name, workspace.fingerprint, settings, models, note)
+
+
+def record_run(store: Store, workspace_id: str | None, workspace_name: str, fingerprint: str, settings: Settings,
+               models: list[RunModel], note: str = "", engine: str = "memory",
+               per_user_sample: int | None = None) -> Run:
+    """Write the per-user values (Parquet, then renamed into place), then the catalog rows in
+    one transaction. ``workspace_id`` is None for data that is not in the store (Spark tables)."""
+    from metrics_core import __version__
+
     run_id = secrets.token_hex(4)
     file_name = f"{run_id}.parquet"
-    frames = [r.per_user.rename_axis(USER).reset_index().assign(**{MODEL: name}) for name, r in results.items()]
+    frames = [m.per_user.rename_axis(USER).reset_index().assign(**{MODEL: m.name}) for m in models]
     per_user = pd.concat(frames, ignore_index=True)
     per_user[USER] = per_user[USER].astype(str)  # ids as text: one type across models and runs
     write_parquet(store.home / "runs" / file_name, per_user)
-    rows = [(run_id, name, i, dumps(r.metrics), dumps(normal_intervals(r)), dumps(r.users))
-            for i, (name, r) in enumerate(results.items())]
+    rows = [(run_id, m.name, i, dumps(m.metrics), dumps(m.intervals), dumps(m.users)) for i, m in enumerate(models)]
     with store.writing() as connection:
         connection.execute(
             "INSERT INTO runs (id, workspace_id, workspace_name, fingerprint, settings, version, created, note, "
             "per_user, engine, per_user_sample) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, workspace.id, workspace.name, workspace.fingerprint, settings_json(settings), __version__, now(),
+            (run_id, workspace_id, workspace_name, fingerprint, settings_json(settings), __version__, now(),
              note, file_name, engine, per_user_sample))
         connection.executemany("INSERT INTO run_models VALUES (?, ?, ?, ?, ?, ?)", rows)
     return load_run(store, run_id)
