@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
@@ -28,15 +29,15 @@ def shuffled(table: pa.Table, seed: int = SEED) -> pa.Table:
 
 
 def as_text(table: pa.Table) -> pa.Table:
-    """UUID-like users (``3f2a…-…``) and SKU-like items (``SKU-00012345``), one text per id."""
-    user = table.column("user_id").to_numpy()
-    item = table.column("item_id").to_numpy()
-    uuid_of = np.char.add(np.char.add("u-", np.char.zfill(user.astype(str), 10)), "-7d1e-4b2a-9c3f-5e8a0b1c2d3e")
-    sku_of = np.char.add("SKU-", np.char.zfill(item.astype(str), 8))
-    columns = {name: table.column(name) for name in table.column_names}
-    columns["user_id"] = pa.array(uuid_of.astype(object), pa.string())
-    columns["item_id"] = pa.array(sku_of.astype(object), pa.string())
-    return pa.table(columns)
+    """UUID-like users (``u-0000000042-7d1e-4b2a-9c3f-5e8a0b1c2d3e``) and SKU-like items
+    (``SKU-00001234``), one text per id, built by Arrow's string kernels."""
+    def padded(column: str, width: int) -> pa.ChunkedArray:
+        return pc.utf8_lpad(pc.cast(table.column(column), pa.string()), width, "0")
+
+    users = pc.binary_join_element_wise("u-", padded("user_id", 10), "-7d1e-4b2a-9c3f-5e8a0b1c2d3e", "")
+    items = pc.binary_join_element_wise("SKU-", padded("item_id", 8), "")
+    return table.set_column(table.column_names.index("user_id"), "user_id", users).set_column(
+        table.column_names.index("item_id"), "item_id", items)
 
 
 def write(out: Path, recs: pa.Table, truth: pa.Table, meta: str, csv: bool = False) -> None:
