@@ -44,6 +44,7 @@ def main() -> None:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--partitions", type=int, default=None)
     parser.add_argument("--driver-memory", default="4g")
+    parser.add_argument("--curves", action="store_true", help="rankscope also computes every metric at every k")
     args = parser.parse_args()
     import os
 
@@ -56,11 +57,11 @@ def main() -> None:
     theirs = ranking_evaluator(recs, truth)
     their_time = time.perf_counter() - started
     started = time.perf_counter()
-    ours = evaluate_spark(recs, truth, k=10, partitions=args.partitions)
+    ours = evaluate_spark(recs, truth, k=10, partitions=args.partitions, curves=args.curves)
     our_time = time.perf_counter() - started
     spark.stop()
     print(json.dumps({
-        "data": str(args.data), "master": args.master,
+        "data": str(args.data), "master": args.master, "curves": args.curves,
         "ranking_evaluator_s": round(their_time, 2), "rankscope_s": round(our_time, 2),
         "ratio": round(their_time / our_time, 2), "rankscope_metrics": len(ours.metrics),
         "ranking_evaluator": theirs, "rankscope": {m: ours.metrics[m] for m in RANKING_METRICS},

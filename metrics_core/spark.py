@@ -62,6 +62,7 @@ class SparkEvaluation:
     per_user: object  # pyspark.sql.DataFrame
     skipped: dict[str, str] = field(default_factory=dict)
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # normal 95%, as the run store's
+    curves: pd.DataFrame | None = None  # index k, one column per accuracy metric (curves=True)
 
     def to_dict(self) -> dict:
         return {"metrics": self.metrics, "users": self.users, "skipped": self.skipped, "engine": "spark"}
@@ -80,11 +81,13 @@ def _per_user_columns(settings: Settings, with_items: bool, with_scores: bool) -
 
 def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = None, train_df=None, items_df=None,
                    columns: Columns | None = None, partitions: int | None = None,
-                   feature_columns: list[str] | None = None) -> SparkEvaluation:
+                   feature_columns: list[str] | None = None, curves: bool = False) -> SparkEvaluation:
     """Every metric the Spark engine computes, for one model's ``recs_df`` against ``truth_df``
     (Spark DataFrames with the columns named by ``columns``). ``items_df`` (small: it is sent
     to every partition) gives the catalog and the item features; ``train_df`` is accepted for
-    the catalog only (its items), since the training-based metrics are not on Spark yet."""
+    the catalog only (its items), since the training-based metrics are not on Spark yet.
+    ``curves=True`` adds every accuracy metric at every k up to the longest list (as the
+    in-memory engine's ``curves``), at the cost of a second, accuracy-only pass per partition."""
     from pyspark.sql import functions as F  # noqa: N812 (the usual name)
 
     settings = replace(settings or Settings(), k=k)
@@ -109,7 +112,8 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
                                  with_scores)
     schema = (f"{KIND} string, {USER} string, {ITEM} string, {COUNT} long, evaluated boolean, "
               + ", ".join(f"`{c}` double" for c in per_user))
-    kernel = _partition_kernel(settings, columns, items, feature_columns, per_user)
+    curve_to = _longest_list(recs_df, columns, recs_columns, settings.k) if curves else None
+    kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to)
     out = both.repartition(partitions, columns.user).mapInPandas(kernel, schema=schema).cache()
     users = out.filter(F.col(KIND) == "user")
     accuracy = set(registry.per_user_columns("accuracy").values())
@@ -143,9 +147,40 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
             skipped[metric.name] = next((NOT_ON_SPARK[need] for need in metric.needs if need in NOT_ON_SPARK),
                                         NOT_ON_SPARK["train"])
     ordered = {m: metrics[m] for m in registry.names() if m in metrics}
+    merged = _merged_curves(out, per_user, settings) if curves else None
     return SparkEvaluation(settings.k, settings, ordered, {"evaluated": int(aggregates["evaluated"]),
                                                            "with_recommendations": listed}, users, skipped,
-                           intervals)
+                           intervals, merged)
+
+
+def _longest_list(recs_df, columns: Columns, present: list[str], k: int) -> int:
+    """The k every partition's curves reach: max(K, the longest list), a list's length being its
+    largest rank when lists are ordered by rank (as the in-memory engine does), else its rows."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    if columns.rank in present:
+        longest = recs_df.agg(F.max(columns.rank)).first()[0]
+    else:
+        longest = recs_df.groupBy(columns.user).count().agg(F.max("count")).first()[0]
+    return max(k, int(longest or 0))
+
+
+def _merged_curves(out, per_user: list[str], settings: Settings) -> pd.DataFrame:
+    """Σ over partitions of each metric's sum at k, divided by all evaluated users."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    metric_of = {c: m for m, c in registry.per_user_columns("accuracy").items() if registry.METRICS[m].curve}
+    columns = [c for c in per_user if c in metric_of]
+    sums = (out.filter(F.col(KIND) == "curve").groupBy(ITEM)
+            .agg(F.sum(COUNT).alias(COUNT), *[F.sum(F.col(f"`{c}`")).alias(c) for c in columns]).toPandas())
+    sums.index = sums[ITEM].astype(int).rename("k")
+    merged = sums[columns].div(sums[COUNT], axis=0).rename(columns=metric_of).sort_index()
+    if {"precision", "recall"} <= set(merged.columns):
+        from metrics_core.metrics.accuracy import fbeta_of_means
+
+        merged["fbeta_of_means"] = fbeta_of_means(merged["precision"].to_numpy(), merged["recall"].to_numpy(),
+                                                  settings.beta)
+    return merged
 
 
 def _normal_interval(mean: float, sd: float | None, n: int) -> tuple[float, float]:
@@ -211,8 +246,12 @@ def _catalog(metrics: dict, counts: pd.DataFrame, items, columns: Columns, setti
     return skipped
 
 
-def _partition_kernel(settings: Settings, columns: Columns, items, feature_columns, per_user: list[str]):
-    """The function each partition runs (pickled to the workers: plain data only)."""
+def _partition_kernel(settings: Settings, columns: Columns, items, feature_columns, per_user: list[str],
+                      curve_to: int | None = None):
+    """The function each partition runs (pickled to the workers: plain data only). With
+    ``curve_to``, also each accuracy metric's sum over the partition's evaluated users at every
+    k up to it (an accuracy-only evaluation at K = ``curve_to``, so that every partition reports
+    the same k, whatever its own longest list)."""
 
     def kernel(batches):
         frame = pd.concat(list(batches), ignore_index=True)
@@ -242,6 +281,14 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
                             ITEM: [None, *dataset.items.ids[present].astype(str)],
                             COUNT: [len(top), *counts[present]], "evaluated": None,
                             **{column: np.nan for column in per_user}})
+        if curve_to is not None:
+            curves = dataset.evaluate("model", replace(settings, k=curve_to), beyond=False).curves
+            n = int(result.users["evaluated"])
+            metric_of = {c: m for m, c in registry.per_user_columns("accuracy").items()}
+            yield pd.DataFrame({KIND: "curve", USER: None, ITEM: curves.index.astype(str), COUNT: n,
+                                "evaluated": None,
+                                **{column: curves[metric_of[column]].to_numpy() * n
+                                   if metric_of.get(column) in curves.columns else np.nan for column in per_user}})
 
     return kernel
 

@@ -67,6 +67,24 @@ def test_every_metric_equals_the_in_memory_engine(spark, k, options):
     assert "training data" in ours.skipped["novelty"]
 
 
+@pytest.mark.parametrize("drop_rank", [False, True])
+def test_curves_at_every_k_equal_the_in_memory_engine(spark, drop_rank):
+    """Lists ordered by rank, then by score (the longest list then counts rows); some
+    partitions hold only short lists, and their curves still reach the longest list."""
+    from metrics_core.spark import evaluate_spark
+
+    recs, truth, _ = data(7)
+    recs = recs[(recs.user_id % 5 != 0) | (recs["rank"] <= 4)]  # lists of 4 and of up to 12
+    if drop_rank:
+        recs = recs.drop(columns=["rank"])
+    ours = evaluate_spark(spark.createDataFrame(recs), spark.createDataFrame(truth), k=6, curves=True, partitions=7)
+    memory = evaluate(recs, truth, k=6)
+    assert list(ours.curves.index) == list(memory.curves.index) == list(range(1, 13))
+    for name in ours.curves.columns:
+        np.testing.assert_allclose(ours.curves[name], memory.curves[name], atol=1e-9, err_msg=name)
+    assert {"precision", "ndcg", "map", "fbeta_of_means"} <= set(ours.curves.columns)
+
+
 def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
     recs, truth, _ = data(1)
     recs.to_parquet(tmp_path / "recs.parquet")
