@@ -100,7 +100,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
                                (columns.user, truth_df, "ground truth"), (columns.item, truth_df, "ground truth")):
         if need not in frame.columns:
             raise input_error(f"{label} (Spark DataFrame)", f"there is no column '{need}'.",
-                              f"name the {label}' columns, or pass columns=Columns(...).", need)
+                              f"name the columns of the {label}, or pass columns=Columns(...).", need)
     both = (recs_df.select(*recs_columns).withColumn(TABLE, F.lit(False))  # a flag, not text: no string per row
             .unionByName(truth_df.select(*truth_columns).withColumn(TABLE, F.lit(True)),
                          allowMissingColumns=True))
@@ -149,8 +149,8 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     ordered = {m: metrics[m] for m in registry.names() if m in metrics}
     merged = _merged_curves(out, per_user, settings) if curves else None
     return SparkEvaluation(settings.k, settings, ordered, {"evaluated": int(aggregates["evaluated"]),
-                                                           "with_recommendations": listed}, users, skipped,
-                           intervals, merged)
+                                                           "with_recommendations": listed},
+                           users.drop(KIND, ITEM, COUNT), skipped, intervals, merged)
 
 
 def _longest_list(recs_df, columns: Columns, present: list[str], k: int) -> int:
@@ -201,7 +201,7 @@ def save_spark_run(store, name: str, results: dict[str, SparkEvaluation], source
 
     models = []
     for model, result in results.items():
-        rows = result.per_user.limit(sample).toPandas().drop(columns=[KIND, ITEM, COUNT]).set_index(USER)
+        rows = result.per_user.limit(sample).toPandas().set_index(USER)
         models.append(RunModel(model, result.metrics, result.intervals, result.users, rows))
     settings = next(iter(results.values())).settings
     fingerprint = hashlib.sha256(json.dumps(sorted(sources.items())).encode()).hexdigest()
