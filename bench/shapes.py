@@ -31,11 +31,15 @@ def shuffled(table: pa.Table, seed: int = SEED) -> pa.Table:
 def as_text(table: pa.Table) -> pa.Table:
     """UUID-like users (``u-0000000042-7d1e-4b2a-9c3f-5e8a0b1c2d3e``) and SKU-like items
     (``SKU-00001234``), one text per id, built by Arrow's string kernels."""
-    def padded(column: str, width: int) -> pa.ChunkedArray:
-        return pc.utf8_lpad(pc.cast(table.column(column), pa.string()), width, "0")
+    def padded(column: str, width: int) -> pa.ChunkedArray:  # large strings: 100M ids pass 2 GiB of text
+        return pc.utf8_lpad(pc.cast(table.column(column), pa.large_string()), width, "0")
 
-    users = pc.binary_join_element_wise("u-", padded("user_id", 10), "-7d1e-4b2a-9c3f-5e8a0b1c2d3e", "")
-    items = pc.binary_join_element_wise("SKU-", padded("item_id", 8), "")
+    def text(value: str) -> pa.Scalar:
+        return pa.scalar(value, pa.large_string())
+
+    users = pc.binary_join_element_wise(text("u-"), padded("user_id", 10), text("-7d1e-4b2a-9c3f-5e8a0b1c2d3e"),
+                                        text(""))
+    items = pc.binary_join_element_wise(text("SKU-"), padded("item_id", 8), text(""))
     return table.set_column(table.column_names.index("user_id"), "user_id", users).set_column(
         table.column_names.index("item_id"), "item_id", items)
 
