@@ -14,6 +14,7 @@ from metrics_core.inputs.read import StoredTable, TableFile
 from metrics_core.settings import Encoding
 from metrics_core.store import SavedWorkspace, Store
 from metrics_core.store.catalog import OPTIONAL_ROLES, workspace_fingerprint
+from metrics_core.store.files import sha256_of
 
 Source = TableFile | StoredTable
 
@@ -78,7 +79,7 @@ def _content(table: Source) -> bytes:
 
 def content_hash(table: Source) -> str:
     """SHA-256 of the file's bytes as uploaded (a stored table is named by it)."""
-    return hashlib.sha256(table.data).hexdigest() if isinstance(table, TableFile) else table.path.stem
+    return sha256_of(table.data) if isinstance(table, TableFile) else table.path.stem
 
 
 def save(workspace: Workspace, store: Store, name: str, user_count: int | None = None,

@@ -35,6 +35,7 @@ from metrics_core.errors import input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.metrics import catalog, registry
 from metrics_core.settings import Settings
+from metrics_core.store.runs import normal_interval
 
 TABLE = "_rankscope_is_truth"
 KIND, USER, ITEM, COUNT = "_kind", "_user", "_item", "_count"
@@ -47,7 +48,6 @@ NOT_ON_SPARK = {
 SPARK_FORWARD = {  # registry.AGGREGATES' forward transforms as Spark column expressions
     "geometric_mean": lambda F, column: F.log(F.greatest(column, F.lit(registry.GEOMETRIC_EPSILON))),
 }
-CATALOG = ("coverage", "gini", "entropy", "entropy_normalised")
 
 
 @dataclass
@@ -131,7 +131,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
                           "check that the ground truth's user ids match the recommendations'.")
     names = {column: metric for metric, column in registry.per_user_columns().items()}
     metrics = {names.get(c, c): float(aggregates[c]) for c in per_user if aggregates[c] is not None}
-    intervals = {names.get(c, c): _normal_interval(aggregates[c], aggregates[f"{c}__sd"], aggregates[f"{c}__n"])
+    intervals = {names.get(c, c): normal_interval(aggregates[c], aggregates[f"{c}__sd"] or 0.0, aggregates[f"{c}__n"])
                  for c in per_user if aggregates[c] is not None and aggregates[f"{c}__n"] > 1}
     metrics.update(_transformed_means(users, per_user))
     if {"precision", "recall"} <= metrics.keys():
@@ -141,7 +141,8 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
                                                          settings.beta))
     counts = out.filter(F.col(KIND) == "item").groupBy(ITEM).agg(F.sum(COUNT).alias(COUNT)).toPandas()
     listed = int(out.filter(F.col(KIND) == "lists").agg(F.sum(COUNT)).first()[0] or 0)
-    skipped = _catalog(metrics, counts, items, columns, settings, listed)
+    catalog_metrics, skipped, _ = _catalog(counts, items, columns, settings, listed)
+    metrics.update(catalog_metrics)
     for metric in registry.METRICS.values():
         if metric.name not in metrics and metric.name not in skipped:
             skipped[metric.name] = next((NOT_ON_SPARK[need] for need in metric.needs if need in NOT_ON_SPARK),
@@ -183,11 +184,6 @@ def _merged_curves(out, per_user: list[str], settings: Settings) -> pd.DataFrame
     return merged
 
 
-def _normal_interval(mean: float, sd: float | None, n: int) -> tuple[float, float]:
-    half = 1.959963984540054 * (sd or 0.0) / np.sqrt(n)
-    return float(mean - half), float(mean + half)
-
-
 def save_spark_run(store, name: str, results: dict[str, SparkEvaluation], sources: dict[str, str], note: str = "",
                    sample: int = 100_000):
     """Record a Spark evaluation in the run store: every aggregate with its interval, and the
@@ -226,24 +222,19 @@ def _numeric(items: pd.DataFrame, columns: Columns) -> bool:
     return any(pd.api.types.is_numeric_dtype(items[c]) for c in items.columns if c != columns.item)
 
 
-def _catalog(metrics: dict, counts: pd.DataFrame, items, columns: Columns, settings: Settings,
-             listed: int) -> dict[str, str]:
-    """Catalog metrics from the item counts summed over partitions (in place); returns what was
-    skipped."""
-    skipped = {}
+def _catalog(counts: pd.DataFrame, items, columns: Columns, settings: Settings,
+             listed: int) -> tuple[dict[str, float], dict[str, str], dict[str, int]]:
+    """The catalog metrics of :func:`catalog.summary` from the item counts summed over
+    partitions, the catalog being the item table's ids (as text, as the counts' ids are)."""
+    recommended = counts[ITEM].astype(str).to_numpy()
     values = counts[COUNT].to_numpy(dtype=np.int64)
-    metrics["aggregate_diversity"] = float(catalog.aggregate_diversity(values))
-    if listed >= 2:
-        metrics["personalization"] = catalog.personalization(values, listed, settings.k)
-    if items is None:
-        skipped.update(dict.fromkeys(CATALOG, "needs the catalog: an item table or training data"))
-        return skipped
-    ids = items[columns.item].astype(str).drop_duplicates()
-    on_catalog = pd.Series(values, index=counts[ITEM].astype(str)).reindex(ids, fill_value=0).to_numpy()
-    metrics["coverage"] = catalog.coverage(on_catalog, np.ones(len(on_catalog), dtype=bool))
-    metrics["gini"] = catalog.gini(on_catalog if settings.gini_over == "catalog" else on_catalog[on_catalog > 0])
-    metrics["entropy"], metrics["entropy_normalised"] = catalog.entropy(on_catalog, settings.entropy_base)
-    return skipped
+    in_catalog = None
+    if items is not None:
+        catalog_ids = pd.unique(items[columns.item].astype(str).to_numpy())
+        unrecommended = catalog_ids[~np.isin(catalog_ids, recommended)]
+        in_catalog = np.concatenate([np.isin(recommended, catalog_ids), np.ones(len(unrecommended), dtype=bool)])
+        values = np.concatenate([values, np.zeros(len(unrecommended), dtype=np.int64)])
+    return catalog.summary(values, listed, in_catalog, settings.k, settings.gini_over, settings.entropy_base)
 
 
 def _partition_kernel(settings: Settings, columns: Columns, items, feature_columns, per_user: list[str],

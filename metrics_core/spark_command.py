@@ -27,7 +27,12 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
     except ImportError:
         raise input_error("--engine spark", "pyspark is not installed.",
                           "pip install 'rankscope[spark]' (and Java 17), or use --engine memory.") from None
-    spark = local_session(args.master)
+    try:
+        spark = local_session(args.master)
+    except Exception as error:  # pyspark's own errors when the JVM cannot start or the master is unknown
+        raise input_error("--engine spark", f"Spark could not start ({str(error).splitlines()[0][:200]}).",
+                          "install Java 17 (apt-get install openjdk-17-jre-headless; JAVA_HOME, when set, must "
+                          "point at it) and check --master.") from None
     try:
         def read(path: str | None):
             if path is None:

@@ -115,5 +115,9 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
     csv = subprocess.run([*command[:5], str(tmp_path / "r.csv"), "--ground-truth", str(tmp_path / "truth.parquet"),
                           "--engine", "spark"], capture_output=True, text=True, timeout=120)
     assert csv.returncode == 2 and "Parquet" in csv.stderr
+    no_java = subprocess.run([*command, "--engine", "spark"], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "JAVA_HOME": str(tmp_path / "no-java")})
+    assert no_java.returncode == 2 and "Spark could not start" in no_java.stderr and "Java 17" in no_java.stderr
+    assert "Traceback" not in no_java.stderr
     for name, value in on_spark["metrics"].items():
         assert value == pytest.approx(in_memory["metrics"][name], abs=1e-9), name

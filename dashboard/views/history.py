@@ -25,8 +25,13 @@ with st.container(border=True):
     if not current.id:
         st.caption("The demo and unsaved uploads cannot be recorded: save the workspace on the Data page first.")
     if right.button("Record run", icon=":material/add_chart:", disabled=not current.id, width="stretch"):
-        run = save_run(store, store.workspace(current.id), state.evaluations(), note=note)
-        st.success(f"Recorded run {run.id}.", icon=":material/check_circle:")
+        saved = store.workspace(current.id)
+        if saved is None:  # deleted meanwhile, from another tab or the command line
+            st.error(f"{current.label} is no longer in the store, so its runs cannot be recorded: save it again "
+                     "on the Data page.", icon=":material/link_off:")
+        else:
+            run = save_run(store, saved, state.evaluations(), note=note)
+            st.success(f"Recorded run {run.id}.", icon=":material/check_circle:")
 
 every_run = list_runs(store)
 if every_run.empty:

@@ -18,7 +18,6 @@ from metrics_core.metrics import catalog, popularity, primitive, registry, score
 from metrics_core.settings import Settings
 from metrics_core.sums import row_sums
 
-NEEDS_CATALOG = "needs the catalog: give an item table or training interactions"
 NEEDS_TRAINING = "needs training interactions"
 NEEDS_PRIMITIVE = "needs a second model (the primitive model) to compare with"
 NEEDS_FEATURES = "needs item features: an item table with numeric/categorical feature columns or an embedding"
@@ -109,22 +108,11 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> Beyon
 
 def _catalog_metrics(out: BeyondPass, top: np.ndarray, inputs: BeyondInputs, settings: Settings) -> None:
     counts = catalog.recommendation_counts(top, inputs.n_items)
-    out.metrics["aggregate_diversity"] = float(catalog.aggregate_diversity(counts))
-    if len(out.rows) >= 2:
-        out.metrics["personalization"] = catalog.personalization(counts, len(out.rows), settings.k)
-    else:
-        out.skipped["personalization"] = "needs at least two users with recommendations"
-    in_catalog = inputs.in_catalog
-    if in_catalog is not None and in_catalog.any():
-        out.metrics["coverage"] = catalog.coverage(counts, in_catalog)
-        out.metrics["gini"] = catalog.gini(counts[in_catalog] if settings.gini_over == "catalog"
-                                           else counts[counts > 0])
-        out.metrics["entropy"], out.metrics["entropy_normalised"] = catalog.entropy(counts[in_catalog],
-                                                                                    settings.entropy_base)
-        out.left_out["recommendations_outside_catalog"] = int(counts[~in_catalog].sum())
-    else:
-        for name in ("coverage", "gini", "entropy", "entropy_normalised"):
-            out.skipped[name] = NEEDS_CATALOG
+    metrics, skipped, left_out = catalog.summary(counts, len(out.rows), inputs.in_catalog, settings.k,
+                                                 settings.gini_over, settings.entropy_base)
+    out.metrics.update(metrics)
+    out.skipped.update(skipped)
+    out.left_out.update(left_out)
 
 
 def _similarity_metrics(out: BeyondPass, top, hit_top, rows, inputs: BeyondInputs, settings: Settings) -> None:

@@ -9,6 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 COUNT_CHUNK_CELLS = 1 << 18
+NEEDS_CATALOG = "needs the catalog: give an item table or training interactions"
+NEEDS_TWO_USERS = "needs at least two users with recommendations"
+CATALOG_METRICS = ("coverage", "gini", "entropy", "entropy_normalised")
 
 
 def recommendation_counts(top: np.ndarray, n_items: int) -> np.ndarray:
@@ -91,3 +94,27 @@ def personalization(counts: np.ndarray, n_users: int, k: int) -> float:
     pairs = n_users * (n_users - 1) / 2
     shared = float(np.sum(counts * (counts - 1) / 2))
     return 1.0 - shared / (pairs * k)
+
+
+def summary(counts: np.ndarray, n_users: int, in_catalog: np.ndarray | None, k: int, gini_over: str = "catalog",
+            entropy_base: float = np.e) -> tuple[dict[str, float], dict[str, str], dict[str, int]]:
+    """Every catalog metric from the per-item counts of ``n_users`` top-K lists: ``(metrics,
+    skipped, left_out)``. ``in_catalog`` marks the catalog's items among the counted ones (None:
+    no catalog, and coverage, Gini and entropy are skipped); Gini over ``"catalog"`` or over the
+    ``"recommended"`` items only. The in-memory engine and the Spark engine both call this.
+    """
+    metrics = {"aggregate_diversity": float(aggregate_diversity(counts))}
+    skipped, left_out = {}, {}
+    if n_users >= 2:
+        metrics["personalization"] = personalization(counts, n_users, k)
+    else:
+        skipped["personalization"] = NEEDS_TWO_USERS
+    if in_catalog is None or not in_catalog.any():
+        skipped.update(dict.fromkeys(CATALOG_METRICS, NEEDS_CATALOG))
+        return metrics, skipped, left_out
+    on_catalog = counts[in_catalog]
+    metrics["coverage"] = coverage(counts, in_catalog)
+    metrics["gini"] = gini(on_catalog if gini_over == "catalog" else counts[counts > 0])
+    metrics["entropy"], metrics["entropy_normalised"] = entropy(on_catalog, entropy_base)
+    left_out["recommendations_outside_catalog"] = int(counts[~in_catalog].sum())
+    return metrics, skipped, left_out

@@ -38,8 +38,10 @@ def add_runs_command(commands) -> None:
     pair.add_argument("--metrics", default="ndcg,map,recall", metavar="A,B")
     pair.add_argument("--test", choices=TESTS, default="wilcoxon")
     pair.add_argument("--correction", choices=CORRECTIONS, default="holm")
-    pair.add_argument("--bootstrap", type=int, default=1000, metavar="N")
-    pair.add_argument("--seed", type=int, default=0)
+    from metrics_core.cli import _at_least  # the command's own number parsers (cli is loaded by now)
+
+    pair.add_argument("--bootstrap", type=_at_least(0), default=1000, metavar="N")
+    pair.add_argument("--seed", type=_at_least(0), default=0)
     pair.add_argument("--format", choices=["json", "table"], default="json")
 
 

@@ -43,10 +43,20 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
 
 def write_parquet(path: Path, frame: pd.DataFrame) -> None:
     """``frame`` as Parquet at ``path``, atomically; its ``attrs`` (how it was read) are left
-    out: they are not data."""
+    out: they are not data. A column mixing numbers and text (a large CSV whose id column
+    turns to text far down) is written as text, which is how rankscope reads such ids anyway
+    (7 matches "7"); Parquet cannot hold the mixture."""
+    import pyarrow as pa
+
     plain = frame.copy(deep=False)
     plain.attrs = {}
-    write_atomically(path, lambda temporary: plain.to_parquet(temporary, index=False))
+    try:
+        write_atomically(path, lambda temporary: plain.to_parquet(temporary, index=False))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        for name in plain.select_dtypes(include="object").columns:
+            column = plain[name]
+            plain[name] = column.where(column.isna(), column.astype(str))
+        write_atomically(path, lambda temporary: plain.to_parquet(temporary, index=False))
 
 
 def copy_file(source: bytes | Path, path: Path) -> None:

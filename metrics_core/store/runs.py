@@ -60,11 +60,15 @@ def normal_intervals(result: Evaluation) -> dict[str, tuple[float, float]]:
         if registry.METRICS[metric].family == "accuracy":
             values = values[per_user["evaluated"]]
         values = values.dropna().to_numpy(dtype=np.float64)
-        if len(values) < 2:
-            continue
-        half = Z_95 * values.std(ddof=1) / np.sqrt(len(values))
-        out[metric] = (float(values.mean() - half), float(values.mean() + half))
+        if len(values) >= 2:
+            out[metric] = normal_interval(values.mean(), values.std(ddof=1), len(values))
     return out
+
+
+def normal_interval(mean: float, sd: float, n: int) -> tuple[float, float]:
+    """mean ± 1.96·sd/√n, the 95% normal interval of a mean of ``n`` values."""
+    half = Z_95 * sd / np.sqrt(n)
+    return float(mean - half), float(mean + half)
 
 
 @dataclass(frozen=True)

@@ -72,3 +72,13 @@ def cards(page) -> dict[str, str]:
         name = metric.locator('[data-testid="stMetricLabel"]').inner_text().strip()
         out[name] = metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
     return out
+
+
+def upload_files(page, recs: list[Path], truth: Path) -> None:
+    """The Data page's uploaders of recommendations and ground truth, on the demo workspace (a
+    saved workspace adds an uploader above them)."""
+    section = page.locator('[data-testid="stFileUploader"]')
+    section.nth(0).locator("input[type=file]").set_input_files([str(p) for p in recs])
+    settle(page)
+    section.nth(1).locator("input[type=file]").set_input_files(str(truth))
+    settle(page)

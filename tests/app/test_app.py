@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from driving import assert_clean, start
 from streamlit.testing.v1 import AppTest
 
 from dashboard.glossary import fmt, label
 from dashboard.workspace import demo_workspace
 from metrics_core import Settings
 
-APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
 PAGES = ["views/overview.py", "views/users.py", "views/popularity.py", "views/scores.py", "views/cases.py",
          "views/compare.py", "views/data.py"]
 
@@ -20,18 +18,6 @@ PAGES = ["views/overview.py", "views/users.py", "views/popularity.py", "views/sc
 def demo_results():
     dataset = demo_workspace().build()
     return {k: dataset.evaluate_all(Settings(k=k)) for k in (10, 5)}
-
-
-def start(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params.update(query)
-    at.run()
-    return at
-
-
-def assert_clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 @pytest.mark.parametrize("page", PAGES)

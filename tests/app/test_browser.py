@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from browsing import CHROMIUM, cards, free_port, settle, shot, start_server, stop_server
+from browsing import CHROMIUM, cards, free_port, settle, shot, start_server, stop_server, upload_files
 
 from dashboard.glossary import fmt, label
 from metrics_core import Columns, evaluate_models
@@ -44,12 +44,7 @@ def test_upload_map_overview_and_compare(server, browser, tmp_path):
     page = browser.new_page(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     page.goto(f"{server}/data")
     settle(page)
-    uploaders = page.locator('[data-testid="stFileUploader"]')
-    uploaders.nth(0).locator("input[type=file]").set_input_files([str(files["recs_popularity"]),
-                                                                  str(files["recs_personalised"])])
-    settle(page)
-    uploaders.nth(1).locator("input[type=file]").set_input_files(str(files["ground_truth"]))
-    settle(page)
+    upload_files(page, [files["recs_popularity"], files["recs_personalised"]], files["ground_truth"])
     # the mapping is pre-filled from the column names; set the relevance threshold to 4
     threshold = page.get_by_label("Relevant when the grade is at least")
     threshold.fill("4")
@@ -119,27 +114,13 @@ def test_data_page_reads_a_semicolon_file_and_warns_about_ids(server, browser, t
     page = browser.new_page(viewport={"width": 1400, "height": 1700})  # tall: the report below the form shows
     page.goto(f"{server}/data")
     settle(page)
-    uploaders = page.locator('[data-testid="stFileUploader"]')
-    uploaders.nth(0).locator("input[type=file]").set_input_files(str(recs))
-    settle(page)
-    uploaders.nth(1).locator("input[type=file]").set_input_files(str(truth))
-    settle(page)
+    upload_files(page, [recs], truth)
     assert page.get_by_text("read with ';' between columns and a decimal comma").count() == 1
     page.get_by_role("button", name="Check, save and evaluate").click()
     settle(page)
     shot(page, "10_data_semicolon_and_padded_ids")
     assert page.locator('[data-testid="stException"]').count() == 0
     assert page.get_by_text("Likely cause: leading zeros", exact=False).count() == 1
-
-
-def upload_files(page, recs: list[Path], truth: Path) -> None:
-    """The Data page's uploaders of recommendations and ground truth, on the demo workspace (a
-    saved workspace adds an uploader above them)."""
-    section = page.locator('[data-testid="stFileUploader"]')
-    section.nth(0).locator("input[type=file]").set_input_files([str(p) for p in recs])
-    settle(page)
-    section.nth(1).locator("input[type=file]").set_input_files(str(truth))
-    settle(page)
 
 
 def test_a_saved_workspace_survives_reload_second_browser_and_restart(browser, tmp_path):
@@ -158,6 +139,9 @@ def test_a_saved_workspace_survives_reload_second_browser_and_restart(browser, t
         page.goto(f"{url}/data")
         settle(page)
         upload_files(page, [recs], truth)
+        assert page.get_by_text("What was uploaded").count() == 1
+        page.get_by_text("What was uploaded").scroll_into_view_if_needed()
+        shot(page, "10b_upload_summary")
         page.get_by_role("textbox", name="Save as workspace").fill("weekly ranker")
         page.get_by_role("textbox", name="Save as workspace").press("Enter")
         settle(page)
@@ -195,5 +179,14 @@ def test_a_saved_workspace_survives_reload_second_browser_and_restart(browser, t
         settle(page)
         assert page.get_by_text("Recorded run").count() == 1
         shot(page, "12_history")
+        from metrics_core.store import Store
+
+        workspace_id = re.search(r"ws=([0-9a-f]{12})", link).group(1)
+        Store(home).delete_workspace(workspace_id)
+        page.goto(link)
+        settle(page)
+        assert page.get_by_text(f"The workspace in this link ({workspace_id}) is not in the store").count() == 1
+        assert page.locator('[data-testid="stMetric"]').count() == 0, "no other workspace's numbers"
+        shot(page, "13_missing_workspace")
     finally:
         stop_server(process)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from browsing import CHROMIUM, settle, start_server, stop_server
+from browsing import CHROMIUM, settle, start_server, stop_server, upload_files
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no system Chromium")]
@@ -54,11 +54,7 @@ def test_memory_returns_after_sessions_with_large_uploads_close(browser, tmp_pat
             page = context.new_page()
             page.goto(f"{url}/data")
             settle(page)
-            uploaders = page.locator('[data-testid="stFileUploader"]')
-            uploaders.nth(0).locator("input[type=file]").set_input_files(str(recs))
-            settle(page)
-            uploaders.nth(1).locator("input[type=file]").set_input_files(str(truth))
-            settle(page)
+            upload_files(page, [recs], truth)
             page.get_by_role("textbox", name="Save as workspace").fill(f"big {round_}")
             page.get_by_role("textbox", name="Save as workspace").press("Enter")
             settle(page)

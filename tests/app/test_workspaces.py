@@ -4,32 +4,18 @@ History page, and every page choice in the URL."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
+from driving import assert_clean, start
 from streamlit.testing.v1 import AppTest
 
 from dashboard import state
 from dashboard.glossary import label
 from metrics_core.store import Store, list_runs
 
-APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
 RECS = b"user,item,pos\n1,a,1\n1,b,2\n2,a,1\n2,c,2\n3,c,1\n3,b,2\n"
 TRUTH = b"user,item,stars\n1,b,5\n2,c,4\n3,c,5\n"
-
-
-def start(**query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params.update(query)
-    at.run()
-    return at
-
-
-def assert_clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def restart_server() -> None:
@@ -162,6 +148,16 @@ def test_history_records_runs_charts_them_and_compares_two():
     first, second = runs["run"]
     assert any(f"{second}:model_a trails {first}:model_a on ndcg" in m.value for m in at.markdown), \
         "the two runs compared in words (K = 1 finds fewer relevant items than K = 10)"
+
+
+def test_recording_a_run_of_a_workspace_deleted_meanwhile_is_a_message():
+    at = upload_and_save()
+    at.switch_page("views/history.py").run()
+    Store().delete_workspace(at.query_params["ws"])  # from another tab or the command line
+    next(b for b in at.button if b.label == "Record run").click().run()
+    assert not at.exception
+    assert at.error and "no longer in the store" in at.error[0].value
+    assert list_runs(Store()).empty
 
 
 def test_every_page_choice_survives_page_switches_and_is_in_the_url():

@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pandas as pd
 import pytest
+from lists import random_lists
 
 
 def rankscope(home, *args: str) -> subprocess.CompletedProcess:
@@ -21,11 +22,7 @@ def rankscope(home, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def files(tmp_path):
-    rng = np.random.default_rng(1)
-    users = np.repeat(np.arange(80), 5)
-    recs = pd.DataFrame({"user_id": users, "item_id": rng.integers(0, 40, len(users)),
-                         "rank": np.tile(np.arange(1, 6), 80)})
-    recs = recs.drop_duplicates(["user_id", "item_id"])
+    recs = random_lists(80, 40, seed=1)
     better = recs.assign(item_id=np.where(recs["rank"] == 1, recs["user_id"] % 40, recs["item_id"]))
     truth = pd.DataFrame({"user_id": np.arange(80), "item_id": np.arange(80) % 40})
     paths = {"a": tmp_path / "model_a.csv", "b": tmp_path / "model_b.parquet", "truth": tmp_path / "truth.csv"}

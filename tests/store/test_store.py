@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from lists import random_lists
 
 from metrics_core import Columns, Dataset, InputError, Settings
 from metrics_core.store import Store, compare_runs, list_runs, load_run, run_results, save_run, schema
@@ -60,6 +61,26 @@ def test_a_qrels_file_keeps_its_meaning_when_stored(tmp_path):
     from metrics_core.inputs.read import is_qrels, read_table
 
     assert is_qrels(read_table(table, "ground truth")[0])
+
+
+def test_an_id_column_mixing_numbers_and_text_is_stored_as_text_with_the_same_numbers(tmp_path):
+    """pandas reads a large CSV in chunks: an item column that turns to text far down holds
+    ints and strs, which Parquet cannot; it is stored as text, as rankscope reads such ids."""
+    rows = "".join(f"{u},{u % 50},1\n" for u in range(300_000)) + "300001,sku-9,1\n"
+    recs = ("user_id,item_id,rank\n" + rows).encode()
+    truth = "user_id,item_id\n" + "".join(f"{u},{u % 50}\n" for u in range(0, 300_000, 7)) + "300001,sku-9\n"
+    store = Store(tmp_path)
+    models = {"m": store.put_table("mixed.csv", recs, "recommendations")}
+    saved = store.save_workspace("mixed", models, store.put_table("t.csv", truth.encode(), "truth"),
+                                 columns=Columns())
+    stored = pd.read_parquet(saved.models["m"].path)
+    assert stored["item_id"].map(type).eq(str).all()
+    direct = (tmp_path / "direct.csv", tmp_path / "truth.csv")
+    direct[0].write_bytes(recs)
+    direct[1].write_text(truth)
+    from metrics_core import evaluate
+
+    assert _evaluate(saved, k=1)["m"].metrics == evaluate(direct[0], direct[1], k=1).metrics
 
 
 def test_an_unreadable_upload_names_the_file_and_stores_nothing(tmp_path):
@@ -127,12 +148,8 @@ def test_a_run_round_trips_with_its_per_user_values_and_intervals(tmp_path):
 
 
 def test_two_runs_compare_with_paired_statistics(tmp_path):
-    rng = np.random.default_rng(0)
-    users = np.repeat(np.arange(60), 5)
-    recs = pd.DataFrame({"user_id": users, "item_id": rng.integers(0, 30, len(users)),
-                         "rank": np.tile(np.arange(1, 6), 60)})
-    recs = recs.drop_duplicates(["user_id", "item_id"])
-    truth = pd.DataFrame({"user_id": np.arange(60), "item_id": rng.integers(0, 30, 60)})
+    recs = random_lists(60, 30)
+    truth = pd.DataFrame({"user_id": np.arange(60), "item_id": np.random.default_rng(1).integers(0, 30, 60)})
     store = Store(tmp_path)
     models = {"m": store.put_table("r.csv", recs.to_csv(index=False).encode(), "recommendations")}
     saved = store.save_workspace("w", models, store.put_table("t.csv", truth.to_csv(index=False).encode(), "truth"),
