@@ -22,6 +22,7 @@ from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Truth
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.read import is_qrels
+from metrics_core.inputs.text_ids import TextIds, is_text
 from metrics_core.parallel import THREADS, chunks, map_chunks
 from metrics_core.settings import Order, TieBreak
 
@@ -273,13 +274,22 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks, raw
     return items_at, None if scores is None else scores.reshape(n_users, n_positions)
 
 
-def whole_list_heads(user_ids: np.ndarray, position: np.ndarray, first: int) -> np.ndarray | None:
+def whole_list_heads(user_ids: np.ndarray | TextIds, position: np.ndarray, first: int) -> np.ndarray | TextIds | None:
     """The user id of each list when rows come as whole lists, else None.
 
     Whole lists: every run of P rows (P = the longest list) is one user's list with positions
     ``first .. first + P - 1`` in order, and users ascend in id order (which is code order).
     Then a list needs one user id, not P: the id index and the coding use these heads only.
+    Text ids are checked on their codes, which compare as the texts do.
     """
+    if is_text(user_ids):
+        heads = _list_heads(user_ids.codes, position, first)
+        return None if heads is None else TextIds(heads, user_ids.values)
+    return _list_heads(user_ids, position, first)
+
+
+def _list_heads(user_ids: np.ndarray, position: np.ndarray, first: int) -> np.ndarray | None:
+    """:func:`whole_list_heads` for integer ids."""
     if len(user_ids) == 0:
         return None
     n_positions = int(position.max()) + 1 - first
@@ -287,10 +297,7 @@ def whole_list_heads(user_ids: np.ndarray, position: np.ndarray, first: int) -> 
         return None
     ids_2d = user_ids.reshape(-1, n_positions)
     heads = ids_2d[:, 0]
-    if not (heads[1:] > heads[:-1]).all():
-        return None
-    numeric = user_ids.dtype.kind in "iu"
-    if numeric and not (heads == ids_2d[:, -1]).all():
+    if not (heads[1:] > heads[:-1]).all() or not (heads == ids_2d[:, -1]).all():
         return None
     rows = max(1, CHECK_CHUNK_CELLS // n_positions)
     in_order = np.tile(np.arange(first, first + n_positions, dtype=position.dtype), rows)
@@ -300,13 +307,8 @@ def whole_list_heads(user_ids: np.ndarray, position: np.ndarray, first: int) -> 
         part = flat_position[start:start + step]
         if not (part == in_order[:len(part)]).all():
             return None
-        if numeric:  # ids never decreasing and equal at both ends of each block: constant per block
-            ids = user_ids[start:start + step + 1]
-            same = (ids[1:] >= ids[:-1]).all()
-        else:
-            block = ids_2d[start // n_positions:(start + step) // n_positions]
-            same = (block == block[:, :1]).all()
-        if not same:
+        ids = user_ids[start:start + step + 1]  # never decreasing and equal at both ends of each block:
+        if not (ids[1:] >= ids[:-1]).all():  # constant per block
             return None
     return heads
 

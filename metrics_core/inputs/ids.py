@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from metrics_core.inputs.text_ids import TextIds, is_text
 from metrics_core.parallel import THREADS, chunks, map_chunks
 
 LOOKUP_TABLE_LIMIT = 1 << 26  # ids spanning fewer values than this use a direct lookup table
@@ -27,11 +28,15 @@ class IdIndex:
     _table: np.ndarray | None = None
 
     @classmethod
-    def union(cls, arrays: list[np.ndarray]) -> IdIndex:
-        """The index of every id that occurs in any of ``arrays`` (already unified by type)."""
+    def union(cls, arrays: list[np.ndarray | TextIds]) -> IdIndex:
+        """The index of every id that occurs in any of ``arrays`` (already unified by type:
+        all integer arrays, or all :class:`TextIds`, whose distinct texts are all in use)."""
         arrays = [a for a in arrays if len(a)]
         if not arrays:
             return cls(np.array([], dtype=np.int64))
+        if any(is_text(a) for a in arrays):
+            texts = np.concatenate([a.values if is_text(a) else a for a in arrays]).astype(str)
+            return cls(np.unique(texts).astype(object))
         if all(a.dtype.kind in "iu" for a in arrays):
             low = min(int(a.min()) for a in arrays)
             high = max(int(a.max()) for a in arrays)
@@ -44,7 +49,7 @@ class IdIndex:
                 table[ids - low] = np.arange(len(ids))
                 return cls(ids.astype(np.int64), low, table)
             return cls(np.unique(np.concatenate([pd.unique(a) for a in arrays])))
-        uniques = np.concatenate([pd.unique(a) for a in arrays]).astype(str)
+        uniques = np.concatenate([pd.unique(a) for a in arrays]).astype(str)  # (ids passed as plain text)
         return cls(np.unique(uniques).astype(object))
 
     def __len__(self) -> int:
@@ -54,8 +59,11 @@ class IdIndex:
     def is_integer(self) -> bool:
         return self.ids.dtype.kind in "iu"
 
-    def codes(self, values: np.ndarray) -> np.ndarray:
-        """Codes of ``values`` (int32 when they fit), -1 for ids not in the index."""
+    def codes(self, values: np.ndarray | TextIds) -> np.ndarray:
+        """Codes of ``values`` (int32 when they fit), -1 for ids not in the index. Text ids are
+        looked up once per distinct text, then gathered."""
+        if is_text(values):
+            return _lookup(self.codes(values.values), values.codes, 0) if len(values) else np.zeros(0, np.int32)
         if self._table is not None and values.dtype.kind in "iu":
             if not len(values):
                 return np.zeros(0, dtype=self._table.dtype)

@@ -20,6 +20,7 @@ import numpy as np
 from metrics_core.errors import Note
 from metrics_core.inputs.encoded import Lists, Truth
 from metrics_core.inputs.ids import IdIndex
+from metrics_core.inputs.text_ids import TextIds, is_text
 
 MIN_SHARE = 0.01
 SAMPLE_USERS = 10_000
@@ -46,9 +47,9 @@ class Side:
         return float(known[self.recommended].mean()) if len(self.recommended) else 1.0
 
 
-def id_kind(values: np.ndarray) -> str:
+def id_kind(values: np.ndarray | TextIds) -> str:
     """``"numbers"`` or ``"text"``: how a table's ids were read, before unification."""
-    return "numbers" if values.dtype.kind in "iu" else "text"
+    return "text" if is_text(values) or values.dtype.kind not in "iu" else "numbers"
 
 
 def mismatch_note(model: str, lists: Lists, truth: Truth, users: IdIndex, items: IdIndex,

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.errors import input_error
+from metrics_core.inputs.text_ids import TextIds, is_text
 
 MAX_COLUMNS_SHOWN = 20
 
@@ -65,8 +66,8 @@ INTEGRAL_DECIMAL = r"^([+-]?[0-9]+)\.0*$"  # "4.00" -> "4"
 CONTAINERS = (list, tuple, dict, set, np.ndarray)
 
 
-def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np.ndarray:
-    """The id column as int64 or as exact text (str objects), never through float.
+def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np.ndarray | TextIds:
+    """The id column as int64, or as :class:`TextIds` (codes into exact texts), never through float.
 
     - integers that fit int64 stay integers; unsigned ids at or above 2**63 (and Python
       integers beyond int64) are read as their exact decimal text;
@@ -74,6 +75,9 @@ def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np
       decimals above 2**53 are an error (a float cannot have held them exactly);
     - text ids lose the whitespace around them;
     - missing ids and lists, structs or maps used as ids are errors.
+
+    Text is hashed once per row and cleaned once per distinct id: no Python string is made per
+    row (a categorical column, as Arrow's dictionary columns read, is not even hashed).
     """
     series = frame[column]
     if isinstance(series.dtype, np.dtype) and series.dtype.kind == "i":
@@ -87,29 +91,36 @@ def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np
             column,
             _offending(frame, missing, context),
         )
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        categories = series.cat.categories
+        if pd.api.types.is_string_dtype(categories.dtype):
+            return _text_ids(series.cat.codes.to_numpy(), pd.Series(categories))
+        series = series.astype(categories.dtype)  # numbers held as categories: read as the numbers
     if pd.api.types.is_integer_dtype(series.dtype):  # unsigned, or a nullable integer type without gaps
         unsigned = not pd.api.types.is_signed_integer_dtype(series.dtype)
         values = series.to_numpy(dtype=np.uint64 if unsigned else np.int64)
-        return values.astype(np.int64) if not len(values) or values.max() <= INT64_MAX else _as_str(values)
+        return values.astype(np.int64) if not len(values) or values.max() <= INT64_MAX else TextIds.factorize(values)
     if pd.api.types.is_bool_dtype(series.dtype):
         return series.to_numpy(dtype=np.int64)
     if pd.api.types.is_float_dtype(series.dtype):
         return _float_ids(series.to_numpy(dtype=np.float64), frame, column, source, context)
     if pd.api.types.is_string_dtype(series.dtype) and not isinstance(series.dtype, np.dtype):
-        return _text_ids(series)
+        return _text_ids(*pd.factorize(series))
     values = series.to_numpy()
     kind = pd.api.types.infer_dtype(values, skipna=False)
     if kind == "integer":  # Python ints, some beyond int64 (or they would have an integer dtype)
         fits = all(-INT64_MAX - 1 <= v <= INT64_MAX for v in (min(values), max(values)))
-        return values.astype(np.int64) if fits else _as_str(values)
+        return values.astype(np.int64) if fits else TextIds.factorize(values)
     if kind == "floating":
         return _float_ids(values.astype(np.float64), frame, column, source, context)
     if kind == "boolean":
         return values.astype(np.int64)
     if kind == "decimal":
-        return _text_ids(pd.Series(values, dtype=object).map(str), numeric=True)
+        codes, distinct = pd.factorize(values)
+        return _text_ids(codes, pd.Series(distinct, dtype=object).map(str), numeric=True)
     if kind == "bytes":
-        return _text_ids(pd.Series(values, dtype=object).str.decode("utf-8", errors="replace"))
+        codes, distinct = pd.factorize(values)
+        return _text_ids(codes, pd.Series(distinct, dtype=object).str.decode("utf-8", errors="replace"))
     nested = np.fromiter((isinstance(v, CONTAINERS) for v in values), dtype=bool, count=len(values)) \
         if kind == "mixed" else np.zeros(len(values), dtype=bool)
     if nested.any():
@@ -120,13 +131,15 @@ def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np
             column,
             _offending(frame, nested, context),
         )
-    return _text_ids(pd.Series(values, dtype=object).astype(str))
+    codes, distinct = pd.factorize(values)  # (7 and "7" are told apart here and become one id below)
+    return _text_ids(codes, pd.Series(distinct, dtype=object))
 
 
-def _float_ids(values: np.ndarray, frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np.ndarray:
+def _float_ids(values: np.ndarray, frame: pd.DataFrame, column: str, source: str,
+               context: list[str]) -> np.ndarray | TextIds:
     """Float ids: integral ones as int64 (``3.0`` from a CSV reader), others as their text."""
     if not (np.isfinite(values).all() and (values == np.round(values)).all()):
-        return _as_str(values)
+        return TextIds.factorize(values)
     inexact = np.abs(values) > EXACT_FLOAT_LIMIT
     if inexact.any():
         raise input_error(
@@ -140,10 +153,11 @@ def _float_ids(values: np.ndarray, frame: pd.DataFrame, column: str, source: str
     return values.astype(np.int64)
 
 
-def _text_ids(text: pd.Series, numeric: bool = False) -> np.ndarray:
-    """Text ids without surrounding whitespace, integral decimals written as integers
-    (``" 4.00 "`` -> ``"4"``); ``numeric`` (Decimal values): integers that fit int64 as int64."""
-    text = text.astype("str").str.strip()
+def _text_ids(codes: np.ndarray, distinct, numeric: bool = False) -> np.ndarray | TextIds:
+    """Ids ``distinct[codes]`` as text without surrounding whitespace, integral decimals written
+    as integers (``" 4.00 "`` -> ``"4"``); ``numeric`` (Decimal values): integers that fit int64
+    as int64. Only the distinct values are cleaned; ids that become equal become one."""
+    text = pd.Series(distinct, copy=False).astype("str").str.strip()
     dotted = text.str.contains(".", regex=False).to_numpy(dtype=bool)
     if dotted.any():  # the regular expression only where it can apply
         text = text.copy()
@@ -151,21 +165,16 @@ def _text_ids(text: pd.Series, numeric: bool = False) -> np.ndarray:
     if numeric:
         as_int = pd.to_numeric(text, errors="coerce")
         if as_int.dtype == np.int64:
-            return as_int.to_numpy(dtype=np.int64)
-    return text.to_numpy(dtype=object)
+            return as_int.to_numpy(dtype=np.int64)[codes]
+    return TextIds.from_codes(codes, text.to_numpy(dtype=object))
 
 
-def _as_str(values: np.ndarray) -> np.ndarray:
-    """Exact decimal text of numbers (or ``str`` of anything else), as str objects."""
-    return pd.Series(values, copy=False).astype(str).to_numpy(dtype=object)
-
-
-def unify_ids(arrays: list[np.ndarray]) -> list[np.ndarray]:
+def unify_ids(arrays: list[np.ndarray | TextIds]) -> list[np.ndarray | TextIds]:
     """If any table holds text ids, read every table's ids as text so that they match
     (integers as their exact decimal text: ``7`` matches ``"7"``)."""
-    if all(a.dtype.kind in "iu" for a in arrays):
+    if not any(is_text(a) for a in arrays):
         return arrays
-    return [a if a.dtype == object else _as_str(a) for a in arrays]
+    return [a if is_text(a) else TextIds.factorize(a) for a in arrays]
 
 
 def numbers(

@@ -12,6 +12,7 @@ from metrics_core.errors import input_error
 from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.read import read_table
+from metrics_core.inputs.text_ids import is_text
 
 
 @dataclass
@@ -49,8 +50,8 @@ def rating_errors(predictions, ratings, prediction_column: str = "score", rating
                                   "every pair needs a finite rating; fill or drop these rows.")
         frames.append((user, item, values))
     (pu, pi, pv), (tu, ti, tv) = frames
-    pu, tu = validate.unify_ids([pu, tu])
-    pi, ti = validate.unify_ids([pi, ti])
+    pu, tu = (ids.texts() if is_text(ids) else ids for ids in validate.unify_ids([pu, tu]))
+    pi, ti = (ids.texts() if is_text(ids) else ids for ids in validate.unify_ids([pi, ti]))
     left = pd.DataFrame({"user": pu, "item": pi, "predicted": pv}).drop_duplicates(["user", "item"], keep="last")
     right = pd.DataFrame({"user": tu, "item": ti, "true": tv}).drop_duplicates(["user", "item"], keep="last")
     both = left.merge(right, on=["user", "item"], how="inner")

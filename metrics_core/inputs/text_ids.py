@@ -1,0 +1,67 @@
+"""A column of text ids held as integer codes into its distinct texts.
+
+100M rows of UUID-like ids as Python strings take about 10 GB; as codes they take 400 MB, plus
+one string per distinct id. Every table's text ids are read into this form once (by
+:func:`metrics_core.inputs.validate.ids`), and everything after works on the codes: the id
+index codes the distinct texts once and gathers (:meth:`IdIndex.codes`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class TextIds:
+    """Ids ``values[codes]``: ``values`` are the distinct texts that occur, sorted (as Python
+    compares ``str``) and each once, so comparing codes compares the texts; ``codes`` are int32
+    (int64 beyond 2**31 distinct ids)."""
+
+    codes: np.ndarray
+    values: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, rows) -> TextIds:
+        """The ids of some rows (a slice, mask or positions), with the same ``values``."""
+        return TextIds(self.codes[rows], self.values)
+
+    def texts(self) -> np.ndarray:
+        """Every row's id as a ``str`` object (one per row: only for small selections)."""
+        return self.values[self.codes]
+
+    @classmethod
+    def from_codes(cls, codes: np.ndarray, values: np.ndarray) -> TextIds:
+        """Ids ``values[codes]`` for any ``values`` (texts in any order, repeats and texts no row
+        uses allowed): the values become the sorted distinct texts in use, the codes follow."""
+        values = np.asarray(values, dtype=object)
+        used = np.zeros(len(values), dtype=bool)
+        used[codes] = True
+        distinct, position = np.unique(values[used].astype(str), return_inverse=True)
+        code_type = np.int32 if len(distinct) < 2**31 else np.int64
+        new_code = np.full(len(values), -1, dtype=code_type)
+        new_code[used] = position
+        if len(values) == len(distinct) and used.all() and (new_code == np.arange(len(values))).all():
+            return cls(codes.astype(code_type, copy=False), distinct.astype(object))
+        return cls(np.take(new_code, codes), distinct.astype(object))
+
+    @classmethod
+    def factorize(cls, values) -> TextIds:
+        """Ids of ``values`` (a Series or array; numbers are written as their exact decimal
+        text), hashed once so that the per-row work is a code."""
+        codes, uniques = pd.factorize(values)
+        return cls.from_codes(codes, as_text(np.asarray(uniques)))
+
+
+def as_text(values: np.ndarray) -> np.ndarray:
+    """Exact decimal text of numbers (or ``str`` of anything else), as str objects."""
+    return pd.Series(values, copy=False).astype(str).to_numpy(dtype=object)
+
+
+def is_text(ids) -> bool:
+    """Whether an id column was read as text (else it is an integer array)."""
+    return isinstance(ids, TextIds)
