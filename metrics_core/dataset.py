@@ -104,9 +104,10 @@ class Dataset:
             raise input_error("recommendations", "no recommendation table was given.", "pass at least one.")
         notes: list[Note] = []
         wanted = [columns.user, columns.item, columns.rank, columns.score]
-        raw_lists = [read_lists(str(name), *_read(source, f"recommendations '{name}'", notes, wanted), columns)
-                     for name, source in recommendations.items()]
-        raw_truth = read_truth(*_read(ground_truth, "ground truth", notes), columns)
+        id_columns = [columns.user, columns.item]
+        raw_lists = [read_lists(str(name), *_read(source, f"recommendations '{name}'", notes, id_columns, wanted),
+                                columns) for name, source in recommendations.items()]
+        raw_truth = read_truth(*_read(ground_truth, "ground truth", notes, id_columns), columns)
         sides = {role: _side_table(source, role, columns, notes)
                  for role, source in (("training interactions", train), ("item features", items),
                                       ("user features", users)) if source is not None}
@@ -427,15 +428,17 @@ SIDE_ID_COLUMNS = {"training interactions": ("user", "item"), "item features": (
                    "user features": ("user",)}
 
 
-def _read(source, role: str, notes: list[Note], columns: list[str] | None = None) -> tuple[pd.DataFrame, str]:
-    """``(frame, label)`` of a source; what is worth saying about how it was read goes to ``notes``."""
-    frame, label = read_table(source, role, columns)
+def _read(source, role: str, notes: list[Note], ids: list[str], columns: list[str] | None = None
+          ) -> tuple[pd.DataFrame, str]:
+    """``(frame, label)`` of a source, its text ``ids`` columns as codes (see :func:`read_table`);
+    what is worth saying about how it was read goes to ``notes``."""
+    frame, label = read_table(source, role, columns, ids)
     notes += read_notes(frame)
     return frame, label
 
 
 def _side_table(source, role: str, columns: Columns, notes: list[Note]) -> _SideTable:
-    frame, label = _read(source, role, notes)
+    frame, label = _read(source, role, notes, [columns.user, columns.item])
     validate.require_rows(frame, label)
     names = {"user": columns.user, "item": columns.item}
     wanted = [names[kind] for kind in SIDE_ID_COLUMNS[role]]

@@ -259,7 +259,8 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks, raw
             scores[unlisted] = np.nan
         return items_at, scores
     cell_type = np.int32 if n_users * n_positions < 2**31 else np.int64
-    cell = user.astype(cell_type, copy=False) * cell_type(n_positions) + position.astype(cell_type, copy=False)
+    cell = np.multiply(user, n_positions, dtype=cell_type)  # one new array, the rest in place
+    np.add(cell, position, out=cell, casting="unsafe")  # (positions fit: n_positions <= MAX_POSITIONS)
     if first:
         cell -= cell_type(first)
     items_at = _full(n_users * n_positions, -1, np.int32)

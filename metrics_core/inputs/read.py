@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from metrics_core.errors import InputError, Note, input_error
-from metrics_core.inputs.validate import column_list
+from metrics_core.inputs.validate import NUMBERS_AS_TEXT, column_list
 
 TREC_RUN_COLUMNS = ["user_id", "iteration", "item_id", "rank", "score", "tag"]
 TREC_QRELS_COLUMNS = ["user_id", "iteration", "item_id", "relevance"]
@@ -71,13 +71,16 @@ def read_table(
     source: str | os.PathLike[str] | pd.DataFrame | TableFile | StoredTable,
     role: str,
     columns: list[str] | None = None,
+    ids: list[str] | None = None,
 ) -> tuple[pd.DataFrame, str]:
     """Return ``(frame, label)`` for a path or a DataFrame.
 
     ``role`` ("recommendations", "ground truth", ...) only names the table in messages.
     ``columns`` restricts a Parquet read to the columns that exist among them (faster, less
     memory). DataFrames are returned as they are, never modified: encoding copies what it
-    needs. TREC files (``.run``/``.trec``: ``qid Q0 docno rank score tag``; ``.qrels``:
+    needs. Text columns named in ``ids`` are read from Parquet as codes into their distinct
+    texts (a categorical column: Arrow keeps the file's dictionary), never a Python string per
+    row. TREC files (``.run``/``.trec``: ``qid Q0 docno rank score tag``; ``.qrels``:
     ``qid iter docno relevance``) are read as ``user_id, item_id, rank, score`` and
     ``user_id, item_id, relevance``.
     """
@@ -89,7 +92,7 @@ def read_table(
         return read_bytes(source.data, source.name, role)
     if isinstance(source, StoredTable):
         label = f"{role} ({source.name})"
-        frame = _checked(lambda: _read_parquet(source.path, columns, label), label)
+        frame = _checked(lambda: _read_parquet(source.path, columns, label, ids), label)
         if Path(source.name).suffix.lower() == ".qrels":
             frame.attrs[QRELS] = True
         return frame, label
@@ -99,7 +102,7 @@ def read_table(
         raise input_error(label, f"no file at {path}.", "check the path and that the file exists.")
     if path.stat().st_size == 0:
         raise input_error(label, "the file is empty.", "export the table again with a header row.")
-    return _checked(lambda: _read_path(path, columns, label), label), label
+    return _checked(lambda: _read_path(path, columns, label, ids), label), label
 
 
 def read_bytes(data: bytes, filename: str, role: str) -> tuple[pd.DataFrame, str]:
@@ -138,33 +141,72 @@ def _checked(parse, label: str) -> pd.DataFrame:
     return frame
 
 
-def _read_path(path: Path, columns: list[str] | None, label: str) -> pd.DataFrame:
+def _read_path(path: Path, columns: list[str] | None, label: str, ids: list[str] | None) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix in PARQUET_SUFFIXES:
-        return _read_parquet(path, columns, label)
+        return _read_parquet(path, columns, label, ids)
     if suffix in TREC_SUFFIXES:
         return read_trec(path, qrels=suffix == ".qrels", label=label)
     with path.open("rb") as handle:
         head = handle.read(SNIFF_BYTES)
-    return _read_csv(path, suffix, label, head)
+    return _read_csv(path, suffix, label, head, columns, ids)
 
 
-def _read_csv(source, suffix: str, label: str, head: bytes | None = None) -> pd.DataFrame:
+def _read_csv(source, suffix: str, label: str, head: bytes | None = None, columns: list[str] | None = None,
+              ids: list[str] | None = None) -> pd.DataFrame:
     """A delimited text file (a path or its bytes), its delimiter and decimal mark sniffed from
     the first lines (:func:`sniff_csv`); duplicate header names are an error. A file of
-    whitespace-separated fields without a header is read as a TREC run (6 fields) or qrels (4)."""
+    whitespace-separated fields without a header is read as a TREC run (6 fields) or qrels (4).
+    With ``ids`` named, Arrow's reader is tried first (see :func:`_read_csv_arrow`)."""
     if head is None:
         head = source[:SNIFF_BYTES]
     text_format = sniff_csv(head, suffix)
     require_unique_columns(text_format.header, label)
     source = io.BytesIO(source) if isinstance(source, bytes) else source
-    frame = pd.read_csv(source, sep=text_format.sep, decimal=text_format.decimal)
+    frame = _read_csv_arrow(source, text_format, columns, ids) if ids else None
+    if frame is None:
+        if hasattr(source, "seek"):
+            source.seek(0)
+        frame = pd.read_csv(source, sep=text_format.sep, decimal=text_format.decimal)
     if len(frame.columns) == 1 and " " in str(frame.columns[0]).strip():
         if hasattr(source, "seek"):
             source.seek(0)
         return read_trec(source, qrels=len(str(frame.columns[0]).split()) == 4, label=label)
     if text_format.note:
         frame.attrs[NOTES] = [Note("read_format", f"{label}: {text_format.note}", 1)]
+    return frame
+
+
+PANDAS_MISSING = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>",
+                  "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]  # what pandas reads as missing
+
+
+def _read_csv_arrow(source, text_format: TextFormat, columns: list[str] | None, ids: list[str]) -> pd.DataFrame | None:
+    """A CSV read by Arrow's parallel reader with the ``ids`` columns as codes into their
+    distinct texts (no Python string per row; numbers are turned back into numbers by
+    :func:`validate.ids`, as the frame's attrs say), or None where pandas would read the file
+    differently: a line Arrow cannot parse, or a column other than the ids that is not all
+    numbers or booleans (pandas keeps dates as text and reads padded numbers as numbers)."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    header = text_format.header
+    wanted = [name for name in dict.fromkeys(columns or header) if name in header] or header
+    text = pa.dictionary(pa.int32(), pa.string())
+    options = pacsv.ConvertOptions(column_types={name: text for name in ids if name in wanted},
+                                   include_columns=wanted, decimal_point=text_format.decimal,
+                                   null_values=PANDAS_MISSING, strings_can_be_null=True)
+    try:
+        table = pacsv.read_csv(source, parse_options=pacsv.ParseOptions(delimiter=text_format.sep),
+                               convert_options=options)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+    if table.num_rows == 0 or any(not (pa.types.is_integer(field.type) or pa.types.is_floating(field.type)
+                                       or pa.types.is_boolean(field.type) or pa.types.is_null(field.type))
+                                  for field in table.schema if field.name not in ids):
+        return None
+    frame = pd.DataFrame({name: _column_values(table.column(name).combine_chunks()) for name in wanted}, copy=False)
+    frame.attrs[NUMBERS_AS_TEXT] = [name for name in ids if name in wanted]
     return frame
 
 
@@ -228,15 +270,21 @@ def require_unique_columns(names: list[str], label: str) -> None:
                           "rename or drop the repeated columns so that every column has its own name.")
 
 
-def _read_parquet(source, columns: list[str] | None, label: str) -> pd.DataFrame:
+def _read_parquet(source, columns: list[str] | None, label: str, ids: list[str] | None = None) -> pd.DataFrame:
     """The columns of a Parquet file, a path or a binary file object (only ``columns`` when
     given and present), decoded in parallel (Arrow's threads work column by column) into one
     contiguous Arrow buffer each, used by numpy as it is: no conversion copy, and a lower peak
-    than ``read_table(...).to_pandas()``. A stored pandas index is not read; rows are numbered
-    from 0 as in the file."""
+    than ``read_table(...).to_pandas()``. Text columns among ``ids`` are read as dictionaries
+    (categorical). A stored pandas index is not read; rows are numbered from 0 as in the file."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    file = pq.ParquetFile(source)
+    schema = pq.read_schema(source)
+    text = [field.name for field in schema if field.name in (ids or ())
+            and (pa.types.is_string(field.type) or pa.types.is_large_string(field.type))]
+    if hasattr(source, "seek"):
+        source.seek(0)
+    file = pq.ParquetFile(source, read_dictionary=text or None)
     schema = file.schema_arrow
     require_unique_columns(schema.names, label)
     stored_index = {c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)}

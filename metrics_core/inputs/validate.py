@@ -10,6 +10,7 @@ from metrics_core.errors import input_error
 from metrics_core.inputs.text_ids import TextIds, is_text
 
 MAX_COLUMNS_SHOWN = 20
+NUMBERS_AS_TEXT = "rankscope.numbers_as_text"  # frame.attrs key: columns read as text that may hold numbers (CSV)
 
 
 def column_list(columns) -> str:
@@ -94,7 +95,8 @@ def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np
     if isinstance(series.dtype, pd.CategoricalDtype):
         categories = series.cat.categories
         if pd.api.types.is_string_dtype(categories.dtype):
-            return _text_ids(series.cat.codes.to_numpy(), pd.Series(categories))
+            return _text_ids(series.cat.codes.to_numpy(), pd.Series(categories),
+                             numeric=column in frame.attrs.get(NUMBERS_AS_TEXT, ()))
         series = series.astype(categories.dtype)  # numbers held as categories: read as the numbers
     if pd.api.types.is_integer_dtype(series.dtype):  # unsigned, or a nullable integer type without gaps
         unsigned = not pd.api.types.is_signed_integer_dtype(series.dtype)
@@ -155,14 +157,15 @@ def _float_ids(values: np.ndarray, frame: pd.DataFrame, column: str, source: str
 
 def _text_ids(codes: np.ndarray, distinct, numeric: bool = False) -> np.ndarray | TextIds:
     """Ids ``distinct[codes]`` as text without surrounding whitespace, integral decimals written
-    as integers (``" 4.00 "`` -> ``"4"``); ``numeric`` (Decimal values): integers that fit int64
-    as int64. Only the distinct values are cleaned; ids that become equal become one."""
+    as integers (``" 4.00 "`` -> ``"4"``). ``numeric`` (Decimal values, CSV text): when every
+    id is then an integer that fits int64, the ids are those integers, as a number-typed column
+    would have given. Only the distinct values are cleaned; ids that become equal become one."""
     text = pd.Series(distinct, copy=False).astype("str").str.strip()
     dotted = text.str.contains(".", regex=False).to_numpy(dtype=bool)
     if dotted.any():  # the regular expression only where it can apply
         text = text.copy()
         text[dotted] = text[dotted].str.replace(INTEGRAL_DECIMAL, r"\1", regex=True)
-    if numeric:
+    if numeric and text.str.fullmatch(r"[+-]?[0-9]+").all():
         as_int = pd.to_numeric(text, errors="coerce")
         if as_int.dtype == np.int64:
             return as_int.to_numpy(dtype=np.int64)[codes]

@@ -88,3 +88,43 @@ def test_parquet_the_reader_cannot_decode_is_an_input_error(tmp_path, monkeypatc
     with pytest.raises(InputError) as error:
         read_table(path, "recommendations")
     assert "recs.parquet" in str(error.value) and "could not be read" in str(error.value)
+
+
+CSV_CASES = {
+    "numbers": "user_id,item_id,rank\n1,10,1\n1,11,2\n2,10,1\n",
+    "padded text and numbers": "user_id;item_id;score\n u1 ; 007 ;0,5\nu1;7;0,25\n 2;x;1,5\n",
+    "integral decimals": "user_id,item_id,score\n 4.00 ,7.0,0.5\n4,7,0.25\n",
+    "ids beyond int64": "user_id,item_id,rank\n18446744073709551615,1,1\n9223372036854775808,2,1\n5,1,1\n",
+    "a text column beside": "user_id,item_id,rank,note\n1,10,1,ok\n2,11,1,ok\n",  # pandas reads it
+    "dates beside": "user_id,item_id,rank,when\n1,10,1,2024-01-01\n",  # pandas keeps them as text
+    "mixed ids far down": "user_id,item_id,rank\n" + "".join(f"{u},1,1\n" for u in range(3000)) + "abc,1,1\n",
+}
+
+
+@pytest.mark.parametrize("text", CSV_CASES.values(), ids=CSV_CASES.keys())
+def test_arrow_csv_reader_gives_the_ids_and_numbers_pandas_gives(tmp_path, text, request):
+    """The id columns Arrow reads as codes into texts become, after validation, exactly the ids
+    pandas' reader gives (numbers where pandas reads numbers, exact text otherwise)."""
+    from metrics_core.inputs import validate
+    from metrics_core.inputs.text_ids import is_text
+
+    path = tmp_path / "recs.csv"
+    path.write_text(text)
+    fast, _ = read_table(path, "recommendations", ids=["user_id", "item_id"])
+    plain, _ = read_table(path, "recommendations")
+    assert bool(fast.attrs.get(validate.NUMBERS_AS_TEXT)) == ("beside" not in request.node.callspec.id)  # Arrow read it
+    for column in ("user_id", "item_id"):
+        got, expected = (validate.ids(frame, column, "recs", [column]) for frame in (fast, plain))
+        assert is_text(got) == is_text(expected), column
+        if is_text(got):
+            assert list(got.texts()) == list(expected.texts()), column
+        else:
+            assert got.tolist() == expected.tolist() and got.dtype == expected.dtype, column
+    numbers = [c for c in plain.columns if c not in ("user_id", "item_id") and plain[c].dtype.kind in "if"]
+    pd.testing.assert_frame_equal(fast[numbers], plain[numbers])
+
+
+def test_a_csv_with_a_short_line_gets_pandas_message(tmp_path):
+    (tmp_path / "recs.csv").write_text("user_id,item_id,rank\n1,10,1\n1,11,2,9\n")
+    with pytest.raises(Exception, match="could not be read"):
+        read_table(tmp_path / "recs.csv", "recommendations", ids=["user_id", "item_id"])

@@ -92,9 +92,21 @@ def test_text_ids_never_become_a_python_string_per_row():
 
 def test_whole_lists_of_text_ids_are_found_on_their_codes():
     users = np.repeat([f"u{i:03d}" for i in range(50)], 4)
-    recs = pd.DataFrame({"user_id": users, "item_id": np.tile(["a", "b", "c", "d"], 50), "rank": np.tile([1, 2, 3, 4], 50)})
+    recs = pd.DataFrame({"user_id": users, "item_id": np.tile(["a", "b", "c", "d"], 50),
+                         "rank": np.tile([1, 2, 3, 4], 50)})
     truth = pd.DataFrame({"user_id": ["u001", "u049"], "item_id": ["c", "a"]})
     data = Dataset.build(recs, truth)
     lists = data.lists["model"]
     assert not lists.items.flags.writeable  # whole lists used in place: the heads were found
     assert lists.hit[data.users.codes(TextIds.factorize(np.array(["u001"])))[0], 2]
+
+
+def test_text_id_columns_are_read_from_parquet_as_codes_and_other_text_columns_as_text(tmp_path):
+    from metrics_core.inputs.read import read_table
+
+    path = tmp_path / "recs.parquet"
+    pq.write_table(pa.table({"user_id": ["u1", "u2", "u1"], "item_id": [1, 2, 3], "tag": ["a", "b", "a"]}), path)
+    frame, _ = read_table(path, "recommendations", ids=["user_id", "item_id"])
+    assert isinstance(frame.user_id.dtype, pd.CategoricalDtype)  # the file's dictionary, kept
+    assert frame.item_id.dtype == np.int64 and not isinstance(frame.tag.dtype, pd.CategoricalDtype)
+    assert list(validate.ids(frame, "user_id", "recs", ["user_id"]).texts()) == ["u1", "u2", "u1"]

@@ -1,0 +1,84 @@
+"""`rankscope evaluate` against pyarrow's read of the same files, for each data shape written by
+``bench/shapes.py`` (and the generator's own sorted directory), in paired rounds.
+
+Each round runs, in fresh processes one right after the other, pyarrow's read of every input
+file into pandas (``pq.read_table(...).to_pandas()``, or ``pyarrow.csv.read_csv(...)`` for CSV)
+and the command on the same files; the ratio is the median of the rounds' ratios, with their
+range, and peak memory is each process's own. Usage::
+
+    python bench/any_shape.py --data /tmp/syn1m --data /tmp/shapes1m/shuffled --data /tmp/shapes1m/text \\
+        [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from run import median, spread, timed
+
+READ = """
+import pyarrow.csv as pacsv, pyarrow.parquet as pq
+for path in {paths!r}:
+    (pacsv.read_csv(path) if path.endswith('.csv') else pq.read_table(path)).to_pandas()
+"""
+
+
+def inputs(data: Path) -> tuple[list[Path], Path]:
+    """The recommendation files (one per model) and the ground truth of a shape directory."""
+    recs = sorted(p for p in data.iterdir() if p.name.startswith("recs") and p.suffix in {".parquet", ".csv"})
+    truth = next(p for p in data.iterdir() if p.stem == "ground_truth" and p.suffix == recs[0].suffix)
+    return recs, truth
+
+
+def measure(data: Path, repeat: int) -> dict:
+    recs, truth = inputs(data)
+    command = [sys.executable, "-m", "metrics_core", "evaluate", "--ground-truth", str(truth), "--k", "10"]
+    for path in recs:
+        command += ["--recommendations", f"{path.stem}={path}"]
+    read = [sys.executable, "-c", READ.format(paths=[str(p) for p in [*recs, truth]])]
+    reads, runs = [], []
+    for _ in range(repeat):
+        reads.append(timed(read))
+        runs.append(timed(command))
+    metrics = json.loads(runs[0][2])["models"]
+    return {"data": f"{data.parent.name}/{data.name}", "models": len(recs), "format": recs[0].suffix[1:],
+            "read_s": [r[0] for r in reads], "read_mem": max(r[1] for r in reads),
+            "cli_s": [r[0] for r in runs], "cli_mem": max(r[1] for r in runs),
+            "ratios": [c[0] / r[0] for r, c in zip(reads, runs, strict=True)],
+            "ndcg@10": {name: values["metrics"]["ndcg"] for name, values in metrics.items()}}
+
+
+def table(rows: list[dict]) -> str:
+    gib = 2**30
+    lines = ["| shape | models | pyarrow read into pandas | `rankscope evaluate` | ratio (rounds) "
+             "| memory (read / CLI) |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['data']} ({r['format']}) | {r['models']} | {spread(r['read_s'], digits=1)} "
+                     f"| {spread(r['cli_s'], digits=1)} | **{median(r['ratios']):.2f}×** "
+                     f"({min(r['ratios']):.2f}–{max(r['ratios']):.2f}×) "
+                     f"| {r['read_mem'] / gib:.1f} / {r['cli_mem'] / gib:.1f} GiB |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", action="append", required=True, type=Path)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    started = time.strftime("%Y-%m-%d %H:%M")
+    rows = []
+    for data in args.data:
+        rows.append(measure(data, args.repeat))
+        print(table(rows[-1:]).splitlines()[-1], flush=True)
+    text = f"Measured {started} on this machine.\n\n{table(rows)}\n\n```\n{json.dumps(rows, indent=1)}\n```\n"
+    (Path(__file__).parent / "results").mkdir(exist_ok=True)
+    (Path(__file__).parent / "results" / "shapes.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
