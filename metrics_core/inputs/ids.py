@@ -63,7 +63,7 @@ class IdIndex:
         """Codes of ``values`` (int32 when they fit), -1 for ids not in the index. Text ids are
         looked up once per distinct text, then gathered."""
         if is_text(values):
-            return _lookup(self.codes(values.values), values.codes, 0) if len(values) else np.zeros(0, np.int32)
+            return lookup(self.codes(values.values), values.codes, 0) if len(values) else np.zeros(0, np.int32)
         if self._table is not None and values.dtype.kind in "iu":
             if not len(values):
                 return np.zeros(0, dtype=self._table.dtype)
@@ -74,9 +74,9 @@ class IdIndex:
                 heads = _runs(values)
                 if len(heads) * 4 < len(values):  # grouped ids (sorted by user): code each run once
                     starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
-                    codes = _lookup(self._table, heads, self._low)
+                    codes = lookup(self._table, heads, self._low)
                     return np.repeat(codes, np.diff(np.append(starts, len(values))))
-                return _lookup(self._table, values, self._low)
+                return lookup(self._table, values, self._low)
             shifted = values.astype(np.int64) - self._low
             inside = (shifted >= 0) & (shifted < len(self._table))
             out = np.full(len(values), -1, dtype=self._table.dtype)
@@ -140,7 +140,7 @@ def _mark_present(present: np.ndarray, values: np.ndarray, low: int) -> None:
         _in_parallel(len(part), work)
 
 
-def _lookup(table: np.ndarray, values: np.ndarray, low: int) -> np.ndarray:
+def lookup(table: np.ndarray, values: np.ndarray, low: int) -> np.ndarray:
     """``table[values - low]``."""
     out = np.empty(len(values), dtype=table.dtype)
 

@@ -78,11 +78,11 @@ def read_table(
     ``role`` ("recommendations", "ground truth", ...) only names the table in messages.
     ``columns`` restricts a Parquet read to the columns that exist among them (faster, less
     memory). DataFrames are returned as they are, never modified: encoding copies what it
-    needs. Text columns named in ``ids`` are read from Parquet as codes into their distinct
-    texts (a categorical column: Arrow keeps the file's dictionary), never a Python string per
-    row. TREC files (``.run``/``.trec``: ``qid Q0 docno rank score tag``; ``.qrels``:
-    ``qid iter docno relevance``) are read as ``user_id, item_id, rank, score`` and
-    ``user_id, item_id, relevance``.
+    needs. The columns named in ``ids`` are read from a CSV by Arrow as codes into their
+    distinct texts (a categorical column), never a Python string per row; Parquet text columns
+    stay in Arrow's memory (pandas' ``str``). TREC files (``.run``/``.trec``: ``qid Q0 docno
+    rank score tag``; ``.qrels``: ``qid iter docno relevance``) are read as ``user_id, item_id,
+    rank, score`` and ``user_id, item_id, relevance``.
     """
     if isinstance(source, pd.DataFrame):
         label = f"{role} (DataFrame)"
@@ -92,7 +92,7 @@ def read_table(
         return read_bytes(source.data, source.name, role)
     if isinstance(source, StoredTable):
         label = f"{role} ({source.name})"
-        frame = _checked(lambda: _read_parquet(source.path, columns, label, ids), label)
+        frame = _checked(lambda: _read_parquet(source.path, columns, label), label)
         if Path(source.name).suffix.lower() == ".qrels":
             frame.attrs[QRELS] = True
         return frame, label
@@ -144,7 +144,7 @@ def _checked(parse, label: str) -> pd.DataFrame:
 def _read_path(path: Path, columns: list[str] | None, label: str, ids: list[str] | None) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix in PARQUET_SUFFIXES:
-        return _read_parquet(path, columns, label, ids)
+        return _read_parquet(path, columns, label)
     if suffix in TREC_SUFFIXES:
         return read_trec(path, qrels=suffix == ".qrels", label=label)
     with path.open("rb") as handle:
@@ -270,21 +270,15 @@ def require_unique_columns(names: list[str], label: str) -> None:
                           "rename or drop the repeated columns so that every column has its own name.")
 
 
-def _read_parquet(source, columns: list[str] | None, label: str, ids: list[str] | None = None) -> pd.DataFrame:
+def _read_parquet(source, columns: list[str] | None, label: str) -> pd.DataFrame:
     """The columns of a Parquet file, a path or a binary file object (only ``columns`` when
     given and present), decoded in parallel (Arrow's threads work column by column) into one
     contiguous Arrow buffer each, used by numpy as it is: no conversion copy, and a lower peak
-    than ``read_table(...).to_pandas()``. Text columns among ``ids`` are read as dictionaries
-    (categorical). A stored pandas index is not read; rows are numbered from 0 as in the file."""
-    import pyarrow as pa
+    than ``read_table(...).to_pandas()``. A stored pandas index is not read; rows are numbered
+    from 0 as in the file."""
     import pyarrow.parquet as pq
 
-    schema = pq.read_schema(source)
-    text = [field.name for field in schema if field.name in (ids or ())
-            and (pa.types.is_string(field.type) or pa.types.is_large_string(field.type))]
-    if hasattr(source, "seek"):
-        source.seek(0)
-    file = pq.ParquetFile(source, read_dictionary=text or None)
+    file = pq.ParquetFile(source)
     schema = file.schema_arrow
     require_unique_columns(schema.names, label)
     stored_index = {c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)}

@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.errors import input_error
-from metrics_core.inputs.text_ids import TextIds, is_text
+from metrics_core.inputs.text_ids import TextIds, factorize_text, is_text
 
 MAX_COLUMNS_SHOWN = 20
 NUMBERS_AS_TEXT = "rankscope.numbers_as_text"  # frame.attrs key: columns read as text that may hold numbers (CSV)
@@ -107,7 +107,7 @@ def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np
     if pd.api.types.is_float_dtype(series.dtype):
         return _float_ids(series.to_numpy(dtype=np.float64), frame, column, source, context)
     if pd.api.types.is_string_dtype(series.dtype) and not isinstance(series.dtype, np.dtype):
-        return _text_ids(*pd.factorize(series))
+        return _text_ids(*factorize_text(series))
     values = series.to_numpy()
     kind = pd.api.types.infer_dtype(values, skipna=False)
     if kind == "integer":  # Python ints, some beyond int64 (or they would have an integer dtype)

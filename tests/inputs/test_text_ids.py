@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from metrics_core import Dataset, evaluate
 from metrics_core.errors import InputError
-from metrics_core.inputs import validate
+from metrics_core.inputs import text_ids, validate
 from metrics_core.inputs.text_ids import TextIds
 
 
@@ -53,9 +53,12 @@ def test_numbers_in_one_table_match_text_in_another():
 
 
 @pytest.mark.parametrize("dictionary", [False, True])
-def test_text_ids_read_from_parquet_give_the_metrics_of_the_same_ids_as_numbers(tmp_path, dictionary):
-    """Rows shuffled, ids as text in Parquet (plain or dictionary-encoded columns), against the
-    same data with integer ids."""
+@pytest.mark.parametrize("threads_from", [1 << 20, 100])
+def test_text_ids_read_from_parquet_give_the_metrics_of_the_same_ids_as_numbers(tmp_path, dictionary,
+                                                                              threads_from, monkeypatch):
+    """Rows shuffled, ids as text in Parquet (plain or dictionary-encoded columns), hashed on one
+    thread or in shares on several, against the same data with integer ids."""
+    monkeypatch.setattr(text_ids, "PARALLEL_MIN", threads_from)
     rng = np.random.default_rng(5)
     users = np.repeat(np.arange(300), 8)
     recs = pd.DataFrame({"user_id": users, "item_id": rng.integers(0, 90, len(users)),
@@ -99,14 +102,3 @@ def test_whole_lists_of_text_ids_are_found_on_their_codes():
     lists = data.lists["model"]
     assert not lists.items.flags.writeable  # whole lists used in place: the heads were found
     assert lists.hit[data.users.codes(TextIds.factorize(np.array(["u001"])))[0], 2]
-
-
-def test_text_id_columns_are_read_from_parquet_as_codes_and_other_text_columns_as_text(tmp_path):
-    from metrics_core.inputs.read import read_table
-
-    path = tmp_path / "recs.parquet"
-    pq.write_table(pa.table({"user_id": ["u1", "u2", "u1"], "item_id": [1, 2, 3], "tag": ["a", "b", "a"]}), path)
-    frame, _ = read_table(path, "recommendations", ids=["user_id", "item_id"])
-    assert isinstance(frame.user_id.dtype, pd.CategoricalDtype)  # the file's dictionary, kept
-    assert frame.item_id.dtype == np.int64 and not isinstance(frame.tag.dtype, pd.CategoricalDtype)
-    assert list(validate.ids(frame, "user_id", "recs", ["user_id"]).texts()) == ["u1", "u2", "u1"]
