@@ -182,19 +182,18 @@ PANDAS_MISSING = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", 
 
 
 def _read_csv_arrow(source, text_format: TextFormat, columns: list[str] | None, ids: list[str]) -> pd.DataFrame | None:
-    """A CSV read by Arrow's parallel reader with the ``ids`` columns as codes into their
-    distinct texts (no Python string per row; numbers are turned back into numbers by
-    :func:`validate.ids`, as the frame's attrs say), or None where pandas would read the file
-    differently: a line Arrow cannot parse, or a column other than the ids that is not all
-    numbers or booleans (pandas keeps dates as text and reads padded numbers as numbers)."""
+    """A CSV read by Arrow's parallel reader (text stays in Arrow's memory: no Python string
+    per row; ids Arrow kept as text that pandas would read as numbers, such as `` 7``, are
+    turned into numbers by :func:`validate.ids`, as the frame's attrs say), or None where
+    pandas would read the file differently: a line Arrow cannot parse (or a column whose type
+    changes far down), or a column other than the ids that is not all numbers or booleans
+    (pandas keeps dates as text and reads padded numbers as numbers)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     header = text_format.header
     wanted = [name for name in dict.fromkeys(columns or header) if name in header] or header
-    text = pa.dictionary(pa.int32(), pa.string())
-    options = pacsv.ConvertOptions(column_types={name: text for name in ids if name in wanted},
-                                   include_columns=wanted, decimal_point=text_format.decimal,
+    options = pacsv.ConvertOptions(include_columns=wanted, decimal_point=text_format.decimal,
                                    null_values=PANDAS_MISSING, strings_can_be_null=True)
     try:
         table = pacsv.read_csv(source, parse_options=pacsv.ParseOptions(delimiter=text_format.sep),
@@ -205,7 +204,7 @@ def _read_csv_arrow(source, text_format: TextFormat, columns: list[str] | None, 
                                        or pa.types.is_boolean(field.type) or pa.types.is_null(field.type))
                                   for field in table.schema if field.name not in ids):
         return None
-    frame = pd.DataFrame({name: _column_values(table.column(name).combine_chunks()) for name in wanted}, copy=False)
+    frame = pd.DataFrame({name: _column_values(table.column(name)) for name in wanted}, copy=False)
     frame.attrs[NUMBERS_AS_TEXT] = [name for name in ids if name in wanted]
     return frame
 

@@ -107,7 +107,7 @@ def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np
     if pd.api.types.is_float_dtype(series.dtype):
         return _float_ids(series.to_numpy(dtype=np.float64), frame, column, source, context)
     if pd.api.types.is_string_dtype(series.dtype) and not isinstance(series.dtype, np.dtype):
-        return _text_ids(*factorize_text(series))
+        return _text_ids(*factorize_text(series), numeric=column in frame.attrs.get(NUMBERS_AS_TEXT, ()))
     values = series.to_numpy()
     kind = pd.api.types.infer_dtype(values, skipna=False)
     if kind == "integer":  # Python ints, some beyond int64 (or they would have an integer dtype)
