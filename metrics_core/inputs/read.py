@@ -186,8 +186,8 @@ def _read_csv_arrow(source, text_format: TextFormat, columns: list[str] | None, 
     per row; ids Arrow kept as text that pandas would read as numbers, such as `` 7``, are
     turned into numbers by :func:`validate.ids`, as the frame's attrs say), or None where
     pandas would read the file differently: a line Arrow cannot parse (or a column whose type
-    changes far down), or a column other than the ids that is not all numbers or booleans
-    (pandas keeps dates as text and reads padded numbers as numbers)."""
+    changes far down), ids read as floats, or a column other than the ids that is not all
+    numbers or booleans (pandas keeps dates as text and reads padded numbers as numbers)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -200,10 +200,11 @@ def _read_csv_arrow(source, text_format: TextFormat, columns: list[str] | None, 
                                convert_options=options)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    if table.num_rows == 0 or any(not (pa.types.is_integer(field.type) or pa.types.is_floating(field.type)
-                                       or pa.types.is_boolean(field.type) or pa.types.is_null(field.type))
-                                  for field in table.schema if field.name not in ids):
-        return None
+    numbers = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean, pa.types.is_null)
+    if table.num_rows == 0 or any(not any(kind(field.type) for kind in numbers) for field in table.schema
+                                  if field.name not in ids) or any(pa.types.is_floating(field.type) for field
+                                                                   in table.schema if field.name in ids):
+        return None  # (ids Arrow read as floats may be integers beyond int64, which pandas reads exactly)
     frame = pd.DataFrame({name: _column_values(table.column(name)) for name in wanted}, copy=False)
     frame.attrs[NUMBERS_AS_TEXT] = [name for name in ids if name in wanted]
     return frame
