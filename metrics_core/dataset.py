@@ -430,8 +430,8 @@ SIDE_ID_COLUMNS = {"training interactions": ("user", "item"), "item features": (
 
 def _read(source, role: str, notes: list[Note], ids: list[str], columns: list[str] | None = None
           ) -> tuple[pd.DataFrame, str]:
-    """``(frame, label)`` of a source, its text ``ids`` columns as codes (see :func:`read_table`);
-    what is worth saying about how it was read goes to ``notes``."""
+    """``(frame, label)`` of a source whose id columns are ``ids`` (a CSV is then read by Arrow:
+    see :func:`read_table`); what is worth saying about how it was read goes to ``notes``."""
     frame, label = read_table(source, role, columns, ids)
     notes += read_notes(frame)
     return frame, label

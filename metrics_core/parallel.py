@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 THREADS = max(1, min(4, os.cpu_count() or 1))
+PARALLEL_MIN = 1 << 20  # arrays at least this long are worth splitting between threads
 Result = TypeVar("Result")
 
 

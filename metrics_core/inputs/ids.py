@@ -8,11 +8,10 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.inputs.text_ids import TextIds, is_text
-from metrics_core.parallel import THREADS, chunks, map_chunks
+from metrics_core.parallel import PARALLEL_MIN, THREADS, chunks, map_chunks
 
 LOOKUP_TABLE_LIMIT = 1 << 26  # ids spanning fewer values than this use a direct lookup table
 INDEX_CHUNK = 1 << 16  # values per pass when used as indices: the index buffer stays in cache
-PARALLEL_MIN = 1 << 20  # arrays at least this long are split between threads
 
 
 @dataclass(frozen=True)
@@ -34,23 +33,19 @@ class IdIndex:
         arrays = [a for a in arrays if len(a)]
         if not arrays:
             return cls(np.array([], dtype=np.int64))
-        if any(is_text(a) for a in arrays):
-            texts = np.concatenate([a.values if is_text(a) else a for a in arrays]).astype(str)
-            return cls(np.unique(texts).astype(object))
-        if all(a.dtype.kind in "iu" for a in arrays):
-            low = min(int(a.min()) for a in arrays)
-            high = max(int(a.max()) for a in arrays)
-            if high - low < LOOKUP_TABLE_LIMIT:
-                present = np.zeros(high - low + 1, dtype=bool)
-                for a in arrays:
-                    _mark_present(present, _runs(a) if _grouped(a) else a, low)  # grouped ids: one per run
-                ids = np.flatnonzero(present) + low
-                table = np.full(high - low + 1, -1, dtype=np.int32 if len(ids) < 2**31 else np.int64)
-                table[ids - low] = np.arange(len(ids))
-                return cls(ids.astype(np.int64), low, table)
-            return cls(np.unique(np.concatenate([pd.unique(a) for a in arrays])))
-        uniques = np.concatenate([pd.unique(a) for a in arrays]).astype(str)  # (ids passed as plain text)
-        return cls(np.unique(uniques).astype(object))
+        if is_text(arrays[0]):
+            return cls(np.unique(np.concatenate([a.values for a in arrays]).astype(str)).astype(object))
+        low = min(int(a.min()) for a in arrays)
+        high = max(int(a.max()) for a in arrays)
+        if high - low < LOOKUP_TABLE_LIMIT:
+            present = np.zeros(high - low + 1, dtype=bool)
+            for a in arrays:
+                _mark_present(present, _runs(a) if _grouped(a) else a, low)  # grouped ids: one per run
+            ids = np.flatnonzero(present) + low
+            table = np.full(high - low + 1, -1, dtype=np.int32 if len(ids) < 2**31 else np.int64)
+            table[ids - low] = np.arange(len(ids))
+            return cls(ids.astype(np.int64), low, table)
+        return cls(np.unique(np.concatenate([pd.unique(a) for a in arrays])))
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -78,9 +78,9 @@ def read_table(
     ``role`` ("recommendations", "ground truth", ...) only names the table in messages.
     ``columns`` restricts a Parquet read to the columns that exist among them (faster, less
     memory). DataFrames are returned as they are, never modified: encoding copies what it
-    needs. The columns named in ``ids`` are read from a CSV by Arrow as codes into their
-    distinct texts (a categorical column), never a Python string per row; Parquet text columns
-    stay in Arrow's memory (pandas' ``str``). TREC files (``.run``/``.trec``: ``qid Q0 docno
+    needs. A CSV is read by Arrow's reader when ``ids`` (the id columns) are named, by pandas
+    otherwise (see :func:`_read_csv_arrow`); text read by Arrow, from a CSV or Parquet, stays in
+    Arrow's memory (pandas' ``str``), never a Python string per row. TREC files (``.run``/``.trec``: ``qid Q0 docno
     rank score tag``; ``.qrels``: ``qid iter docno relevance``) are read as ``user_id, item_id,
     rank, score`` and ``user_id, item_id, relevance``.
     """
@@ -198,7 +198,7 @@ def _read_csv_arrow(source, text_format: TextFormat, columns: list[str] | None, 
     try:
         table = pacsv.read_csv(source, parse_options=pacsv.ParseOptions(delimiter=text_format.sep),
                                convert_options=options)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError):
         return None
     numbers = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean, pa.types.is_null)
     if table.num_rows == 0 or any(not any(kind(field.type) for kind in numbers) for field in table.schema

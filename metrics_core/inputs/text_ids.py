@@ -13,9 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from metrics_core.parallel import THREADS, chunks, map_chunks
-
-PARALLEL_MIN = 1 << 20  # columns at least this long are hashed on several threads
+from metrics_core.parallel import PARALLEL_MIN, THREADS, chunks, map_chunks
 
 
 @dataclass(frozen=True)

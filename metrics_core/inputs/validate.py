@@ -77,8 +77,8 @@ def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np
     - text ids lose the whitespace around them;
     - missing ids and lists, structs or maps used as ids are errors.
 
-    Text is hashed once per row and cleaned once per distinct id: no Python string is made per
-    row (a categorical column, as Arrow's dictionary columns read, is not even hashed).
+    Text is hashed once per row (Arrow's text on a few threads) and cleaned once per distinct
+    id: no Python string is made per row (a categorical column is coded from its categories).
     """
     series = frame[column]
     if isinstance(series.dtype, np.dtype) and series.dtype.kind == "i":
