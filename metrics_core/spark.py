@@ -16,9 +16,9 @@ partitions, with the same functions as in memory. Results equal the in-memory en
 same data (tests/test_spark.py checks 1e-9).
 
 Not on Spark yet: metrics that need the training interactions (novelty, ARP, serendipity,
-LAUC/MCC candidates: they need every item's popularity on every partition), the primitive-model
-metrics (they need two models' lists of a user together), and intervals. Each is listed in
-``skipped`` with that reason.
+LAUC/MCC candidates: they need every item's popularity on every partition) and the primitive-model
+metrics (they need two models' lists of a user together). Each is listed in ``skipped`` with
+that reason. Intervals come from a Poisson bootstrap, whose weighted sums each partition adds up.
 """
 
 from __future__ import annotations
@@ -35,10 +35,12 @@ from metrics_core.errors import input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.metrics import catalog, registry
 from metrics_core.settings import Settings
+from metrics_core.stats import poisson_bootstrap
 from metrics_core.store.runs import normal_interval
 
 TABLE = "_rankscope_is_truth"
 KIND, USER, ITEM, COUNT = "_kind", "_user", "_item", "_count"
+BOOTSTRAP_KINDS = ("boot_sum", "boot_n")
 NOT_ON_SPARK = {
     "train": "not on the Spark engine yet: it needs the training data's item popularity on every partition",
     "candidates": "not on the Spark engine yet: it needs the candidate items from the training data",
@@ -61,11 +63,12 @@ class SparkEvaluation:
     users: dict[str, int]
     per_user: object  # pyspark.sql.DataFrame
     skipped: dict[str, str] = field(default_factory=dict)
-    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # normal 95%, as the run store's
+    intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # Poisson bootstrap (or normal)
     curves: pd.DataFrame | None = None  # index k, one column per accuracy metric (curves=True)
 
     def to_dict(self) -> dict:
-        return {"metrics": self.metrics, "users": self.users, "skipped": self.skipped, "engine": "spark"}
+        return {"metrics": self.metrics, "intervals": {m: list(bounds) for m, bounds in self.intervals.items()},
+                "users": self.users, "skipped": self.skipped, "engine": "spark"}
 
 
 def _per_user_columns(settings: Settings, with_items: bool, with_scores: bool) -> list[str]:
@@ -81,13 +84,17 @@ def _per_user_columns(settings: Settings, with_items: bool, with_scores: bool) -
 
 def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = None, train_df=None, items_df=None,
                    columns: Columns | None = None, partitions: int | None = None,
-                   feature_columns: list[str] | None = None, curves: bool = False) -> SparkEvaluation:
+                   feature_columns: list[str] | None = None, curves: bool = False, bootstrap: int = 200,
+                   seed: int = 0, level: float = 0.95) -> SparkEvaluation:
     """Every metric the Spark engine computes, for one model's ``recs_df`` against ``truth_df``
     (Spark DataFrames with the columns named by ``columns``). ``items_df`` (small: it is sent
     to every partition) gives the catalog and the item features; ``train_df`` is accepted for
     the catalog only (its items), since the training-based metrics are not on Spark yet.
     ``curves=True`` adds every accuracy metric at every k up to the longest list (as the
-    in-memory engine's ``curves``), at the cost of a second, accuracy-only pass per partition."""
+    in-memory engine's ``curves``), at the cost of a second, accuracy-only pass per partition.
+    ``intervals`` are Poisson-bootstrap percentile intervals (``bootstrap`` resamples, ``seed``,
+    ``level``: see :mod:`metrics_core.stats.poisson_bootstrap`), the same whatever the
+    partitioning; ``bootstrap=0`` gives normal intervals, mean ± 1.96·sd/√n, instead."""
     from pyspark.sql import functions as F  # noqa: N812 (the usual name)
 
     settings = replace(settings or Settings(), k=k)
@@ -113,7 +120,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     schema = (f"{KIND} string, {USER} string, {ITEM} string, {COUNT} long, evaluated boolean, "
               + ", ".join(f"`{c}` double" for c in per_user))
     curve_to = _longest_list(recs_df, columns, recs_columns, settings.k) if curves else None
-    kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to)
+    kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed)
     out = both.repartition(partitions, columns.user).mapInPandas(kernel, schema=schema).cache()
     users = out.filter(F.col(KIND) == "user")
     accuracy = set(registry.per_user_columns("accuracy").values())
@@ -131,8 +138,12 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
                           "check that the ground truth's user ids match the recommendations'.")
     names = {column: metric for metric, column in registry.per_user_columns().items()}
     metrics = {names.get(c, c): float(aggregates[c]) for c in per_user if aggregates[c] is not None}
-    intervals = {names.get(c, c): normal_interval(aggregates[c], aggregates[f"{c}__sd"] or 0.0, aggregates[f"{c}__n"])
-                 for c in per_user if aggregates[c] is not None and aggregates[f"{c}__n"] > 1}
+    if bootstrap:
+        intervals = _bootstrap_intervals(out, per_user, names, level)
+    else:
+        intervals = {names.get(c, c): normal_interval(aggregates[c], aggregates[f"{c}__sd"] or 0.0,
+                                                      aggregates[f"{c}__n"])
+                     for c in per_user if aggregates[c] is not None and aggregates[f"{c}__n"] > 1}
     metrics.update(_transformed_means(users, per_user))
     if {"precision", "recall"} <= metrics.keys():
         from metrics_core.metrics.accuracy import fbeta_of_means
@@ -152,6 +163,22 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     return SparkEvaluation(settings.k, settings, ordered, {"evaluated": int(aggregates["evaluated"]),
                                                            "with_recommendations": listed},
                            users.drop(KIND, ITEM, COUNT), skipped, intervals, merged)
+
+
+def _bootstrap_intervals(out, per_user: list[str], names: dict[str, str],
+                         level: float) -> dict[str, tuple[float, float]]:
+    """The Poisson-bootstrap interval of each per-user mean, from each resample's weighted sums
+    and weights summed over partitions."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    sums = (out.filter(F.col(KIND).isin(*BOOTSTRAP_KINDS)).groupBy(KIND, ITEM)
+            .agg(*[F.sum(F.col(f"`{c}`")).alias(c) for c in per_user]).toPandas())
+    sums["resample"] = sums[ITEM].astype(int)
+    weighted, weights = (sums[sums[KIND] == kind].sort_values("resample")[per_user].to_numpy(dtype=np.float64)
+                         for kind in BOOTSTRAP_KINDS)
+    bounds = poisson_bootstrap.intervals(weighted, weights, level)
+    return {names.get(c, c): (float(low), float(high)) for c, (low, high) in zip(per_user, bounds, strict=True)
+            if not np.isnan(low)}
 
 
 def _longest_list(recs_df, columns: Columns, present: list[str], k: int) -> int:
@@ -238,11 +265,13 @@ def _catalog(counts: pd.DataFrame, items, columns: Columns, settings: Settings,
 
 
 def _partition_kernel(settings: Settings, columns: Columns, items, feature_columns, per_user: list[str],
-                      curve_to: int | None = None):
+                      curve_to: int | None = None, bootstrap: int = 0, seed: int = 0):
     """The function each partition runs (pickled to the workers: plain data only). With
     ``curve_to``, also each accuracy metric's sum over the partition's evaluated users at every
     k up to it (an accuracy-only evaluation at K = ``curve_to``, so that every partition reports
-    the same k, whatever its own longest list)."""
+    the same k, whatever its own longest list). With ``bootstrap`` resamples, also each
+    resample's Poisson-weighted sums of the per-user values and of the weights."""
+    accuracy = set(registry.per_user_columns("accuracy").values())
 
     def kernel(batches):
         frame = pd.concat(list(batches), ignore_index=True)
@@ -264,6 +293,8 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
         for column in per_user:
             out[column] = users[column].to_numpy(dtype=np.float64) if column in users.columns else np.nan
         yield out
+        if bootstrap:
+            yield _weighted_sums(out, per_user, accuracy, bootstrap, seed)
         top = dataset.lists["model"].items[:, :settings.k]
         top = top[(top >= 0).any(axis=1)]  # users with a list, as the in-memory catalog metrics count them
         counts = catalog.recommendation_counts(top, len(dataset.items))
@@ -282,6 +313,21 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
                                    if metric_of.get(column) in curves.columns else np.nan for column in per_user}})
 
     return kernel
+
+
+def _weighted_sums(users: pd.DataFrame, per_user: list[str], accuracy: set[str], resamples: int,
+                   seed: int) -> pd.DataFrame:
+    """A partition's rows of Σ w·v (kind ``boot_sum``) and Σ w (``boot_n``) per resample, over
+    the users each metric is averaged over."""
+    values = users[per_user].to_numpy(dtype=np.float64)
+    evaluated = users["evaluated"].to_numpy(dtype=bool)[:, None]
+    present = ~np.isnan(values) & np.where([c in accuracy for c in per_user], evaluated, True)
+    sums, weights = poisson_bootstrap.weighted_sums(values, present, poisson_bootstrap.user_keys(users[USER]),
+                                                    resamples, seed)
+    resample = np.arange(resamples).astype(str)
+    return pd.DataFrame({KIND: np.repeat(BOOTSTRAP_KINDS, resamples), USER: None, ITEM: np.tile(resample, 2),
+                         COUNT: None, "evaluated": None, **dict(zip(per_user, np.vstack([sums, weights]).T,
+                                                                    strict=True))})
 
 
 def local_session(master: str = "local[2]"):

@@ -50,7 +50,9 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
             name, path = parse_model_source(value)
             sources[f"recommendations {name}"] = path
             results[name] = evaluate_spark(read(path), truth, k=settings.k, settings=settings, train_df=train,
-                                           items_df=items, columns=columns, feature_columns=features)
+                                           items_df=items, columns=columns, feature_columns=features,
+                                           bootstrap=200 if args.bootstrap is None else args.bootstrap,
+                                           seed=args.seed)
         if store is not None:
             from metrics_core.spark import save_spark_run
 

@@ -85,6 +85,35 @@ def test_curves_at_every_k_equal_the_in_memory_engine(spark, drop_rank):
     assert {"precision", "ndcg", "map", "fbeta_of_means"} <= set(ours.curves.columns)
 
 
+def test_bootstrap_intervals_equal_the_bootstrap_of_the_in_memory_per_user_values(spark):
+    """Each partition's Poisson-weighted sums, merged, give what one Poisson bootstrap over the
+    in-memory engine's per-user table gives, whatever the partitioning; bootstrap=0 gives the
+    normal intervals."""
+    from metrics_core.metrics import registry
+    from metrics_core.spark import evaluate_spark
+    from metrics_core.stats import poisson_bootstrap as pb
+
+    recs, truth, _ = data(4)
+    frames = spark.createDataFrame(recs), spark.createDataFrame(truth)
+    three, seven = (evaluate_spark(*frames, k=5, partitions=p, bootstrap=60, seed=9, level=0.9) for p in (3, 7))
+    memory = evaluate(recs, truth, k=5)
+    per_user = memory.per_user
+    columns = registry.per_user_columns()
+    names = list(three.intervals)
+    assert {"precision", "ndcg", "map", "mrr"} <= set(names) and len(names) >= 15
+    values = per_user[[columns[m] for m in names]].to_numpy(dtype=np.float64)
+    accuracy = np.array([registry.METRICS[m].family == "accuracy" for m in names])
+    present = ~np.isnan(values) & (per_user["evaluated"].to_numpy()[:, None] | ~accuracy)
+    expected = pb.intervals(*pb.weighted_sums(values, present, pb.user_keys(per_user.index), 60, 9), 0.9)
+    for name, bounds in zip(names, expected, strict=True):
+        np.testing.assert_allclose(three.intervals[name], bounds, atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(seven.intervals[name], bounds, atol=1e-12, err_msg=name)
+        assert bounds[0] <= three.metrics[name] <= bounds[1], name
+    normal = evaluate_spark(*frames, k=5, partitions=3, bootstrap=0)
+    sd = per_user.loc[per_user["evaluated"], "ndcg"].std(ddof=1) / np.sqrt(memory.users["evaluated"])
+    np.testing.assert_allclose(normal.intervals["ndcg"], memory.metrics["ndcg"] + np.array([-1, 1]) * 1.959964 * sd)
+
+
 def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
     recs, truth, _ = data(1)
     recs.to_parquet(tmp_path / "recs.parquet")
@@ -100,6 +129,8 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
     on_spark = json.loads(spark_run.stdout)["models"]["recs"]
     in_memory = json.loads(memory_run.stdout)["models"]["recs"]
     assert on_spark["engine"] == "spark"
+    low, high = on_spark["intervals"]["ndcg"]
+    assert low < in_memory["metrics"]["ndcg"] < high
     from metrics_core.store import Store, list_runs, run_results
 
     runs = list_runs(Store(home), workspace="big table")
