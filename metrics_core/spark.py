@@ -38,7 +38,7 @@ from metrics_core.settings import Settings
 from metrics_core.stats import poisson_bootstrap
 from metrics_core.store.runs import normal_interval
 
-TABLE = "_rankscope_is_truth"
+RECOMMENDED, RELEVANT = "_recommended", "_relevant"  # a user's rows of each table, as arrays of structs
 KIND, USER, ITEM, COUNT = "_kind", "_user", "_item", "_count"
 BOOTSTRAP_KINDS = ("boot_sum", "boot_n")
 NOT_ON_SPARK = {
@@ -99,8 +99,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
 
     settings = replace(settings or Settings(), k=k)
     columns = columns or Columns()
-    spark = recs_df.sparkSession
-    partitions = partitions or max(2, spark.sparkContext.defaultParallelism * 2)
+    partitions = partitions or _partitions(recs_df)
     recs_columns = [c for c in (columns.user, columns.item, columns.score, columns.rank) if c in recs_df.columns]
     truth_columns = [c for c in (columns.user, columns.item, columns.relevance) if c and c in truth_df.columns]
     for need, frame, label in ((columns.user, recs_df, "recommendations"), (columns.item, recs_df, "recommendations"),
@@ -108,9 +107,6 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         if need not in frame.columns:
             raise input_error(f"{label} (Spark DataFrame)", f"there is no column '{need}'.",
                               f"name the columns of the {label}, or pass columns=Columns(...).", need)
-    both = (recs_df.select(*recs_columns).withColumn(TABLE, F.lit(False))  # a flag, not text: no string per row
-            .unionByName(truth_df.select(*truth_columns).withColumn(TABLE, F.lit(True)),
-                         allowMissingColumns=True))
     items = items_df.toPandas() if items_df is not None else None
     if items is None and train_df is not None:  # the catalog only: the items seen in training
         items = train_df.select(columns.item).distinct().toPandas()
@@ -121,7 +117,8 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
               + ", ".join(f"`{c}` double" for c in per_user))
     curve_to = _longest_list(recs_df, columns, recs_columns, settings.k) if curves else None
     kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed)
-    out = both.repartition(partitions, columns.user).mapInPandas(kernel, schema=schema).cache()
+    by_user = _rows_by_user(recs_df.select(*recs_columns), truth_df.select(*truth_columns), columns.user, partitions)
+    out = by_user.mapInArrow(kernel, schema=schema).cache()
     users = out.filter(F.col(KIND) == "user")
     accuracy = set(registry.per_user_columns("accuracy").values())
 
@@ -179,6 +176,57 @@ def _bootstrap_intervals(out, per_user: list[str], names: dict[str, str],
     bounds = poisson_bootstrap.intervals(weighted, weights, level)
     return {names.get(c, c): (float(low), float(high)) for c, (low, high) in zip(per_user, bounds, strict=True)
             if not np.isnan(low)}
+
+
+def _rows_by_user(recs_df, truth_df, user: str, partitions: int):
+    """One row per user: its recommendation rows and its ground-truth rows, each an array of
+    structs (``collect_list`` keeps a struct whose fields are null, so no row is lost and no
+    column misaligned), the users hash-partitioned into ``partitions``.
+
+    Spark converts rows to Arrow for Python one at a time: sending a user's 100 rows as one row
+    makes that transfer much cheaper (1M users x 100 on local[2]: 64 s with the grouping,
+    against 92 s for the plain rows)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    def nested(frame, name: str):
+        return frame.select(user, F.struct(*[c for c in frame.columns if c != user]).alias(name))
+
+    recs, truth = nested(recs_df, RECOMMENDED), nested(truth_df, RELEVANT)
+    both = (recs.withColumn(RELEVANT, F.lit(None).cast(truth.schema[RELEVANT].dataType))
+            .unionByName(truth.withColumn(RECOMMENDED, F.lit(None).cast(recs.schema[RECOMMENDED].dataType))))
+    return (both.repartition(partitions, user).groupBy(user)
+            .agg(F.collect_list(RECOMMENDED).alias(RECOMMENDED), F.collect_list(RELEVANT).alias(RELEVANT)))
+
+
+def _unnested(batches, user: str, keep: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """A partition's grouped rows back as the recommendation rows and the ground-truth rows
+    (None for an empty partition). Columns null on every row are left out, as if not given,
+    except those in ``keep`` (so that their validation names them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = pa.Table.from_batches(list(batches))
+    if table.num_rows == 0:
+        return None
+
+    def rows(name: str) -> pd.DataFrame:
+        lists = table.column(name).combine_chunks()
+        lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy()
+        nested = lists.flatten()
+        fields = {nested.type.field(i).name: nested.field(i) for i in range(nested.type.num_fields)}
+        frame = pa.table({user: table.column(user).take(np.repeat(np.arange(len(lengths)), lengths)),
+                          **{field: values for field, values in fields.items()
+                             if values.null_count < len(values) or field in keep}})
+        return frame.to_pandas()
+
+    return rows(RECOMMENDED), rows(RELEVANT)
+
+
+def _partitions(recs_df) -> int:
+    """Twice the recommendations' own partitions (for Parquet, about one per 128 MB read) and
+    at least two per core: partitions small enough for a worker's memory at any size (10M
+    users x 100 in 10 GB of Parquet: 160 partitions of 6M rows), enough to keep every core busy."""
+    return max(2 * recs_df.rdd.getNumPartitions(), 2 * recs_df.sparkSession.sparkContext.defaultParallelism, 2)
 
 
 def _longest_list(recs_df, columns: Columns, present: list[str], k: int) -> int:
@@ -274,16 +322,18 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
     accuracy = set(registry.per_user_columns("accuracy").values())
 
     def kernel(batches):
-        frame = pd.concat(list(batches), ignore_index=True)
-        if frame.empty:
+        import pyarrow as pa
+
+        schema = pa.schema([(KIND, pa.string()), (USER, pa.string()), (ITEM, pa.string()), (COUNT, pa.int64()),
+                            ("evaluated", pa.bool_()), *[(c, pa.float64()) for c in per_user]])
+        for frame in evaluated(batches):
+            yield pa.RecordBatch.from_pandas(frame, schema=schema, preserve_index=False)
+
+    def evaluated(batches):
+        both = _unnested(batches, columns.user, keep=(columns.user, columns.item))
+        if both is None or both[0].empty or both[1].empty:
             return
-        is_truth = frame[TABLE].to_numpy(dtype=bool)
-        recs = frame[~is_truth].drop(columns=[TABLE])
-        truth = frame[is_truth].drop(columns=[TABLE])
-        recs = recs[[c for c in recs.columns if recs[c].notna().any() or c in (columns.user, columns.item)]]
-        truth = truth[[c for c in truth.columns if c in (columns.user, columns.item, columns.relevance)]]
-        if recs.empty or truth.empty:
-            return
+        recs, truth = both
         dataset = Dataset.build({"model": recs}, truth, items=items, columns=columns,
                                 feature_columns=feature_columns)
         result = dataset.evaluate("model", settings, curves=False)
