@@ -91,7 +91,8 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     to every partition) gives the catalog and the item features; ``train_df`` is accepted for
     the catalog only (its items), since the training-based metrics are not on Spark yet.
     ``curves=True`` adds every accuracy metric at every k up to the longest list (as the
-    in-memory engine's ``curves``), at the cost of a second, accuracy-only pass per partition.
+    in-memory engine's ``curves``), from the same pass (a second, accuracy-only one in a
+    partition whose lists are all shorter than the longest).
     ``intervals`` are Poisson-bootstrap percentile intervals (``bootstrap`` resamples, ``seed``,
     ``level``: see :mod:`metrics_core.stats.poisson_bootstrap`), the same whatever the
     partitioning; ``bootstrap=0`` gives normal intervals, mean ± 1.96·sd/√n, instead."""
@@ -316,8 +317,9 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
                       curve_to: int | None = None, bootstrap: int = 0, seed: int = 0):
     """The function each partition runs (pickled to the workers: plain data only). With
     ``curve_to``, also each accuracy metric's sum over the partition's evaluated users at every
-    k up to it (an accuracy-only evaluation at K = ``curve_to``, so that every partition reports
-    the same k, whatever its own longest list). With ``bootstrap`` resamples, also each
+    k up to it (from the same pass when the partition's longest list reaches ``curve_to``, else
+    from an accuracy-only evaluation at K = ``curve_to``, so that every partition reports the
+    same k, whatever its own longest list). With ``bootstrap`` resamples, also each
     resample's Poisson-weighted sums of the per-user values and of the weights."""
     accuracy = set(registry.per_user_columns("accuracy").values())
 
@@ -336,7 +338,7 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
         recs, truth = both
         dataset = Dataset.build({"model": recs}, truth, items=items, columns=columns,
                                 feature_columns=feature_columns)
-        result = dataset.evaluate("model", settings, curves=False)
+        result = dataset.evaluate("model", settings, curves=curve_to is not None)
         users = result.per_user
         out = pd.DataFrame({KIND: "user", USER: users.index.astype(str), ITEM: None, COUNT: None,
                             "evaluated": users["evaluated"].to_numpy()})
@@ -354,7 +356,9 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
                             COUNT: [len(top), *counts[present]], "evaluated": None,
                             **{column: np.nan for column in per_user}})
         if curve_to is not None:
-            curves = dataset.evaluate("model", replace(settings, k=curve_to), beyond=False).curves
+            curves = result.curves
+            if list(curves.index) != list(range(1, curve_to + 1)):  # this partition's lists are all shorter
+                curves = dataset.evaluate("model", replace(settings, k=curve_to), beyond=False).curves
             n = int(result.users["evaluated"])
             metric_of = {c: m for m, c in registry.per_user_columns("accuracy").items()}
             yield pd.DataFrame({KIND: "curve", USER: None, ITEM: curves.index.astype(str), COUNT: n,
