@@ -1,13 +1,15 @@
 """rankscope on Apache Spark: the same metrics where the data lives, computed by the same numpy
 kernels on each partition.
 
-The recommendations and the ground truth are put in one DataFrame and repartitioned by a hash of
-the user, so that each partition holds whole users: their lists and their relevant items. Each
-partition is evaluated in memory exactly as :func:`metrics_core.evaluate` would (``Dataset.build``
-and ``Dataset.evaluate``, with the item table when one is given) and gives back
+The recommendations and the ground truth are put in one DataFrame, repartitioned by a hash of
+the user and grouped into one row per user (its lists and its relevant items as arrays), so that
+each partition holds whole users. Each partition is evaluated in memory exactly as
+:func:`metrics_core.evaluate` would (``Dataset.build`` and ``Dataset.evaluate``, with the item
+table when one is given) and gives back
 
-- one row per user with every per-user metric (the per-user DataFrame, for slicing), and
-- one row per item with how many top-K lists of the partition contain it.
+- one row per user with every per-user metric (the per-user DataFrame, for slicing),
+- one row per item with how many top-K lists of the partition contain it, and
+- per bootstrap resample, the Poisson-weighted sums of the per-user values (the intervals).
 
 The aggregates are then merged in Spark: a per-user metric's aggregate is its mean over the
 users it is averaged over (the evaluated users for accuracy metrics), and the catalog metrics
@@ -126,30 +128,35 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     def averaged(c: str):  # accuracy metrics over the evaluated users, the others over users with a value
         return F.when(F.col("evaluated"), F.col(f"`{c}`")) if c in accuracy else F.col(f"`{c}`")
 
-    aggregates = users.agg(
+    transformed = _transformed_means(per_user)
+    aggregates = users.agg(  # one pass over the per-user rows, one over the partitions' sums (`sums`)
         F.sum(F.col("evaluated").cast("long")).alias("evaluated"),
         *[F.avg(averaged(c)).alias(c) for c in per_user],
         *[F.stddev_samp(averaged(c)).alias(f"{c}__sd") for c in per_user],
-        *[F.count(averaged(c)).alias(f"{c}__n") for c in per_user]).first().asDict()
+        *[F.count(averaged(c)).alias(f"{c}__n") for c in per_user],
+        *[expression.alias(f"{m.name}__forward") for m, expression in transformed]).first().asDict()
     if not aggregates["evaluated"]:
         raise input_error("ground truth", "no user has a relevant item that can be evaluated.",
                           "check that the ground truth's user ids match the recommendations'.")
+    sums = (out.filter(F.col(KIND) != "user").groupBy(KIND, ITEM)
+            .agg(F.sum(COUNT).alias(COUNT), *[F.sum(F.col(f"`{c}`")).alias(c) for c in per_user]).toPandas())
     names = {column: metric for metric, column in registry.per_user_columns().items()}
     metrics = {names.get(c, c): float(aggregates[c]) for c in per_user if aggregates[c] is not None}
     if bootstrap:
-        intervals = _bootstrap_intervals(out, per_user, names, level)
+        intervals = _bootstrap_intervals(sums, per_user, names, level)
     else:
         intervals = {names.get(c, c): normal_interval(aggregates[c], aggregates[f"{c}__sd"] or 0.0,
                                                       aggregates[f"{c}__n"])
                      for c in per_user if aggregates[c] is not None and aggregates[f"{c}__n"] > 1}
-    metrics.update(_transformed_means(users, per_user))
+    metrics.update({m.name: float(registry.AGGREGATES[m.aggregate].back(aggregates[f"{m.name}__forward"]))
+                    for m, _ in transformed})
     if {"precision", "recall"} <= metrics.keys():
         from metrics_core.metrics.accuracy import fbeta_of_means
 
         metrics["fbeta_of_means"] = float(fbeta_of_means(np.array(metrics["precision"]), np.array(metrics["recall"]),
                                                          settings.beta))
-    counts = out.filter(F.col(KIND) == "item").groupBy(ITEM).agg(F.sum(COUNT).alias(COUNT)).toPandas()
-    listed = int(out.filter(F.col(KIND) == "lists").agg(F.sum(COUNT)).first()[0] or 0)
+    counts = sums[sums[KIND] == "item"]
+    listed = int(sums.loc[sums[KIND] == "lists", COUNT].sum())
     catalog_metrics, skipped, _ = _catalog(counts, items, columns, settings, listed)
     metrics.update(catalog_metrics)
     for metric in registry.METRICS.values():
@@ -157,23 +164,19 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
             skipped[metric.name] = next((NOT_ON_SPARK[need] for need in metric.needs if need in NOT_ON_SPARK),
                                         NOT_ON_SPARK["train"])
     ordered = {m: metrics[m] for m in registry.names() if m in metrics}
-    merged = _merged_curves(out, per_user, settings) if curves else None
+    merged = _merged_curves(sums[sums[KIND] == "curve"], per_user, settings) if curves else None
     return SparkEvaluation(settings.k, settings, ordered, {"evaluated": int(aggregates["evaluated"]),
                                                            "with_recommendations": listed},
                            users.drop(KIND, ITEM, COUNT), skipped, intervals, merged)
 
 
-def _bootstrap_intervals(out, per_user: list[str], names: dict[str, str],
+def _bootstrap_intervals(sums: pd.DataFrame, per_user: list[str], names: dict[str, str],
                          level: float) -> dict[str, tuple[float, float]]:
     """The Poisson-bootstrap interval of each per-user mean, from each resample's weighted sums
-    and weights summed over partitions."""
-    from pyspark.sql import functions as F  # noqa: N812
-
-    sums = (out.filter(F.col(KIND).isin(*BOOTSTRAP_KINDS)).groupBy(KIND, ITEM)
-            .agg(*[F.sum(F.col(f"`{c}`")).alias(c) for c in per_user]).toPandas())
-    sums["resample"] = sums[ITEM].astype(int)
-    weighted, weights = (sums[sums[KIND] == kind].sort_values("resample")[per_user].to_numpy(dtype=np.float64)
-                         for kind in BOOTSTRAP_KINDS)
+    and weights summed over partitions (``sums``: the summed rows of every kind)."""
+    resamples = sums[sums[KIND].isin(BOOTSTRAP_KINDS)].assign(resample=lambda f: f[ITEM].astype(int))
+    weighted, weights = (resamples[resamples[KIND] == kind].sort_values("resample")[per_user]
+                         .to_numpy(dtype=np.float64) for kind in BOOTSTRAP_KINDS)
     bounds = poisson_bootstrap.intervals(weighted, weights, level)
     return {names.get(c, c): (float(low), float(high)) for c, (low, high) in zip(per_user, bounds, strict=True)
             if not np.isnan(low)}
@@ -242,14 +245,12 @@ def _longest_list(recs_df, columns: Columns, present: list[str], k: int) -> int:
     return max(k, int(longest or 0))
 
 
-def _merged_curves(out, per_user: list[str], settings: Settings) -> pd.DataFrame:
-    """Σ over partitions of each metric's sum at k, divided by all evaluated users."""
-    from pyspark.sql import functions as F  # noqa: N812
-
+def _merged_curves(sums: pd.DataFrame, per_user: list[str], settings: Settings) -> pd.DataFrame:
+    """Σ over partitions of each metric's sum at k (``sums``: the summed rows of kind "curve"),
+    divided by all evaluated users."""
     metric_of = {c: m for m, c in registry.per_user_columns("accuracy").items() if registry.METRICS[m].curve}
     columns = [c for c in per_user if c in metric_of]
-    sums = (out.filter(F.col(KIND) == "curve").groupBy(ITEM)
-            .agg(F.sum(COUNT).alias(COUNT), *[F.sum(F.col(f"`{c}`")).alias(c) for c in columns]).toPandas())
+    sums = sums.copy()
     sums.index = sums[ITEM].astype(int).rename("k")
     merged = sums[columns].div(sums[COUNT], axis=0).rename(columns=metric_of).sort_index()
     if {"precision", "recall"} <= set(merged.columns):
@@ -280,18 +281,15 @@ def save_spark_run(store, name: str, results: dict[str, SparkEvaluation], source
     return record_run(store, None, name, fingerprint, settings, models, note, engine="spark", per_user_sample=sample)
 
 
-def _transformed_means(users, per_user: list[str]) -> dict[str, float]:
-    """Metrics aggregated as back(mean(forward(v))) over the evaluated users (gm_map)."""
+def _transformed_means(per_user: list[str]) -> list[tuple[registry.Metric, object]]:
+    """The metrics aggregated as back(mean(forward(v))) over the evaluated users (gm_map), each
+    with its Spark expression mean(forward(v))."""
     from pyspark.sql import functions as F  # noqa: N812
 
     columns = registry.per_user_columns("accuracy")
-    chosen = [m for m in registry.family("accuracy") if m.of is not None and columns.get(m.of) in per_user
-              and m.aggregate in SPARK_FORWARD]
-    if not chosen:
-        return {}
-    row = users.filter(F.col("evaluated")).agg(*[
-        F.avg(SPARK_FORWARD[m.aggregate](F, F.col(f"`{columns[m.of]}`"))).alias(m.name) for m in chosen]).first()
-    return {m.name: float(registry.AGGREGATES[m.aggregate].back(row[m.name])) for m in chosen}
+    return [(m, F.avg(F.when(F.col("evaluated"), SPARK_FORWARD[m.aggregate](F, F.col(f"`{columns[m.of]}`")))))
+            for m in registry.family("accuracy")
+            if m.of is not None and columns.get(m.of) in per_user and m.aggregate in SPARK_FORWARD]
 
 
 def _numeric(items: pd.DataFrame, columns: Columns) -> bool:
