@@ -62,7 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--bootstrap", type=_at_least(0), default=None, metavar="N",
                     help="--engine spark: Poisson-bootstrap resamples for the intervals (default 200; 0: normal "
                          "intervals)")
-    ev.add_argument("--seed", type=_at_least(0), default=0, help="--engine spark: bootstrap seed (default 0)")
+    ev.add_argument("--seed", type=_at_least(0), default=None, help="--engine spark: bootstrap seed (default 0)")
     add_save_arguments(ev)
     for name, text in (("compare", "paired tests, intervals and win/tie/loss against a baseline"),
                        ("report", "write a self-contained HTML report (and every number as JSON/CSV)")):
@@ -241,8 +241,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
         from metrics_core.spark_command import run_on_spark
 
         return run_on_spark(args, settings, _columns(args))
-    if args.bootstrap is not None:
-        raise input_error("--bootstrap", "evaluate's intervals are bootstrapped on the Spark engine only.",
+    if args.bootstrap is not None or args.seed is not None:
+        option = "--bootstrap" if args.bootstrap is not None else "--seed"
+        raise input_error(option, "evaluate's intervals are bootstrapped on the Spark engine only.",
                           "add --engine spark, or use 'rankscope compare' for bootstrap intervals in memory.")
     dataset = load_dataset(args)
     results = dataset.evaluate_all(settings, curves=False)

@@ -200,10 +200,12 @@ class Dataset:
         return (catalog - self.training.items_per_user).astype(np.float64)
 
     def evaluate(self, model: str | None = None, settings: Settings | None = None, curves: bool = True,
-                 beyond: bool = True) -> Evaluation:
+                 beyond: bool = True, part: bool = False) -> Evaluation:
         """Every metric of one model at ``settings.k``, per user; accuracy metrics also at every
         k up to the longest list (``curves=False``: ``curves`` has the one row k = K, cheaper;
-        ``beyond=False``: accuracy metrics only)."""
+        ``beyond=False``: accuracy metrics only). ``part=True``: the data is one part of a larger
+        evaluation (a Spark partition), where no user to average accuracy over is not an error
+        (the part's accuracy aggregates and curves are then NaN)."""
         settings = settings or Settings()
         model = model if model is not None else self.models[0]
         if model not in self.lists:
@@ -222,7 +224,7 @@ class Dataset:
         if settings.users_without_list == "drop":
             averaged &= listed
         rows = np.flatnonzero(averaged)
-        if len(rows) == 0:
+        if len(rows) == 0 and not part:
             raise input_error(
                 "ground truth",
                 "no user has a relevant item that can be evaluated" + (

@@ -25,15 +25,18 @@ that reason. Intervals come from a Poisson bootstrap, whose weighted sums each p
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from metrics_core.dataset import Dataset
-from metrics_core.errors import input_error
+from metrics_core.errors import MAX_ROWS_SHOWN, InputError, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.metrics import catalog, registry
 from metrics_core.settings import Settings
@@ -43,6 +46,7 @@ from metrics_core.store.runs import normal_interval
 RECOMMENDED, RELEVANT = "_recommended", "_relevant"  # a user's rows of each table, as arrays of structs
 KIND, USER, ITEM, COUNT = "_kind", "_user", "_item", "_count"
 BOOTSTRAP_KINDS = ("boot_sum", "boot_n")
+CARRIED = "<<rankscope-input-error>>"  # brackets an InputError's parts in a worker's exception
 NOT_ON_SPARK = {
     "train": "not on the Spark engine yet: it needs the training data's item popularity on every partition",
     "candidates": "not on the Spark engine yet: it needs the candidate items from the training data",
@@ -97,11 +101,17 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     partition whose lists are all shorter than the longest).
     ``intervals`` are Poisson-bootstrap percentile intervals (``bootstrap`` resamples, ``seed``,
     ``level``: see :mod:`metrics_core.stats.poisson_bootstrap`), the same whatever the
-    partitioning; ``bootstrap=0`` gives normal intervals, mean ± 1.96·sd/√n, instead."""
+    partitioning; ``bootstrap=0`` gives normal intervals, mean ± z·sd/√n (z = 1.96 at 95%), instead."""
     from pyspark.sql import functions as F  # noqa: N812 (the usual name)
 
     settings = replace(settings or Settings(), k=k)
     columns = columns or Columns()
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int | np.integer) or bootstrap < 0:
+        raise input_error("settings", f"bootstrap={bootstrap!r} is not a number of resamples.",
+                          "pass a whole number: 200 (the default), or 0 for normal intervals.")
+    if not isinstance(level, float | int) or not 0 < level < 1:
+        raise input_error("settings", f"level={level!r} is not a confidence level.",
+                          "pass a level between 0 and 1, such as 0.95.")
     partitions = partitions or _partitions(recs_df)
     recs_columns = [c for c in (columns.user, columns.item, columns.score, columns.rank) if c in recs_df.columns]
     truth_columns = [c for c in (columns.user, columns.item, columns.relevance) if c and c in truth_df.columns]
@@ -129,12 +139,13 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         return F.when(F.col("evaluated"), F.col(f"`{c}`")) if c in accuracy else F.col(f"`{c}`")
 
     transformed = _transformed_means(per_user)
-    aggregates = users.agg(  # one pass over the per-user rows, one over the partitions' sums (`sums`)
-        F.sum(F.col("evaluated").cast("long")).alias("evaluated"),
-        *[F.avg(averaged(c)).alias(c) for c in per_user],
-        *[F.stddev_samp(averaged(c)).alias(f"{c}__sd") for c in per_user],
-        *[F.count(averaged(c)).alias(f"{c}__n") for c in per_user],
-        *[expression.alias(f"{m.name}__forward") for m, expression in transformed]).first().asDict()
+    with _partition_errors_as_input_errors():
+        aggregates = _first_row(users.agg(  # one pass over the per-user rows, one over the partitions' sums (`sums`)
+            F.sum(F.col("evaluated").cast("long")).alias("evaluated"),
+            *[F.avg(averaged(c)).alias(c) for c in per_user],
+            *[F.stddev_samp(averaged(c)).alias(f"{c}__sd") for c in per_user],
+            *[F.count(averaged(c)).alias(f"{c}__n") for c in per_user],
+            *[expression.alias(f"{m.name}__forward") for m, expression in transformed]))
     if not aggregates["evaluated"]:
         raise input_error("ground truth", "no user has a relevant item that can be evaluated.",
                           "check that the ground truth's user ids match the recommendations'.")
@@ -146,7 +157,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         intervals = _bootstrap_intervals(sums, per_user, names, level)
     else:
         intervals = {names.get(c, c): normal_interval(aggregates[c], aggregates[f"{c}__sd"] or 0.0,
-                                                      aggregates[f"{c}__n"])
+                                                      aggregates[f"{c}__n"], level)
                      for c in per_user if aggregates[c] is not None and aggregates[f"{c}__n"] > 1}
     metrics.update({m.name: float(registry.AGGREGATES[m.aggregate].back(aggregates[f"{m.name}__forward"]))
                     for m, _ in transformed})
@@ -168,6 +179,37 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     return SparkEvaluation(settings.k, settings, ordered, {"evaluated": int(aggregates["evaluated"]),
                                                            "with_recommendations": listed},
                            users.drop(KIND, ITEM, COUNT), skipped, intervals, merged)
+
+
+def _first_row(frame) -> dict:
+    return frame.first().asDict()
+
+
+@contextmanager
+def _partition_errors_as_input_errors():
+    """Bad input found while a partition is evaluated (a missing id, a duplicate, ...) is raised
+    there as a :class:`RuntimeError` carrying the :class:`InputError`'s parts; Spark reports it
+    as its own error with the worker's traceback. Here it becomes the InputError again."""
+    try:
+        yield
+    except Exception as error:
+        parts = str(error).split(CARRIED)
+        if len(parts) < 3:
+            raise
+        carried = json.loads(parts[1])
+        rows = carried["rows"] and pd.read_json(io.StringIO(carried["rows"]), orient="split")
+        source = carried["source"].replace(" 'model' (DataFrame)", " (DataFrame)").replace(
+            "(DataFrame)", "(Spark DataFrame)")
+        raise input_error(source, carried["problem"] + " (row numbers count within one Spark partition)",
+                          carried["fix"], carried["column"], rows) from None
+
+
+def _carried(error: InputError) -> str:
+    """An InputError's parts as text that survives Spark's report of a worker's exception."""
+    rows = None if error.rows is None else error.rows.head(MAX_ROWS_SHOWN).to_json(orient="split",
+                                                                                   default_handler=str)
+    return CARRIED + json.dumps({"source": error.source, "column": error.column, "problem": error._problem,
+                                 "fix": error._fix, "rows": rows}) + CARRIED
 
 
 def _bootstrap_intervals(sums: pd.DataFrame, per_user: list[str], names: dict[str, str],
@@ -209,7 +251,10 @@ def _unnested(batches, user: str, keep: tuple[str, ...]) -> tuple[pd.DataFrame, 
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    table = pa.Table.from_batches(list(batches))
+    batches = list(batches)
+    if not batches:  # a partition no user was hashed to
+        return None
+    table = pa.Table.from_batches(batches)
     if table.num_rows == 0:
         return None
 
@@ -334,9 +379,12 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
         if both is None or both[0].empty or both[1].empty:
             return
         recs, truth = both
-        dataset = Dataset.build({"model": recs}, truth, items=items, columns=columns,
-                                feature_columns=feature_columns)
-        result = dataset.evaluate("model", settings, curves=curve_to is not None)
+        try:
+            dataset = Dataset.build({"model": recs}, truth, items=items, columns=columns,
+                                    feature_columns=feature_columns)
+            result = dataset.evaluate("model", settings, curves=curve_to is not None, part=True)
+        except InputError as error:
+            raise RuntimeError(_carried(error)) from None
         users = result.per_user
         out = pd.DataFrame({KIND: "user", USER: users.index.astype(str), ITEM: None, COUNT: None,
                             "evaluated": users["evaluated"].to_numpy()})
@@ -356,12 +404,12 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
         if curve_to is not None:
             curves = result.curves
             if list(curves.index) != list(range(1, curve_to + 1)):  # this partition's lists are all shorter
-                curves = dataset.evaluate("model", replace(settings, k=curve_to), beyond=False).curves
+                curves = dataset.evaluate("model", replace(settings, k=curve_to), beyond=False, part=True).curves
             n = int(result.users["evaluated"])
             metric_of = {c: m for m, c in registry.per_user_columns("accuracy").items()}
             yield pd.DataFrame({KIND: "curve", USER: None, ITEM: curves.index.astype(str), COUNT: n,
                                 "evaluated": None,
-                                **{column: curves[metric_of[column]].to_numpy() * n
+                                **{column: (curves[metric_of[column]].to_numpy() * n if n else np.zeros(len(curves)))
                                    if metric_of.get(column) in curves.columns else np.nan for column in per_user}})
 
     return kernel

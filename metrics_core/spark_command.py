@@ -52,7 +52,7 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
             results[name] = evaluate_spark(read(path), truth, k=settings.k, settings=settings, train_df=train,
                                            items_df=items, columns=columns, feature_columns=features,
                                            bootstrap=200 if args.bootstrap is None else args.bootstrap,
-                                           seed=args.seed)
+                                           seed=0 if args.seed is None else args.seed)
         if store is not None:
             from metrics_core.spark import save_spark_run
 

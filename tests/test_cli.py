@@ -127,6 +127,9 @@ def test_missing_file_and_bad_k(files):
     done = run("evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(files["truth"]),
                "--bootstrap", "50")
     assert done.returncode == 2 and "--engine spark" in done.stderr and "Traceback" not in done.stderr
+    done = run("evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(files["truth"]),
+               "--seed", "3")
+    assert done.returncode == 2 and "--seed" in done.stderr and "--engine spark" in done.stderr
 
 
 def test_unknown_option_exits_2():

@@ -112,6 +112,42 @@ def test_bootstrap_intervals_equal_the_bootstrap_of_the_in_memory_per_user_value
     normal = evaluate_spark(*frames, k=5, partitions=3, bootstrap=0)
     sd = per_user.loc[per_user["evaluated"], "ndcg"].std(ddof=1) / np.sqrt(memory.users["evaluated"])
     np.testing.assert_allclose(normal.intervals["ndcg"], memory.metrics["ndcg"] + np.array([-1, 1]) * 1.959964 * sd)
+    at_90 = evaluate_spark(*frames, k=5, partitions=3, bootstrap=0, level=0.9)
+    np.testing.assert_allclose(at_90.intervals["ndcg"], memory.metrics["ndcg"] + np.array([-1, 1]) * 1.644854 * sd)
+    from metrics_core.errors import InputError
+
+    for bad in ({"bootstrap": -1}, {"bootstrap": 2.5}, {"level": 1.0}, {"level": "95%"}):
+        with pytest.raises(InputError, match=r"bootstrap=|level="):
+            evaluate_spark(*frames, k=5, **bad)
+
+
+def test_partitions_no_user_reaches_and_bad_rows_in_a_partition(spark):
+    """More partitions than users (some get no row), and partitions where no user is averaged
+    over (users without a list left out), still give the in-memory values; a row
+    without an item id, found inside a partition, is the same InputError as in memory (column,
+    row values, fix), not Spark's report of the worker's traceback."""
+    from metrics_core.errors import InputError
+    from metrics_core.spark import evaluate_spark
+
+    recs = pd.DataFrame({"user_id": [1, 1, 2, 2, 3], "item_id": [1, 2, 3, 4, 5], "rank": [1, 2, 1, 2, 1]})
+    truth = pd.DataFrame({"user_id": [1, 2, 3], "item_id": [1, 3, 9]})
+    ours = evaluate_spark(spark.createDataFrame(recs), spark.createDataFrame(truth), k=2, partitions=8)
+    assert ours.metrics["ndcg"] == pytest.approx(evaluate(recs, truth, k=2).metrics["ndcg"], abs=1e-12)
+    alone = pd.DataFrame({"user_id": [1, 3, *range(10, 60)], "item_id": [1, 3, *[9] * 50]})  # 10-59: no list
+    dropped = evaluate_spark(spark.createDataFrame(recs), spark.createDataFrame(alone), k=2, partitions=8,
+                             settings=Settings(users_without_list="drop"), curves=True)  # some: no one averaged
+    memory = evaluate(recs, alone, k=2, users_without_list="drop")
+    assert dropped.users["evaluated"] == memory.users["evaluated"] == 2
+    for name, value in dropped.metrics.items():
+        assert value == pytest.approx(memory.metrics[name], abs=1e-12), name
+    for name in dropped.curves.columns:
+        np.testing.assert_allclose(dropped.curves[name], memory.curves[name], atol=1e-12, err_msg=name)
+    recs["item_id"] = recs["item_id"].astype("float").where(recs.index != 1)
+    with pytest.raises(InputError) as caught:
+        evaluate_spark(spark.createDataFrame(recs), spark.createDataFrame(truth), k=2, partitions=3)
+    assert caught.value.column == "item_id" and "no id" in caught.value.problem
+    assert "recommendations (Spark DataFrame)" in str(caught.value) and "user_id=1" in str(caught.value)
+    assert "Traceback" not in str(caught.value) and "fill in the id" in caught.value.fix
 
 
 def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):

@@ -3,7 +3,8 @@ settings and the rankscope version), when, every aggregate with its interval, an
 user's values, so that runs can be listed, charted over time and compared later.
 
 A run's interval of a per-user mean is the normal one, mean ± 1.96·sd/√n over the users the
-mean is taken over (the same users as the aggregate); catalog metrics and smooth functions of
+mean is taken over (the same users as the aggregate), except in a run computed on Spark, which
+keeps the Spark engine's Poisson-bootstrap intervals; catalog metrics and smooth functions of
 means (F-beta of means, normalised ARP) get none. Normal intervals cost one pass over the
 per-user table, where the cards' bootstrap would cost seconds at a million users; at the
 sizes worth saving the two agree to the third decimal.
@@ -65,9 +66,15 @@ def normal_intervals(result: Evaluation) -> dict[str, tuple[float, float]]:
     return out
 
 
-def normal_interval(mean: float, sd: float, n: int) -> tuple[float, float]:
-    """mean ± 1.96·sd/√n, the 95% normal interval of a mean of ``n`` values."""
-    half = Z_95 * sd / np.sqrt(n)
+def normal_interval(mean: float, sd: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """mean ± z·sd/√n, the normal interval of a mean of ``n`` values (z = 1.96 at 95%)."""
+    if level == 0.95:
+        z = Z_95
+    else:
+        from scipy import stats
+
+        z = float(stats.norm.ppf((1 + level) / 2))
+    half = z * sd / np.sqrt(n)
     return float(mean - half), float(mean + half)
 
 
