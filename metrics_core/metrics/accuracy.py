@@ -378,7 +378,8 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
     Users are processed in chunks (bounded memory) on ``threads`` threads; numpy releases the
     GIL in the array work. LAUC and MCC are computed only when ``candidates`` is given.
     """
-    cut = Cutoffs.for_pass(lists.positions, settings.k, curves)
+    every_k_from_hits = curves and totals_follow_from_hits(settings, candidates)
+    cut = Cutoffs.for_pass(lists.positions, settings.k, curves and not every_k_from_hits)
     truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
 
     def run(start: int, stop: int):
@@ -395,6 +396,9 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
     at_k = {n: np.concatenate([r.at_k[n] for r in results]) for n in names if n in results[0].at_k}
     sums = {n: np.sum([r.sums[n] for r in results], axis=0) for n in results[0].sums if n in names}
     at_k.update(whole_list(lists, truth, rows, settings.gain))
+    if every_k_from_hits:  # the chunks ran at K only: every k comes from the hit cells
+        cut = Cutoffs.for_pass(lists.positions, settings.k, curves=True)
+        sums = totals_from_hit_cells(lists, truth, rows, truth_starts, cut, settings)
     hit_cells = _hits_of(lists, rows, cut.width)
     sums["rbp"] = rbp_from_hits(hit_cells, cut, settings.rbp_p)
     sums["dcg"] = dcg_from_hits(lists, truth, hit_cells, cut, settings.gain)
@@ -587,6 +591,172 @@ def _totals_from_hits(H: np.ndarray, F: np.ndarray | None, R: np.ndarray, first:
         "hit": _by_first_hit(first, np.ones(len(first)), cut),
         "rr": _by_first_hit(first, rr, cut) if settings.rr_cutoff else np.full(len(cut.k), rr.sum()),
     }
+
+
+def totals_follow_from_hits(settings: Settings, candidates: np.ndarray | None) -> bool:
+    """Whether every metric reported at every k has its sum over users at each k from the hit
+    cells (:func:`totals_from_hit_cells`): true unless candidates are given (LAUC, MCC, fall-out
+    and accuracy weigh the irrelevant cells), precision divides by the list's length or AP by
+    the hits (a ratio of two running sums per user)."""
+    return candidates is None and settings.precision_denominator != "list" and settings.ap_denominator != "hits"
+
+
+def totals_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, truth_starts: np.ndarray, cut: Cutoffs,
+                          settings: Settings) -> dict[str, np.ndarray]:
+    """Sums over users ``rows`` of every accuracy metric reported at each k, from the hit
+    cells alone, with no users x k array (when :func:`totals_follow_from_hits`).
+
+    Per user, each metric is a sum over the hits in the top k of a weight w (fixed per hit)
+    times a factor f(k, R) that depends on k and the user's R only:
+
+    - precision: w = 1, f = 1/k or 1/min(k, R); recall: w = 1, f = 1/R;
+    - F-beta: w = 1, f = (1 + b²) / (b²·R + D), D precision's denominator (from F = (1 + b²)·P·Rc
+      / (b²·P + Rc) with P = H/D and Rc = H/R);
+    - AP: w = j/i for the j-th hit at rank i, f = 1 / (its denominator);
+    - bpref and infAP: w = the hit's term (it depends on the items above it only), f = 1/R;
+    - NDCG: w = gain / log2(i + 1), f = 1 / IDCG(k) (:func:`_ndcg_totals`).
+
+    Users with the same R are summed together: a histogram of hit ranks per distinct R, a
+    running sum along k, then the factor of each R. Hit rate, RR and AR's second term follow
+    from the rank of each user's first hit.
+    """
+    n_users = lists.hit.shape[0]
+    user, position, cell = _hits_of(lists, rows, cut.width)
+    R_rows = truth.relevant_count[rows]
+    distinct_R, group_of_row = np.unique(R_rows, return_inverse=True)
+    group = np.zeros(n_users, dtype=np.intp)
+    group[rows] = group_of_row
+    by_group_and_rank = group[user] * cut.width + position
+
+    def running_by_relevant(weights: np.ndarray | None) -> np.ndarray:
+        """Σ over each R's users of ``weights`` of their hits at ranks <= k: (distinct R) x k."""
+        by_rank = np.bincount(by_group_and_rank, weights=weights, minlength=len(distinct_R) * cut.width)
+        return np.cumsum(by_rank.reshape(len(distinct_R), cut.width), axis=1)[:, cut.columns]
+
+    def running(weights: np.ndarray) -> np.ndarray:
+        """Σ over all users of ``weights`` of their hits at ranks <= k."""
+        return np.cumsum(np.bincount(position, weights=weights, minlength=cut.width))[cut.columns]
+
+    start = np.flatnonzero(np.diff(user, prepend=-1))  # each user's first hit (cells ascend by user, then rank)
+    nth = np.arange(len(user)) - np.repeat(start, np.diff(np.append(start, len(user)))) + 1.0
+    inverse_R = _inverse(truth.relevant_count.astype(np.float64))[user]
+    R, k = distinct_R.astype(np.float64)[:, None], cut.k[None, :]
+    H = running_by_relevant(None)
+    precision_denominator = k if settings.precision_denominator == "k" else np.minimum(k, R)
+    ap_denominator = {"k": np.broadcast_to(k, H.shape), "min_k_relevant": np.minimum(k, np.maximum(R, 1.0)),
+                      "relevant": np.broadcast_to(R, H.shape)}[settings.ap_denominator]
+    b2 = settings.beta * settings.beta
+    first_of_user = np.full(n_users, np.inf)
+    first_of_user[user[start]] = position[start] + 1.0
+    first = first_of_user[rows]
+    recall_sum = running(inverse_R)
+    rr = np.divide(1.0, first, out=np.zeros(len(first)), where=np.isfinite(first))
+    sums = {
+        "precision": _ratio(H, precision_denominator).sum(axis=0),
+        "recall": recall_sum,
+        "fbeta": _ratio((1 + b2) * H, b2 * R + precision_denominator).sum(axis=0),
+        "ap": _ratio(running_by_relevant(nth / (position + 1.0)), ap_denominator).sum(axis=0),
+        "ndcg": _ndcg_totals(lists, truth, rows, truth_starts, cut, settings, (user, position, cell),
+                             running_by_relevant, distinct_R),
+        "ar": (recall_sum + _by_first_hit(first, _inverse(R_rows.astype(np.float64)), cut)) / 2,
+        "hit": _by_first_hit(first, np.ones(len(first)), cut),
+        "rr": _by_first_hit(first, rr, cut) if settings.rr_cutoff else np.full(len(cut.k), rr.sum()),
+    }
+    if len(truth.judged):
+        sums.update(_judged_totals(lists, truth, user, position, cell, nth, running, inverse_R))
+    return sums
+
+
+def _judged_totals(lists: Lists, truth: Truth, user, position, cell, nth, running, inverse_R) -> dict[str, np.ndarray]:
+    """Σ over users of bpref and infAP at each k: each is (1/R)·Σ over the hits in the top k of
+    a term read from the judged non-relevant items (n) and relevant items (j - 1) above the hit."""
+    judged = np.flatnonzero(lists.judged_cells(truth).reshape(-1))
+    n = (np.searchsorted(judged, cell) - np.searchsorted(judged, user * lists.hit.shape[1])).astype(np.float64)
+    R = truth.relevant_count[user].astype(np.float64)
+    N = truth.judged_count[user].astype(np.float64)
+    bpref_term = 1.0 - np.minimum(n, R) / np.maximum(np.minimum(R, N), 1.0)
+    above_relevant = nth - 1.0
+    above_judged = above_relevant + n
+    share = (above_relevant + INFAP_EPSILON) / (above_judged + 2 * INFAP_EPSILON)
+    infap_term = (1.0 + above_judged * share) / (position + 1.0)
+    return {"bpref": running(bpref_term * inverse_R), "infap": running(infap_term * inverse_R)}
+
+
+def _ndcg_totals(lists: Lists, truth: Truth, rows: np.ndarray, truth_starts: np.ndarray, cut: Cutoffs,
+                 settings: Settings, hits, running_by_relevant, distinct_R: np.ndarray) -> np.ndarray:
+    """Σ over users of NDCG@k = DCG@k / IDCG@k at each reported k, from the hit cells.
+
+    With equal gains IDCG depends on k and R only: the R groups' DCG over their IDCG. With
+    graded gains, IDCG is the user's own: ``all_relevant`` and ``k_relevant`` make it a
+    constant or a constant times Σ_{i≤k} 1/log2(i + 1), so each hit is weighed by the user's
+    constant; ``cut_at_k`` (the default) grows with k up to R and is constant beyond, so
+    users are split at k = R: for k >= R each hit is weighed by 1 / IDCG(R) (summed per R
+    group, counted from k = R on), for k < R the ratio is taken cell by cell over the first
+    R - 1 ranks of each user (as many cells as relevant items, not as list cells).
+    """
+    user, position, cell = hits
+    disc = discount(cut.width)
+    if not truth.graded or settings.gain == "binary":
+        representatives = rows[np.unique(np.searchsorted(distinct_R, truth.relevant_count[rows]),
+                                         return_index=True)[1]]
+        ideal = ideal_dcg(truth, truth_starts, representatives, cut, settings.gain, settings.ndcg_ideal)
+        return _ratio(running_by_relevant(disc[position]), ideal).sum(axis=0)
+    gain = _gain(lists.grade.reshape(-1)[cell].astype(np.float64), settings.gain) * disc[position]
+    n_users = lists.hit.shape[0]
+    k = cut.k
+    if settings.ndcg_ideal != "cut_at_k":  # IDCG@k = the user's IDCG@1 (k_relevant: times Σ_{i≤k} 1/log2(i + 1))
+        at_one = np.zeros(n_users)
+        at_one[rows] = ideal_dcg(truth, truth_starts, rows, Cutoffs(cut.width, k[:1]), settings.gain,
+                                 settings.ndcg_ideal)[:, 0]
+        weighed = np.cumsum(np.bincount(position, weights=_ratio(gain, at_one[user]),
+                                        minlength=cut.width))[cut.columns]
+        return weighed if settings.ndcg_ideal == "all_relevant" else weighed / _cumulative_discount(k.astype(np.int64))
+    full_ideal = np.zeros(n_users)
+    full_ideal[rows] = _ideal_dcg_at(truth, rows, truth.relevant_count[rows], settings.gain, truth_starts)
+    # k >= R: DCG@k / IDCG(R), per R group, each k counting the groups with R <= k
+    beyond_R = running_by_relevant(_ratio(gain, full_ideal[user]))
+    total = (beyond_R * (distinct_R[:, None] <= k[None, :])).sum(axis=0)
+    # k < R: the ratio at each of the user's first R - 1 ranks (and at K, when K < R beyond the width)
+    return total + _ndcg_below_relevant(truth, rows, truth_starts, cut, settings.gain, user, position, gain)
+
+
+def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, truth_starts: np.ndarray, cut: Cutoffs, kind, user, position,
+                  gain) -> np.ndarray:
+    """Σ over users with R > k of DCG@k / IDCG@k at each reported k (graded ``cut_at_k``), in a
+    ragged array holding, for each user, the reported k below its R; ``gain`` is each hit
+    cell's gain / log2(rank + 1)."""
+    R = truth.relevant_count[rows]
+    below = np.searchsorted(cut.k, R, side="left")  # how many reported k are < R
+    starts = np.concatenate([[0], np.cumsum(below)])
+    if starts[-1] == 0:
+        return np.zeros(len(cut.k))
+    slot = np.arange(starts[-1]) - np.repeat(starts[:-1], below)  # which reported k
+    depth = cut.k[slot].astype(np.int64)
+    # IDCG@k (k < R): a running sum of the user's sorted gains over its first max(k < R) ranks
+    shown = np.where(below > 0, cut.k[np.maximum(below - 1, 0)], 0).astype(np.int64)
+    _, place, grade = _sorted_grades(truth, truth_starts, rows, shown, kind)
+    ideal_starts = np.concatenate([[0], np.cumsum(shown)])
+    ideal = _ragged_cumsum(grade * discount(int(shown.max()))[place], ideal_starts)
+    ideal_at = ideal[np.repeat(ideal_starts[:-1], below) + depth - 1]
+    # DCG@k: each hit adds its gain from the first reported k that reaches its rank on
+    row_of = np.full(truth.relevant_count.shape[0], -1)
+    row_of[rows] = np.arange(len(rows))
+    hit_row = row_of[user]
+    first_slot = np.searchsorted(cut.columns, position)
+    inside = first_slot < below[hit_row]
+    added = np.bincount(starts[hit_row[inside]] + first_slot[inside], weights=gain[inside], minlength=starts[-1])
+    return np.bincount(slot, weights=_ratio(_ragged_cumsum(added, starts), ideal_at), minlength=len(cut.k))
+
+
+def _ragged_cumsum(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Running sum of ``values`` restarted at each of ``starts`` (segment bounds, first 0, last len).
+
+    >>> _ragged_cumsum(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 2, 4]))
+    array([1., 3., 3., 7.])
+    """
+    running = np.cumsum(values)
+    before = np.concatenate([[0.0], running])[starts[:-1]]
+    return running - np.repeat(before, np.diff(starts))
 
 
 def _by_first_hit(first: np.ndarray, weights: np.ndarray, cut: Cutoffs) -> np.ndarray:

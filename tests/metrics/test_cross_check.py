@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from metrics_core import Columns, Dataset, Settings
+from metrics_core.metrics import accuracy
 from tests.reference import judged_nonrelevant, ordered_lists, relevant_grades, user_metrics
 
 
@@ -96,3 +97,29 @@ def test_without_curves_the_values_at_k_are_the_same(seed):
         pd.testing.assert_frame_equal(short.per_user, full.per_user)
         assert list(short.curves.index) == [k]
         pd.testing.assert_series_equal(short.curves.loc[k], full.curves.loc[k], rtol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("gain", ["linear", "binary", {1.0: 3.0, 2.0: 9.0}])
+@pytest.mark.parametrize("ndcg_ideal", ["cut_at_k", "all_relevant", "k_relevant"])
+def test_curves_from_hit_cells_equal_the_per_user_curves(seed, gain, ndcg_ideal, monkeypatch):
+    """Every k's sums read from the hit cells (the default path) equal the sums of the per-user
+    values at every k (the path that candidates, list precision or AP over hits take)."""
+    rows, truth_rows = messy_data(seed, n_users=60)
+    recs = pd.DataFrame(rows, columns=["user_id", "item_id", "rank", "score"]).drop(columns=["score"])
+    dataset = Dataset.build(recs, pd.DataFrame(truth_rows, columns=["user_id", "item_id", "grade"]),
+                            columns=Columns(relevance="grade", threshold=1))
+    rng = np.random.default_rng(seed)
+    for k in (1, 5, 40):
+        settings = Settings(k=k, gain=gain, ndcg_ideal=ndcg_ideal, beta=float(rng.choice([0.5, 2.0])),
+                            ap_denominator=str(rng.choice(["min_k_relevant", "relevant", "k"])),
+                            precision_denominator=str(rng.choice(["k", "min_k_relevant"])),
+                            rr_cutoff=bool(rng.integers(0, 2)))
+        assert accuracy.totals_follow_from_hits(settings, None)
+        from_hits = dataset.evaluate(settings=settings, beyond=False)
+        with monkeypatch.context() as patched:
+            patched.setattr(accuracy, "totals_follow_from_hits", lambda *_: False)
+            per_user = dataset.evaluate(settings=settings, beyond=False)
+        assert list(from_hits.curves.columns) == list(per_user.curves.columns)
+        pd.testing.assert_frame_equal(from_hits.curves, per_user.curves, rtol=1e-12, atol=1e-14)
+        pd.testing.assert_frame_equal(from_hits.per_user, per_user.per_user, rtol=1e-12, atol=1e-14)
