@@ -43,7 +43,8 @@ from metrics_core.settings import Settings
 from metrics_core.stats import poisson_bootstrap
 from metrics_core.store.runs import normal_interval
 
-RECOMMENDED, RELEVANT = "_recommended", "_relevant"  # a user's rows of each table, as arrays of structs
+RECOMMENDED, RELEVANT = "_recommended", "_relevant"  # a user's rows of each table (_rows_by_user)
+ROWS, LONGEST = "_rows", "_longest"  # _counts
 KIND, USER, ITEM, COUNT = "_kind", "_user", "_item", "_count"
 BOOTSTRAP_KINDS = ("boot_sum", "boot_n")
 CARRIED = "<<rankscope-input-error>>"  # brackets an InputError's parts in a worker's exception
@@ -61,7 +62,9 @@ SPARK_FORWARD = {  # registry.AGGREGATES' forward transforms as Spark column exp
 @dataclass
 class SparkEvaluation:
     """Aggregates (``metrics``), user counts, what was skipped and why, and the per-user values
-    as a Spark DataFrame (column ``_user``: the user id as text)."""
+    as a Spark DataFrame (column ``_user``: the user id as text), kept in Spark's cache so
+    that slicing or writing them does not evaluate every partition again: :meth:`unpersist`
+    frees them."""
 
     k: int
     settings: Settings
@@ -71,6 +74,12 @@ class SparkEvaluation:
     skipped: dict[str, str] = field(default_factory=dict)
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # Poisson bootstrap (or normal)
     curves: pd.DataFrame | None = None  # index k, one column per accuracy metric (curves=True)
+    cached: object = None  # the partitions' output behind per_user, held in Spark's cache
+
+    def unpersist(self) -> None:
+        """Free the cached per-user values (``per_user`` then evaluates the partitions again)."""
+        if self.cached is not None:
+            self.cached.unpersist()
 
     def to_dict(self) -> dict:
         return {"metrics": self.metrics, "intervals": {m: list(bounds) for m, bounds in self.intervals.items()},
@@ -128,9 +137,15 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
                                  with_scores)
     schema = (f"{KIND} string, {USER} string, {ITEM} string, {COUNT} long, evaluated boolean, "
               + ", ".join(f"`{c}` double" for c in per_user))
-    curve_to = _longest_list(recs_df, columns, recs_columns, settings.k) if curves else None
-    kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed)
-    by_user = _rows_by_user(recs_df.select(*recs_columns), truth_df.select(*truth_columns), columns.user, partitions)
+    ranked = curves and columns.rank in recs_columns
+    recs_counts = _counts(recs_df, recs_columns, columns.rank if ranked else None)
+    complete = _complete(recs_counts, recs_columns) and _complete(_counts(truth_df, truth_columns), truth_columns)
+    curve_to = (max(settings.k, int(recs_counts[LONGEST] or 0)) if ranked else
+                _longest_list(recs_df, columns.user, settings.k)) if curves else None
+    kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed,
+                               (recs_columns, truth_columns) if complete else None)
+    by_user = _rows_by_user(recs_df.select(*recs_columns), truth_df.select(*truth_columns), columns.user, partitions,
+                            complete)
     out = by_user.mapInArrow(kernel, schema=schema).cache()
     users = out.filter(F.col(KIND) == "user")
     accuracy = set(registry.per_user_columns("accuracy").values())
@@ -178,7 +193,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     merged = _merged_curves(sums[sums[KIND] == "curve"], per_user, settings) if curves else None
     return SparkEvaluation(settings.k, settings, ordered, {"evaluated": int(aggregates["evaluated"]),
                                                            "with_recommendations": listed},
-                           users.drop(KIND, ITEM, COUNT), skipped, intervals, merged)
+                           users.drop(KIND, ITEM, COUNT), skipped, intervals, merged, out)
 
 
 def _first_row(frame) -> dict:
@@ -224,30 +239,60 @@ def _bootstrap_intervals(sums: pd.DataFrame, per_user: list[str], names: dict[st
             if not np.isnan(low)}
 
 
-def _rows_by_user(recs_df, truth_df, user: str, partitions: int):
-    """One row per user: its recommendation rows and its ground-truth rows, each an array of
-    structs (``collect_list`` keeps a struct whose fields are null, so no row is lost and no
-    column misaligned), the users hash-partitioned into ``partitions``.
+def _counts(frame, names: list[str], longest_of: str | None = None) -> dict:
+    """One pass over ``frame``: its rows (``ROWS``), the values (non-null) of each column in
+    ``names``, and the largest value of ``longest_of`` (``LONGEST``)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    found = [F.count(F.lit(1)).alias(ROWS), *[F.count(F.col(f"`{c}`")).alias(c) for c in names]]
+    return _first_row(frame.agg(*found, *([F.max(longest_of).alias(LONGEST)] if longest_of else [])))
+
+
+def _complete(counts: dict, names: list[str]) -> bool:
+    """Whether no column in ``names`` has a null (``counts`` from :func:`_counts`)."""
+    return all(counts[c] == counts[ROWS] for c in names)
+
+
+def _rows_by_user(recs_df, truth_df, user: str, partitions: int, complete: bool):
+    """One row per user holding its recommendation rows and its ground-truth rows, the users
+    hash-partitioned into ``partitions``.
 
     Spark converts rows to Arrow for Python one at a time: sending a user's 100 rows as one row
     makes that transfer much cheaper (1M users x 100 on local[2]: 64 s with the grouping,
-    against 92 s for the plain rows)."""
+    against 92 s for the plain rows). With no null anywhere (``complete``), each column is one
+    array of plain values per user (``{RECOMMENDED}0``, ... and ``{RELEVANT}0``, ..., in the
+    frames' column order: ``collect_list`` drops nulls, so this needs complete columns); else
+    each table's rows are one array of structs (a struct whose fields are null is kept, so no
+    row is lost and no column misaligned, and the partition's validation names the bad rows).
+    Plain arrays group about 15% faster and reach Python faster still."""
     from pyspark.sql import functions as F  # noqa: N812
+
+    def spread(frame, name: str):
+        return frame.select(user, *[F.col(f"`{c}`").alias(f"{name}{i}")
+                                    for i, c in enumerate(c for c in frame.columns if c != user)])
 
     def nested(frame, name: str):
         return frame.select(user, F.struct(*[c for c in frame.columns if c != user]).alias(name))
 
-    recs, truth = nested(recs_df, RECOMMENDED), nested(truth_df, RELEVANT)
-    both = (recs.withColumn(RELEVANT, F.lit(None).cast(truth.schema[RELEVANT].dataType))
-            .unionByName(truth.withColumn(RECOMMENDED, F.lit(None).cast(recs.schema[RECOMMENDED].dataType))))
+    shape = spread if complete else nested
+    recs, truth = shape(recs_df, RECOMMENDED), shape(truth_df, RELEVANT)
+
+    def padded(frame, other):  # with the other table's columns, null
+        return frame.select(*frame.columns, *[F.lit(None).cast(other.schema[c].dataType).alias(c)
+                                              for c in other.columns if c != user])
+
+    both = padded(recs, truth).unionByName(padded(truth, recs))
     return (both.repartition(partitions, user).groupBy(user)
-            .agg(F.collect_list(RECOMMENDED).alias(RECOMMENDED), F.collect_list(RELEVANT).alias(RELEVANT)))
+            .agg(*[F.collect_list(c).alias(c) for c in both.columns if c != user]))
 
 
-def _unnested(batches, user: str, keep: tuple[str, ...]) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """A partition's grouped rows back as the recommendation rows and the ground-truth rows
-    (None for an empty partition). Columns null on every row are left out, as if not given,
-    except those in ``keep`` (so that their validation names them)."""
+def _unnested(batches, user: str, keep: tuple[str, ...],
+              names: tuple[list[str], list[str]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """A partition's grouped rows (:func:`_rows_by_user`) back as the recommendation rows and
+    the ground-truth rows (None for an empty partition). ``names``: the two tables' columns
+    when they came as plain arrays, None when as arrays of structs. Columns null on every
+    row are left out, as if not given, except those in ``keep`` (so that their validation
+    names them)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -258,17 +303,25 @@ def _unnested(batches, user: str, keep: tuple[str, ...]) -> tuple[pd.DataFrame, 
     if table.num_rows == 0:
         return None
 
-    def rows(name: str) -> pd.DataFrame:
-        lists = table.column(name).combine_chunks()
-        lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy()
-        nested = lists.flatten()
-        fields = {nested.type.field(i).name: nested.field(i) for i in range(nested.type.num_fields)}
-        frame = pa.table({user: table.column(user).take(np.repeat(np.arange(len(lengths)), lengths)),
-                          **{field: values for field, values in fields.items()
-                             if values.null_count < len(values) or field in keep}})
-        return frame.to_pandas()
+    def frame(fields: dict, lengths: np.ndarray) -> pd.DataFrame:
+        users = table.column(user).take(np.repeat(np.arange(len(lengths)), lengths))
+        return pa.table({user: users, **{field: values for field, values in fields.items()
+                                         if values.null_count < len(values) or field in keep}}).to_pandas()
 
-    return rows(RECOMMENDED), rows(RELEVANT)
+    def structs(name: str) -> pd.DataFrame:
+        lists = table.column(name).combine_chunks()
+        nested = lists.flatten()
+        return frame({nested.type.field(i).name: nested.field(i) for i in range(nested.type.num_fields)},
+                     pc.fill_null(pc.list_value_length(lists), 0).to_numpy())
+
+    def arrays(name: str, columns: list[str]) -> pd.DataFrame:
+        lists = [table.column(f"{name}{i}").combine_chunks() for i in range(len(columns) - 1)]
+        return frame({c: values.flatten() for c, values in zip((c for c in columns if c != user), lists, strict=True)},
+                     pc.list_value_length(lists[0]).to_numpy())
+
+    if names is None:
+        return structs(RECOMMENDED), structs(RELEVANT)
+    return arrays(RECOMMENDED, names[0]), arrays(RELEVANT, names[1])
 
 
 def _partitions(recs_df) -> int:
@@ -278,16 +331,12 @@ def _partitions(recs_df) -> int:
     return max(2 * recs_df.rdd.getNumPartitions(), 2 * recs_df.sparkSession.sparkContext.defaultParallelism, 2)
 
 
-def _longest_list(recs_df, columns: Columns, present: list[str], k: int) -> int:
-    """The k every partition's curves reach: max(K, the longest list), a list's length being its
-    largest rank when lists are ordered by rank (as the in-memory engine does), else its rows."""
+def _longest_list(recs_df, user: str, k: int) -> int:
+    """The k every partition's curves reach when lists are ordered by score: max(K, the most
+    rows of one user). (With ranks, the largest rank: :func:`_counts`.)"""
     from pyspark.sql import functions as F  # noqa: N812
 
-    if columns.rank in present:
-        longest = recs_df.agg(F.max(columns.rank)).first()[0]
-    else:
-        longest = recs_df.groupBy(columns.user).count().agg(F.max("count")).first()[0]
-    return max(k, int(longest or 0))
+    return max(k, int(recs_df.groupBy(user).count().agg(F.max("count")).first()[0] or 0))
 
 
 def _merged_curves(sums: pd.DataFrame, per_user: list[str], settings: Settings) -> pd.DataFrame:
@@ -357,8 +406,10 @@ def _catalog(counts: pd.DataFrame, items, columns: Columns, settings: Settings,
 
 
 def _partition_kernel(settings: Settings, columns: Columns, items, feature_columns, per_user: list[str],
-                      curve_to: int | None = None, bootstrap: int = 0, seed: int = 0):
-    """The function each partition runs (pickled to the workers: plain data only). With
+                      curve_to: int | None = None, bootstrap: int = 0, seed: int = 0,
+                      names: tuple[list[str], list[str]] | None = None):
+    """The function each partition runs (pickled to the workers: plain data only) on the rows
+    :func:`_rows_by_user` groups (``names``: see :func:`_unnested`). With
     ``curve_to``, also each accuracy metric's sum over the partition's evaluated users at every
     k up to it (from the same pass when the partition's longest list reaches ``curve_to``, else
     from an accuracy-only evaluation at K = ``curve_to``, so that every partition reports the
@@ -375,7 +426,7 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
             yield pa.RecordBatch.from_pandas(frame, schema=schema, preserve_index=False)
 
     def evaluated(batches):
-        both = _unnested(batches, columns.user, keep=(columns.user, columns.item))
+        both = _unnested(batches, columns.user, (columns.user, columns.item), names)
         if both is None or both[0].empty or both[1].empty:
             return
         recs, truth = both

@@ -188,3 +188,25 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
     assert "Traceback" not in no_java.stderr
     for name, value in on_spark["metrics"].items():
         assert value == pytest.approx(in_memory["metrics"][name], abs=1e-9), name
+
+
+def test_columns_with_nulls_take_the_struct_path_and_agree(spark):
+    """Complete columns travel as plain arrays per user; a column with a null takes the arrays
+    of structs (``collect_list`` would drop the null and misalign the columns). An all-null
+    score column is left out, as if not given, and both paths equal the in-memory engine."""
+    from metrics_core.spark import _complete, _counts, evaluate_spark
+
+    recs, truth, _ = data(3, users=60)
+    columns = Columns(relevance="relevance", threshold=1)
+    plain = spark.createDataFrame(recs)
+    names = list(recs.columns)
+    assert _complete(_counts(plain, names), names)
+    with_null = spark.createDataFrame(recs.assign(score=None).astype({"score": "float64"}))
+    assert not _complete(_counts(with_null, names), names)
+    memory = evaluate(recs.drop(columns="score"), truth, k=4, columns=columns)
+    for frame in (with_null, plain.drop("score")):
+        ours = evaluate_spark(frame, spark.createDataFrame(truth), k=4, columns=columns, partitions=3, curves=True)
+        for name, value in ours.metrics.items():
+            assert value == pytest.approx(memory.metrics[name], abs=1e-9), name
+        for name in ours.curves.columns:
+            np.testing.assert_allclose(ours.curves[name], memory.curves[name], atol=1e-12, err_msg=name)
