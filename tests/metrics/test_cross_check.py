@@ -114,7 +114,8 @@ def test_curves_from_hit_cells_equal_the_per_user_curves(seed, gain, ndcg_ideal,
         settings = Settings(k=k, gain=gain, ndcg_ideal=ndcg_ideal, beta=float(rng.choice([0.5, 2.0])),
                             ap_denominator=str(rng.choice(["min_k_relevant", "relevant", "k"])),
                             precision_denominator=str(rng.choice(["k", "min_k_relevant"])),
-                            rr_cutoff=bool(rng.integers(0, 2)))
+                            rr_cutoff=bool(rng.integers(0, 2)),
+                            users_without_relevant=str(rng.choice(["zero", "exclude"])))
         assert accuracy.totals_follow_from_hits(settings, None)
         from_hits = dataset.evaluate(settings=settings, beyond=False)
         with monkeypatch.context() as patched:
