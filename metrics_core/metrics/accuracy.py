@@ -711,33 +711,36 @@ def _ndcg_totals(lists: Lists, truth: Truth, rows: np.ndarray, truth_starts: np.
         weighed = np.cumsum(np.bincount(position, weights=_ratio(gain, at_one[user]),
                                         minlength=cut.width))[cut.columns]
         return weighed if settings.ndcg_ideal == "all_relevant" else weighed / _cumulative_discount(k.astype(np.int64))
+    ideal, ideal_starts = _ideal_running(truth, rows, truth_starts, settings.gain)
     full_ideal = np.zeros(n_users)
-    full_ideal[rows] = _ideal_dcg_at(truth, rows, truth.relevant_count[rows], settings.gain, truth_starts)
+    full_ideal[rows] = np.concatenate([[0.0], ideal])[ideal_starts[1:]]  # IDCG(R); 0 when R = 0
     # k >= R: DCG@k / IDCG(R), per R group, each k counting the groups with R <= k
     beyond_R = running_by_relevant(_ratio(gain, full_ideal[user]))
     total = (beyond_R * (distinct_R[:, None] <= k[None, :])).sum(axis=0)
     # k < R: the ratio at each of the user's first R - 1 ranks (and at K, when K < R beyond the width)
-    return total + _ndcg_below_relevant(truth, rows, truth_starts, cut, settings.gain, user, position, gain)
+    return total + _ndcg_below_relevant(truth, rows, cut, user, position, gain, ideal, ideal_starts)
 
 
-def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, truth_starts: np.ndarray, cut: Cutoffs, kind, user, position,
-                  gain) -> np.ndarray:
+def _ideal_running(truth: Truth, rows: np.ndarray, truth_starts: np.ndarray, kind) -> tuple[np.ndarray, np.ndarray]:
+    """IDCG@k of users ``rows`` at k = 1 .. R, ragged: the running sum of each user's gains in
+    descending grade order over log2(i + 1), from ``starts[u]`` to ``starts[u + 1]``."""
+    R = truth.relevant_count[rows]
+    _, place, grade = _sorted_grades(truth, truth_starts, rows, R, kind)
+    starts = np.concatenate([[0], np.cumsum(R)])
+    return _ragged_cumsum(grade * discount(int(R.max(initial=0)))[place], starts), starts
+
+
+def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, cut: Cutoffs, user, position, gain, ideal: np.ndarray,
+                         ideal_starts: np.ndarray) -> np.ndarray:
     """Σ over users with R > k of DCG@k / IDCG@k at each reported k (graded ``cut_at_k``), in a
     ragged array holding, for each user, the reported k below its R; ``gain`` is each hit
-    cell's gain / log2(rank + 1)."""
-    R = truth.relevant_count[rows]
-    below = np.searchsorted(cut.k, R, side="left")  # how many reported k are < R
+    cell's gain / log2(rank + 1), ``ideal`` the users' IDCG at k = 1 .. R (:func:`_ideal_running`)."""
+    below = np.searchsorted(cut.k, truth.relevant_count[rows], side="left")  # how many reported k are < R
     starts = np.concatenate([[0], np.cumsum(below)])
     if starts[-1] == 0:
         return np.zeros(len(cut.k))
     slot = np.arange(starts[-1]) - np.repeat(starts[:-1], below)  # which reported k
-    depth = cut.k[slot].astype(np.int64)
-    # IDCG@k (k < R): a running sum of the user's sorted gains over its first max(k < R) ranks
-    shown = np.where(below > 0, cut.k[np.maximum(below - 1, 0)], 0).astype(np.int64)
-    _, place, grade = _sorted_grades(truth, truth_starts, rows, shown, kind)
-    ideal_starts = np.concatenate([[0], np.cumsum(shown)])
-    ideal = _ragged_cumsum(grade * discount(int(shown.max()))[place], ideal_starts)
-    ideal_at = ideal[np.repeat(ideal_starts[:-1], below) + depth - 1]
+    ideal_at = ideal[np.repeat(ideal_starts[:-1], below) + cut.k[slot].astype(np.int64) - 1]
     # DCG@k: each hit adds its gain from the first reported k that reaches its rank on
     row_of = np.full(truth.relevant_count.shape[0], -1)
     row_of[rows] = np.arange(len(rows))
@@ -749,14 +752,33 @@ def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, truth_starts: np.ndarra
 
 
 def _ragged_cumsum(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Running sum of ``values`` restarted at each of ``starts`` (segment bounds, first 0, last len).
+    """Running sum of ``values`` restarted at each of ``starts`` (segment bounds, first 0, last
+    len): each segment's own additions in order, as ``np.cumsum`` of it makes them (a running
+    sum over all segments less each one's start would round a segment's values to the scale
+    of everything before it).
 
-    >>> _ragged_cumsum(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 2, 4]))
-    array([1., 3., 3., 7.])
+    The values are laid out position by position (the first value of every segment, then the
+    second of every segment that long, ...; segments longest first), so that each position's
+    additions are one contiguous slice plus the previous position's.
+
+    >>> _ragged_cumsum(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([0, 2, 2, 5]))
+    array([ 1.,  3.,  3.,  7., 12.])
     """
-    running = np.cumsum(values)
-    before = np.concatenate([[0.0], running])[starts[:-1]]
-    return running - np.repeat(before, np.diff(starts))
+    lengths = np.diff(starts)
+    longest_first = np.argsort(lengths, kind="stable")[::-1]
+    place_of_segment = np.empty(len(lengths), dtype=np.intp)
+    place_of_segment[longest_first] = np.arange(len(lengths))
+    segments_longer = len(lengths) - np.searchsorted(np.sort(lengths), np.arange(int(lengths.max(initial=0))),
+                                                     side="right")  # per position j: the segments longer than j
+    column_start = np.concatenate([[0], np.cumsum(segments_longer)])
+    segment = np.repeat(np.arange(len(lengths)), lengths)
+    layout = column_start[np.arange(len(values)) - starts[:-1][segment]] + place_of_segment[segment]
+    by_position = np.empty(len(values))
+    by_position[layout] = values
+    for j in range(1, len(segments_longer)):
+        here = slice(column_start[j], column_start[j] + segments_longer[j])
+        by_position[here] += by_position[column_start[j - 1]:column_start[j - 1] + segments_longer[j]]
+    return by_position[layout]
 
 
 def _by_first_hit(first: np.ndarray, weights: np.ndarray, cut: Cutoffs) -> np.ndarray:

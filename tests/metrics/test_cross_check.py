@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -124,3 +126,14 @@ def test_curves_from_hit_cells_equal_the_per_user_curves(seed, gain, ndcg_ideal,
         assert list(from_hits.curves.columns) == list(per_user.curves.columns)
         pd.testing.assert_frame_equal(from_hits.curves, per_user.curves, rtol=1e-12, atol=1e-14)
         pd.testing.assert_frame_equal(from_hits.per_user, per_user.per_user, rtol=1e-12, atol=1e-14)
+
+
+def test_ragged_running_sums_keep_every_segments_digits():
+    """Each segment's running sum equals its own np.cumsum, however large the values before it."""
+    rng = np.random.default_rng(7)
+    lengths = rng.integers(0, 40, 5000)
+    starts = np.concatenate([[0], np.cumsum(lengths)])
+    values = rng.random(starts[-1]) * np.repeat(np.where(rng.random(5000) < 0.5, 1e6, 1e-3), lengths)
+    got = accuracy._ragged_cumsum(values, starts)
+    for low, high in pairwise(starts):  # the same additions in the same order: equal to the last bit
+        np.testing.assert_array_equal(got[low:high], np.cumsum(values[low:high]))
