@@ -170,7 +170,7 @@ def list_runs(store: Store, workspace: str | None = None, model: str | None = No
     if where:
         query += " WHERE " + " AND ".join(where)
     with store.connect() as connection:
-        rows = connection.execute(query + " ORDER BY r.created, r.id, m.position", arguments).fetchall()
+        rows = connection.execute(query + " ORDER BY r.created, r.rowid, m.position", arguments).fetchall()
     records = []
     for row in rows:
         record = {"run": row["id"], "workspace": row["workspace_name"], "workspace_id": row["workspace_id"],

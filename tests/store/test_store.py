@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -145,6 +146,19 @@ def test_a_run_round_trips_with_its_per_user_values_and_intervals(tmp_path):
     assert list_runs(store, model="nope").empty
     with pytest.raises(InputError, match="no run has the id"):
         load_run(store, "feedbeef")
+
+
+def test_runs_recorded_within_one_second_list_in_the_order_they_were_recorded(tmp_path, monkeypatch):
+    """The catalog's times have whole seconds; the order within one second is the order of
+    recording, not of the runs' random ids (here made to fall in the opposite order)."""
+    store = Store(tmp_path)
+    saved = _saved(store)
+    ids = iter(["ff", "ee", "dd"])
+    monkeypatch.setattr("metrics_core.store.runs.secrets", SimpleNamespace(token_hex=lambda _: next(ids)))
+    monkeypatch.setattr("metrics_core.store.runs.now", lambda: "2026-11-23T10:00:00+00:00")
+    for note in ("first", "second", "third"):
+        save_run(store, saved, _evaluate(saved), note=note)
+    assert list(list_runs(store)["note"]) == ["first", "second", "third"]
 
 
 def test_two_runs_compare_with_paired_statistics(tmp_path):
