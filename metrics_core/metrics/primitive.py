@@ -62,8 +62,12 @@ def scaled(lists: Lists, rows: np.ndarray, k: int, scale: str) -> np.ndarray:
 
 
 def against(lists: Lists, primitive: Lists, rows: np.ndarray, k: int, scale: str) -> Matched:
-    """The model's top K of users ``rows`` matched with the primitive model's top K."""
+    """The model's top K of users ``rows`` matched with the primitive model's top K (against
+    itself, every listed item is found with its own score)."""
     items = lists.items[rows, :k]
+    if primitive is lists:
+        model = scaled(lists, rows, k, scale)
+        return Matched(model, np.nan_to_num(model), items >= 0, items >= 0)
     user, position, other_position = shared_items(items, primitive.items[rows, :k])
     found = np.zeros(items.shape, dtype=bool)
     found[user, position] = True

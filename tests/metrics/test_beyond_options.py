@@ -129,6 +129,12 @@ def test_primitive_metrics_bounds_and_self_comparison(seed):
     assert ((result["unexpectedness"] >= 0) & (result["unexpectedness"] <= 1)).all()
     assert (result["serendipity_primitive"] >= 0).all()
     assert (result["serendipity_primitive"] <= result["hits"] + 1e-12).all()  # at most 1 per hit
+    dataset = Dataset.build({"a": recs, "copy of a": recs.copy()}, truth)
+    for scale in ("rank", "minmax"):
+        itself, copy = (dataset.evaluate(name, Settings(k=4, primitive_model="a", primitive_scale=scale)).per_user
+                        for name in ("a", "copy of a"))
+        pd.testing.assert_frame_equal(itself, copy)
+        assert (itself.loc[itself["evaluated"], ["serendipity_primitive", "unexpectedness"]] == 0).all().all()
 
 
 def test_dcg_uses_the_grade_when_every_grade_is_equal():
