@@ -130,8 +130,12 @@ class Dataset:
         item_index = IdIndex.union(list(item_ids.values()))
         truth = encode_truth(raw_truth, user_index, item_index, columns.threshold if raw_truth.grade is not None
                              else 1.0)
-        lists = {raw.name: encode_lists(raw, user_index, item_index, truth, encoding.order, encoding.tie_break)
-                 for raw in raw_lists}
+        lists = {}
+        while raw_lists:  # each model's rows are let go once its lists are made: a lower peak with many models
+            raw = raw_lists.pop(0)
+            del user_ids["model", raw.name], item_ids["model", raw.name]
+            lists[raw.name] = encode_lists(raw, user_index, item_index, truth, encoding.order, encoding.tie_break)
+        del raw
         for encoded in lists.values():
             note = mismatch_note(encoded.name, encoded, truth, user_index, item_index, kinds[encoded.name])
             if note is not None:
