@@ -711,74 +711,51 @@ def _ndcg_totals(lists: Lists, truth: Truth, rows: np.ndarray, truth_starts: np.
         weighed = np.cumsum(np.bincount(position, weights=_ratio(gain, at_one[user]),
                                         minlength=cut.width))[cut.columns]
         return weighed if settings.ndcg_ideal == "all_relevant" else weighed / _cumulative_discount(k.astype(np.int64))
-    ideal, ideal_starts = _ideal_running(truth, rows, truth_starts, settings.gain)
-    full_ideal = np.zeros(n_users)
-    full_ideal[rows] = np.concatenate([[0.0], ideal])[ideal_starts[1:]]  # IDCG(R); 0 when R = 0
+    full_ideal, below_R = _ndcg_below_relevant(truth, rows, truth_starts, cut, user, position, gain, settings.gain)
     # k >= R: DCG@k / IDCG(R), per R group, each k counting the groups with R <= k
     beyond_R = running_by_relevant(_ratio(gain, full_ideal[user]))
-    total = (beyond_R * (distinct_R[:, None] <= k[None, :])).sum(axis=0)
-    # k < R: the ratio at each of the user's first R - 1 ranks (and at K, when K < R beyond the width)
-    return total + _ndcg_below_relevant(truth, rows, cut, user, position, gain, ideal, ideal_starts)
+    return (beyond_R * (distinct_R[:, None] <= k[None, :])).sum(axis=0) + below_R
 
 
-def _ideal_running(truth: Truth, rows: np.ndarray, truth_starts: np.ndarray, kind) -> tuple[np.ndarray, np.ndarray]:
-    """IDCG@k of users ``rows`` at k = 1 .. R, ragged: the running sum of each user's gains in
-    descending grade order over log2(i + 1), from ``starts[u]`` to ``starts[u + 1]``."""
-    R = truth.relevant_count[rows]
-    _, place, grade = _sorted_grades(truth, truth_starts, rows, R, kind)
-    starts = np.concatenate([[0], np.cumsum(R)])
-    return _ragged_cumsum(grade * discount(int(R.max(initial=0)))[place], starts), starts
+def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, truth_starts: np.ndarray, cut: Cutoffs, user, position,
+                         gain, kind) -> tuple[np.ndarray, np.ndarray]:
+    """Each user's IDCG(R), and Σ over users with R > k of DCG@k / IDCG@k at each reported k
+    (graded ``cut_at_k``); ``gain`` is each hit cell's gain / log2(rank + 1).
 
-
-def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, cut: Cutoffs, user, position, gain, ideal: np.ndarray,
-                         ideal_starts: np.ndarray) -> np.ndarray:
-    """Σ over users with R > k of DCG@k / IDCG@k at each reported k (graded ``cut_at_k``), in a
-    ragged array holding, for each user, the reported k below its R; ``gain`` is each hit
-    cell's gain / log2(rank + 1), ``ideal`` the users' IDCG at k = 1 .. R (:func:`_ideal_running`)."""
-    below = np.searchsorted(cut.k, truth.relevant_count[rows], side="left")  # how many reported k are < R
-    starts = np.concatenate([[0], np.cumsum(below)])
-    if starts[-1] == 0:
-        return np.zeros(len(cut.k))
-    slot = np.arange(starts[-1]) - np.repeat(starts[:-1], below)  # which reported k
-    ideal_at = ideal[np.repeat(ideal_starts[:-1], below) + cut.k[slot].astype(np.int64) - 1]
-    # DCG@k: each hit adds its gain from the first reported k that reaches its rank on
-    row_of = np.full(truth.relevant_count.shape[0], -1)
-    row_of[rows] = np.arange(len(rows))
-    hit_row = row_of[user]
-    first_slot = np.searchsorted(cut.columns, position)
-    inside = first_slot < below[hit_row]
-    added = np.bincount(starts[hit_row[inside]] + first_slot[inside], weights=gain[inside], minlength=starts[-1])
-    return np.bincount(slot, weights=_ratio(_ragged_cumsum(added, starts), ideal_at), minlength=len(cut.k))
-
-
-def _ragged_cumsum(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Running sum of ``values`` restarted at each of ``starts`` (segment bounds, first 0, last
-    len): each segment's own additions in order, as ``np.cumsum`` of it makes them (a running
-    sum over all segments less each one's start would round a segment's values to the scale
-    of everything before it).
-
-    The values are laid out position by position (the first value of every segment, then the
-    second of every segment that long, ...; segments longest first), so that each position's
-    additions are one contiguous slice plus the previous position's.
-
-    >>> _ragged_cumsum(np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.array([0, 2, 2, 5]))
-    array([ 1.,  3.,  3.,  7., 12.])
+    Rank by rank (j = 0 .. the largest R), over users ``rows`` ordered by R, largest first, so
+    that the users with R > j are the first n_j: each grows its IDCG by its (j + 1)-th highest
+    grade's gain / log2(j + 2), and its DCG by its hit at rank j + 1, if any. A user's running
+    sums are therefore its own values added in rank order, as ``np.cumsum`` of its row adds them
+    (a running sum over all users less each one's start would round a user's values to the
+    scale of all the users before it). The loop runs over ranks, never over users.
     """
-    lengths = np.diff(starts)
-    longest_first = np.argsort(lengths, kind="stable")[::-1]
-    place_of_segment = np.empty(len(lengths), dtype=np.intp)
-    place_of_segment[longest_first] = np.arange(len(lengths))
-    segments_longer = len(lengths) - np.searchsorted(np.sort(lengths), np.arange(int(lengths.max(initial=0))),
-                                                     side="right")  # per position j: the segments longer than j
-    column_start = np.concatenate([[0], np.cumsum(segments_longer)])
-    segment = np.repeat(np.arange(len(lengths)), lengths)
-    layout = column_start[np.arange(len(values)) - starts[:-1][segment]] + place_of_segment[segment]
-    by_position = np.empty(len(values))
-    by_position[layout] = values
-    for j in range(1, len(segments_longer)):
-        here = slice(column_start[j], column_start[j] + segments_longer[j])
-        by_position[here] += by_position[column_start[j - 1]:column_start[j - 1] + segments_longer[j]]
-    return by_position[layout]
+    R = truth.relevant_count[rows]
+    order = np.argsort(-R, kind="stable")
+    R_sorted = R[order]
+    deepest = int(R_sorted[0]) if len(R_sorted) else 0
+    users_deeper = np.searchsorted(-R_sorted, -np.arange(deepest + 1), side="left")  # n_j: users with R > j
+    first_grade = truth_starts[rows][order]
+    disc = discount(max(deepest, 1))
+    place_of_user = np.full(truth.relevant_count.shape[0], -1)
+    place_of_user[rows[order]] = np.arange(len(rows))
+    hit_place = place_of_user[user]
+    by_rank = np.argsort(position, kind="stable")
+    hits_at = np.searchsorted(position[by_rank], np.arange(cut.width + 1))  # rank j's hits: by_rank[hits_at[j]:..]
+    reported = {int(k) - 1: column for column, k in enumerate(cut.k)}
+    ideal, dcg, below = np.zeros(len(rows)), np.zeros(len(rows)), np.zeros(len(cut.k))
+    for j in range(deepest):
+        n = users_deeper[j]
+        ideal[:n] += _gain(truth.grade[first_grade[:n] + j].astype(np.float64), kind) * disc[j]
+        if j < cut.width:
+            at = by_rank[hits_at[j]:hits_at[j + 1]]
+            inside = hit_place[at] < n
+            dcg[hit_place[at[inside]]] += gain[at[inside]]
+        if j in reported:  # k = j + 1: the users with R > k
+            shown = users_deeper[j + 1]
+            below[reported[j]] = _ratio(dcg[:shown], ideal[:shown]).sum()
+    full_ideal = np.zeros(truth.relevant_count.shape[0])
+    full_ideal[rows[order]] = ideal
+    return full_ideal, below
 
 
 def _by_first_hit(first: np.ndarray, weights: np.ndarray, cut: Cutoffs) -> np.ndarray:

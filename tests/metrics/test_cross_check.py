@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -128,12 +126,20 @@ def test_curves_from_hit_cells_equal_the_per_user_curves(seed, gain, ndcg_ideal,
         pd.testing.assert_frame_equal(from_hits.per_user, per_user.per_user, rtol=1e-12, atol=1e-14)
 
 
-def test_ragged_running_sums_keep_every_segments_digits():
-    """Each segment's running sum equals its own np.cumsum, however large the values before it."""
+def test_graded_ndcg_curves_keep_every_users_digits(monkeypatch):
+    """Users whose gains are a million times apart: each user's running IDCG and DCG are its own
+    sums, so the curves from the hit cells equal the per-user path's to the last digits (a
+    running sum over all users less each one's start is off by about 1e-7 here)."""
     rng = np.random.default_rng(7)
-    lengths = rng.integers(0, 40, 5000)
-    starts = np.concatenate([[0], np.cumsum(lengths)])
-    values = rng.random(starts[-1]) * np.repeat(np.where(rng.random(5000) < 0.5, 1e6, 1e-3), lengths)
-    got = accuracy._ragged_cumsum(values, starts)
-    for low, high in pairwise(starts):  # the same additions in the same order: equal to the last bit
-        np.testing.assert_array_equal(got[low:high], np.cumsum(values[low:high]))
+    n_users, length = 400, 30
+    recs = pd.DataFrame({"user_id": np.repeat(np.arange(n_users), length),
+                         "item_id": np.concatenate([rng.choice(200, length, replace=False) for _ in range(n_users)]),
+                         "rank": np.tile(np.arange(1, length + 1), n_users)})
+    truth = recs.sample(frac=0.5, random_state=1).assign(
+        grade=lambda t: np.where(t["user_id"] % 2 == 0, 1, 3) + rng.integers(0, 2, len(t)))
+    dataset = Dataset.build(recs, truth[["user_id", "item_id", "grade"]], columns=Columns(relevance="grade"))
+    settings = Settings(k=10, gain={1.0: 1e-3, 2.0: 2e-3, 3.0: 1e6, 4.0: 3e6})
+    from_hits = dataset.evaluate(settings=settings, beyond=False)
+    monkeypatch.setattr(accuracy, "totals_follow_from_hits", lambda *_: False)
+    per_user = dataset.evaluate(settings=settings, beyond=False)
+    np.testing.assert_allclose(from_hits.curves["ndcg"], per_user.curves["ndcg"], rtol=1e-14)
