@@ -106,8 +106,8 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     to every partition) gives the catalog and the item features; ``train_df`` is accepted for
     the catalog only (its items), since the training-based metrics are not on Spark yet.
     ``curves=True`` adds every accuracy metric at every k up to the longest list (as the
-    in-memory engine's ``curves``), from the same pass (a second, accuracy-only one in a
-    partition whose lists are all shorter than the longest).
+    in-memory engine's ``curves``), from the same pass (a partition whose lists are all
+    shorter than the longest gets empty positions up to it, as the arrays have in memory).
     ``intervals`` are Poisson-bootstrap percentile intervals (``bootstrap`` resamples, ``seed``,
     ``level``: see :mod:`metrics_core.stats.poisson_bootstrap`), the same whatever the
     partitioning; ``bootstrap=0`` gives normal intervals, mean ± z·sd/√n (z = 1.96 at 95%), instead."""
@@ -140,7 +140,10 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     ranked = curves and columns.rank in recs_columns
     recs_counts = _counts(recs_df, recs_columns, columns.rank if ranked else None)
     complete = _complete(recs_counts, recs_columns) and _complete(_counts(truth_df, truth_columns), truth_columns)
-    curve_to = (max(settings.k, int(recs_counts[LONGEST] or 0)) if ranked else
+    longest = recs_counts[LONGEST] if ranked else None
+    if longest is not None and not np.isfinite(longest):  # NaN or infinite: the partitions name those rows
+        longest = None
+    curve_to = (max(settings.k, int(longest or 0)) if ranked else
                 _longest_list(recs_df, columns.user, settings.k)) if curves else None
     kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed,
                                (recs_columns, truth_columns) if complete else None)
@@ -241,11 +244,15 @@ def _bootstrap_intervals(sums: pd.DataFrame, per_user: list[str], names: dict[st
 
 def _counts(frame, names: list[str], longest_of: str | None = None) -> dict:
     """One pass over ``frame``: its rows (``ROWS``), the values (non-null) of each column in
-    ``names``, and the largest value of ``longest_of`` (``LONGEST``)."""
+    ``names``, and the largest value of ``longest_of`` (``LONGEST``) read as a number, as the
+    in-memory engine reads ranks ("12" is 12, not below "9"; text that is not a number is left
+    out here, and the partitions' validation names its rows)."""
     from pyspark.sql import functions as F  # noqa: N812
 
     found = [F.count(F.lit(1)).alias(ROWS), *[F.count(F.col(f"`{c}`")).alias(c) for c in names]]
-    return _first_row(frame.agg(*found, *([F.max(longest_of).alias(LONGEST)] if longest_of else [])))
+    if longest_of:
+        found.append(F.max(F.col(f"`{longest_of}`").try_cast("double")).alias(LONGEST))
+    return _first_row(frame.agg(*found))
 
 
 def _complete(counts: dict, names: list[str]) -> bool:
@@ -411,9 +418,9 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
     """The function each partition runs (pickled to the workers: plain data only) on the rows
     :func:`_rows_by_user` groups (``names``: see :func:`_unnested`). With
     ``curve_to``, also each accuracy metric's sum over the partition's evaluated users at every
-    k up to it (from the same pass when the partition's longest list reaches ``curve_to``, else
-    from an accuracy-only evaluation at K = ``curve_to``, so that every partition reports the
-    same k, whatever its own longest list). With ``bootstrap`` resamples, also each
+    k up to it, from the same pass (a partition whose lists are all shorter gets empty positions
+    up to ``curve_to``, as the longest list gives them in memory, so that every partition
+    reports every k). With ``bootstrap`` resamples, also each
     resample's Poisson-weighted sums of the per-user values and of the weights."""
     accuracy = set(registry.per_user_columns("accuracy").values())
 
@@ -433,6 +440,8 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
         try:
             dataset = Dataset.build({"model": recs}, truth, items=items, columns=columns,
                                     feature_columns=feature_columns)
+            if curve_to is not None and dataset.lists["model"].positions < curve_to:  # all shorter than the longest
+                dataset = replace(dataset, lists={"model": dataset.lists["model"].widened(curve_to)}, _above={})
             result = dataset.evaluate("model", settings, curves=curve_to is not None, part=True)
         except InputError as error:
             raise RuntimeError(_carried(error)) from None
@@ -454,8 +463,6 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
                             **{column: np.nan for column in per_user}})
         if curve_to is not None:
             curves = result.curves
-            if list(curves.index) != list(range(1, curve_to + 1)):  # this partition's lists are all shorter
-                curves = dataset.evaluate("model", replace(settings, k=curve_to), beyond=False, part=True).curves
             n = int(result.users["evaluated"])
             metric_of = {c: m for m, c in registry.per_user_columns("accuracy").items()}
             yield pd.DataFrame({KIND: "curve", USER: None, ITEM: curves.index.astype(str), COUNT: n,

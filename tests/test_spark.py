@@ -67,17 +67,23 @@ def test_every_metric_equals_the_in_memory_engine(spark, k, options):
     assert "training data" in ours.skipped["novelty"]
 
 
-@pytest.mark.parametrize("drop_rank", [False, True])
-def test_curves_at_every_k_equal_the_in_memory_engine(spark, drop_rank):
-    """Lists ordered by rank, then by score (the longest list then counts rows); some
-    partitions hold only short lists, and their curves still reach the longest list."""
+@pytest.mark.parametrize("rank", ["numbers", "text", None])
+def test_curves_at_every_k_equal_the_in_memory_engine(spark, rank):
+    """Lists ordered by rank (numbers, or numbers as text, whose largest as text would be "9"),
+    then by score (the longest list then counts rows); some partitions hold only short lists,
+    and their curves still reach the longest list."""
     from metrics_core.spark import evaluate_spark
 
     recs, truth, _ = data(7)
-    recs = recs[(recs.user_id % 5 != 0) | (recs["rank"] <= 4)]  # lists of 4 and of up to 12
-    if drop_rank:
+    # with text ranks, few long lists (1 user in 40) over more partitions: some hold none
+    long_lists = (recs.user_id % 40 == 1) if rank == "text" else (recs.user_id % 5 != 0)
+    recs = recs[long_lists | (recs["rank"] <= 4)]  # lists of 4 and of up to 12
+    if rank is None:
         recs = recs.drop(columns=["rank"])
-    ours = evaluate_spark(spark.createDataFrame(recs), spark.createDataFrame(truth), k=6, curves=True, partitions=7)
+    elif rank == "text":
+        recs = recs.assign(rank=recs["rank"].astype(str))
+    ours = evaluate_spark(spark.createDataFrame(recs), spark.createDataFrame(truth), k=6, curves=True,
+                          partitions=16 if rank == "text" else 7)
     memory = evaluate(recs, truth, k=6)
     assert list(ours.curves.index) == list(memory.curves.index) == list(range(1, 13))
     for name in ours.curves.columns:
@@ -142,6 +148,14 @@ def test_partitions_no_user_reaches_and_bad_rows_in_a_partition(spark):
         assert value == pytest.approx(memory.metrics[name], abs=1e-12), name
     for name in dropped.curves.columns:
         np.testing.assert_allclose(dropped.curves[name], memory.curves[name], atol=1e-12, err_msg=name)
+    text_rank = recs.assign(rank=recs["rank"].astype(str).where(recs.index != 2, "second"))
+    with pytest.raises(InputError) as caught:  # the longest list is found before any partition checks its rows
+        evaluate_spark(spark.createDataFrame(text_rank), spark.createDataFrame(truth), k=2, curves=True)
+    assert caught.value.column == "rank" and "rank='second'" in str(caught.value)
+    infinite = recs.assign(rank=recs["rank"].astype(float).where(recs.index != 2, np.inf))
+    with pytest.raises(InputError) as caught:
+        evaluate_spark(spark.createDataFrame(infinite), spark.createDataFrame(truth), k=2, curves=True)
+    assert caught.value.column == "rank" and "infinite" in caught.value.problem and "item_id=3" in str(caught.value)
     recs["item_id"] = recs["item_id"].astype("float").where(recs.index != 1)
     with pytest.raises(InputError) as caught:
         evaluate_spark(spark.createDataFrame(recs), spark.createDataFrame(truth), k=2, partitions=3)

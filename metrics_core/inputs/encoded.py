@@ -100,6 +100,25 @@ class Lists:
                      None if self.grade is None else np.where(keep, self.grade, 0).astype(self.grade.dtype),
                      np.where(keep, self.scores, np.nan), self.listed, self.ordered_by, self.notes)
 
+    def widened(self, positions: int) -> Lists:
+        """These lists with empty positions appended up to ``positions`` (a copy; themselves
+        when already that wide): the metrics at every k up to it, as they are when a longer
+        list elsewhere in the data widens the arrays.
+
+        >>> lists = Lists("m", np.array([[4, 7]]), np.array([[True, False]]), None, None, np.array([True]), "rank")
+        >>> lists.widened(4).items
+        array([[ 4,  7, -1, -1]])
+        """
+        extra = positions - self.positions
+        if extra <= 0:
+            return self
+
+        def padded(values: np.ndarray | None, empty) -> np.ndarray | None:
+            return None if values is None else np.pad(values, ((0, 0), (0, extra)), constant_values=empty)
+
+        return Lists(self.name, padded(self.items, -1), padded(self.hit, False), padded(self.grade, 0),
+                     padded(self.scores, np.nan), self.listed, self.ordered_by, self.notes)
+
     def judged_cells(self, truth: Truth) -> np.ndarray:
         """Whether each list cell holds a judged non-relevant item of its user (computed once)."""
         if self._judged is None:

@@ -711,20 +711,23 @@ def _ndcg_totals(lists: Lists, truth: Truth, rows: np.ndarray, truth_starts: np.
         weighed = np.cumsum(np.bincount(position, weights=_ratio(gain, at_one[user]),
                                         minlength=cut.width))[cut.columns]
         return weighed if settings.ndcg_ideal == "all_relevant" else weighed / _cumulative_discount(k.astype(np.int64))
-    full_ideal, below_R = _ndcg_below_relevant(truth, rows, truth_starts, cut, user, position, gain, settings.gain)
+    ideal_at_R, below_R = _ndcg_below_relevant(truth, rows, truth_starts, cut, user, position, gain, settings.gain)
     # k >= R: DCG@k / IDCG(R), per R group, each k counting the groups with R <= k
-    beyond_R = running_by_relevant(_ratio(gain, full_ideal[user]))
+    beyond_R = running_by_relevant(_ratio(gain, ideal_at_R[user]))
     return (beyond_R * (distinct_R[:, None] <= k[None, :])).sum(axis=0) + below_R
 
 
 def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, truth_starts: np.ndarray, cut: Cutoffs, user, position,
                          gain, kind) -> tuple[np.ndarray, np.ndarray]:
-    """Each user's IDCG(R), and Σ over users with R > k of DCG@k / IDCG@k at each reported k
+    """Each user's IDCG at min(R, the largest reported k), which is IDCG(R) for every user the
+    k >= R part counts; and Σ over users with R > k of DCG@k / IDCG@k at each reported k
     (graded ``cut_at_k``); ``gain`` is each hit cell's gain / log2(rank + 1).
 
-    Rank by rank (j = 0 .. the largest R), over users ``rows`` ordered by R, largest first, so
-    that the users with R > j are the first n_j: each grows its IDCG by its (j + 1)-th highest
-    grade's gain / log2(j + 2), and its DCG by its hit at rank j + 1, if any. A user's running
+    Rank by rank (j = 0 .. the largest reported k, or the largest R when smaller: a loop whose
+    length never depends on how many relevant items a user has), over users ``rows`` ordered
+    by R, largest first, so that the users with R > j are the first n_j: each grows its IDCG
+    by its (j + 1)-th highest grade's gain / log2(j + 2), and its DCG by its hit at rank
+    j + 1, if any. A user's running
     sums are therefore its own values added in rank order, as ``np.cumsum`` of its row adds them
     (a running sum over all users less each one's start would round a user's values to the
     scale of all the users before it). The loop runs over ranks, never over users.
@@ -732,7 +735,7 @@ def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, truth_starts: np.ndarra
     R = truth.relevant_count[rows]
     order = np.argsort(-R, kind="stable")
     R_sorted = R[order]
-    deepest = int(R_sorted[0]) if len(R_sorted) else 0
+    deepest = min(int(R_sorted[0]) if len(R_sorted) else 0, int(cut.k[-1]))  # no k reads a deeper rank
     users_deeper = np.searchsorted(-R_sorted, -np.arange(deepest + 1), side="left")  # n_j: users with R > j
     first_grade = truth_starts[rows][order]
     disc = discount(max(deepest, 1))
@@ -753,9 +756,9 @@ def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, truth_starts: np.ndarra
         if j in reported:  # k = j + 1: the users with R > k
             shown = users_deeper[j + 1]
             below[reported[j]] = _ratio(dcg[:shown], ideal[:shown]).sum()
-    full_ideal = np.zeros(truth.relevant_count.shape[0])
-    full_ideal[rows[order]] = ideal
-    return full_ideal, below
+    ideal_at_R = np.zeros(truth.relevant_count.shape[0])
+    ideal_at_R[rows[order]] = ideal
+    return ideal_at_R, below
 
 
 def _by_first_hit(first: np.ndarray, weights: np.ndarray, cut: Cutoffs) -> np.ndarray:

@@ -143,3 +143,27 @@ def test_graded_ndcg_curves_keep_every_users_digits(monkeypatch):
     monkeypatch.setattr(accuracy, "totals_follow_from_hits", lambda *_: False)
     per_user = dataset.evaluate(settings=settings, beyond=False)
     np.testing.assert_allclose(from_hits.curves["ndcg"], per_user.curves["ndcg"], rtol=1e-14)
+
+
+def test_graded_ndcg_curves_with_users_far_more_relevant_items_than_ranks(monkeypatch):
+    """Users with hundreds of relevant items and lists of 12: the curves from the hit cells
+    equal the per-user path's (their IDCG is never needed past the deepest reported k)."""
+    rng = np.random.default_rng(11)
+    n_users, length = 50, 12
+    recs = pd.DataFrame({"user_id": np.repeat(np.arange(n_users), length),
+                         "item_id": np.concatenate([rng.choice(2000, length, replace=False) for _ in range(n_users)]),
+                         "rank": np.tile(np.arange(1, length + 1), n_users)})
+    listed = recs.sample(frac=0.4, random_state=2)[["user_id", "item_id"]]
+    deep = pd.DataFrame({"user_id": np.repeat([0, 1, 2], [600, 300, 20]),
+                         "item_id": np.concatenate([np.arange(3000, 3000 + n) for n in (600, 300, 20)])})
+    truth = pd.concat([listed, deep]).drop_duplicates(["user_id", "item_id"])
+    truth["grade"] = rng.integers(1, 4, len(truth))
+    dataset = Dataset.build(recs, truth, columns=Columns(relevance="grade"))
+    for k in (5, 12, 400):
+        settings = Settings(k=k, gain="exponential")
+        from_hits = dataset.evaluate(settings=settings, beyond=False)
+        with monkeypatch.context() as patched:
+            patched.setattr(accuracy, "totals_follow_from_hits", lambda *_: False)
+            per_user = dataset.evaluate(settings=settings, beyond=False)
+        pd.testing.assert_frame_equal(from_hits.curves, per_user.curves, rtol=1e-12, atol=1e-14)
+        pd.testing.assert_frame_equal(from_hits.per_user, per_user.per_user, rtol=1e-12, atol=1e-14)
