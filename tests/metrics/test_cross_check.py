@@ -99,6 +99,15 @@ def test_without_curves_the_values_at_k_are_the_same(seed):
         pd.testing.assert_series_equal(short.curves.loc[k], full.curves.loc[k], rtol=1e-12)
 
 
+def both_paths(dataset: Dataset, settings: Settings, monkeypatch):
+    """The accuracy results from the hit cells (the default path) and from the per-user path."""
+    from_hits = dataset.evaluate(settings=settings, beyond=False)
+    with monkeypatch.context() as patched:
+        patched.setattr(accuracy, "totals_follow_from_hits", lambda *_: False)
+        per_user = dataset.evaluate(settings=settings, beyond=False)
+    return from_hits, per_user
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("gain", ["linear", "binary", {1.0: 3.0, 2.0: 9.0}])
 @pytest.mark.parametrize("ndcg_ideal", ["cut_at_k", "all_relevant", "k_relevant"])
@@ -117,10 +126,7 @@ def test_curves_from_hit_cells_equal_the_per_user_curves(seed, gain, ndcg_ideal,
                             rr_cutoff=bool(rng.integers(0, 2)),
                             users_without_relevant=str(rng.choice(["zero", "exclude"])))
         assert accuracy.totals_follow_from_hits(settings, None)
-        from_hits = dataset.evaluate(settings=settings, beyond=False)
-        with monkeypatch.context() as patched:
-            patched.setattr(accuracy, "totals_follow_from_hits", lambda *_: False)
-            per_user = dataset.evaluate(settings=settings, beyond=False)
+        from_hits, per_user = both_paths(dataset, settings, monkeypatch)
         assert list(from_hits.curves.columns) == list(per_user.curves.columns)
         pd.testing.assert_frame_equal(from_hits.curves, per_user.curves, rtol=1e-12, atol=1e-14)
         pd.testing.assert_frame_equal(from_hits.per_user, per_user.per_user, rtol=1e-12, atol=1e-14)
@@ -139,9 +145,7 @@ def test_graded_ndcg_curves_keep_every_users_digits(monkeypatch):
         grade=lambda t: np.where(t["user_id"] % 2 == 0, 1, 3) + rng.integers(0, 2, len(t)))
     dataset = Dataset.build(recs, truth[["user_id", "item_id", "grade"]], columns=Columns(relevance="grade"))
     settings = Settings(k=10, gain={1.0: 1e-3, 2.0: 2e-3, 3.0: 1e6, 4.0: 3e6})
-    from_hits = dataset.evaluate(settings=settings, beyond=False)
-    monkeypatch.setattr(accuracy, "totals_follow_from_hits", lambda *_: False)
-    per_user = dataset.evaluate(settings=settings, beyond=False)
+    from_hits, per_user = both_paths(dataset, settings, monkeypatch)
     np.testing.assert_allclose(from_hits.curves["ndcg"], per_user.curves["ndcg"], rtol=1e-14)
 
 
@@ -161,9 +165,6 @@ def test_graded_ndcg_curves_with_users_far_more_relevant_items_than_ranks(monkey
     dataset = Dataset.build(recs, truth, columns=Columns(relevance="grade"))
     for k in (5, 12, 400):
         settings = Settings(k=k, gain="exponential")
-        from_hits = dataset.evaluate(settings=settings, beyond=False)
-        with monkeypatch.context() as patched:
-            patched.setattr(accuracy, "totals_follow_from_hits", lambda *_: False)
-            per_user = dataset.evaluate(settings=settings, beyond=False)
+        from_hits, per_user = both_paths(dataset, settings, monkeypatch)
         pd.testing.assert_frame_equal(from_hits.curves, per_user.curves, rtol=1e-12, atol=1e-14)
         pd.testing.assert_frame_equal(from_hits.per_user, per_user.per_user, rtol=1e-12, atol=1e-14)
