@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from metrics_core.inputs.text_ids import TextIds, is_text
+from metrics_core.inputs.text_ids import TextIds, is_text, sorted_distinct
 from metrics_core.parallel import PARALLEL_MIN, THREADS, chunks, map_chunks
 
 LOOKUP_TABLE_LIMIT = 1 << 26  # ids spanning fewer values than this use a direct lookup table
@@ -34,7 +34,7 @@ class IdIndex:
         if not arrays:
             return cls(np.array([], dtype=np.int64))
         if is_text(arrays[0]):
-            return cls(np.unique(np.concatenate([a.values for a in arrays]).astype(str)).astype(object))
+            return cls(sorted_distinct(np.concatenate([a.values for a in arrays]))[0])
         low = min(int(a.min()) for a in arrays)
         high = max(int(a.max()) for a in arrays)
         if high - low < LOOKUP_TABLE_LIMIT:

@@ -43,15 +43,15 @@ class TextIds:
         values = np.asarray(values, dtype=object)
         used = np.zeros(len(values), dtype=bool)
         used[codes] = True
-        distinct, position = np.unique(values[used].astype(str), return_inverse=True)
+        distinct, position = sorted_distinct(values[used])
         code_type = np.int32 if len(distinct) < 2**31 else np.int64
         new_code = np.full(len(values), -1, dtype=code_type)
         new_code[used] = position
         if len(values) == len(distinct) and used.all() and (new_code == np.arange(len(values))).all():
-            return cls(codes.astype(code_type, copy=False), distinct.astype(object))
+            return cls(codes.astype(code_type, copy=False), distinct)
         from metrics_core.inputs.ids import lookup  # (the id index builds on this module)
 
-        return cls(lookup(new_code, codes, 0), distinct.astype(object))
+        return cls(lookup(new_code, codes, 0), distinct)
 
     @classmethod
     def factorize(cls, values) -> TextIds:
@@ -85,6 +85,33 @@ def factorize_text(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             distinct.append(dictionary.to_numpy(zero_copy_only=False))
             offset += len(dictionary)
     return np.concatenate(codes), np.concatenate(distinct)
+
+
+def sorted_distinct(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(distinct, position)``: the distinct texts of ``texts`` (``str`` objects) sorted as
+    Python compares ``str`` (by code point), and each text's position among them.
+
+    Arrow hashes and sorts them (UTF-8 bytes compare in code-point order): 2M UUID-like texts take
+    about 1.5 s, against 4 s for numpy's fixed-width copy and sort, which would also drop a
+    trailing NUL character.
+
+    >>> distinct, position = sorted_distinct(np.array(["b", "a", "b", "é"], dtype=object))
+    >>> distinct.tolist(), position.tolist()
+    (['a', 'b', 'é'], [1, 0, 1, 2])
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        array = pa.array(texts, type=pa.large_string())
+    except (pa.ArrowTypeError, pa.ArrowInvalid):  # not all str: written as their text
+        array = pa.array(texts.astype(str), type=pa.large_string())
+    encoded = array.dictionary_encode()
+    order = pc.array_sort_indices(encoded.dictionary).to_numpy()
+    place = np.empty(len(order), dtype=np.int64)
+    place[order] = np.arange(len(order))
+    position = place[encoded.indices.to_numpy(zero_copy_only=False)] if len(array) else np.zeros(0, np.int64)
+    return encoded.dictionary.take(order).to_numpy(zero_copy_only=False).astype(object), position
 
 
 def as_text(values: np.ndarray) -> np.ndarray:

@@ -20,13 +20,24 @@ from metrics_core.inputs.text_ids import TextIds
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from(["b", "a", " a", "c ", "10", "9", "é", ""]), min_size=1, max_size=6),
+@given(st.lists(st.sampled_from(["b", "a", " a", "c ", "10", "9", "é", "", "a\x00", "\uffff", "😀"]), min_size=1,
+                max_size=6),
        st.lists(st.integers(0, 5), max_size=30))
 def test_codes_into_any_texts_become_codes_into_sorted_distinct_texts_in_use(values, rows):
     rows = np.array([r % len(values) for r in rows], dtype=np.int64)
     ids = TextIds.from_codes(rows, np.array(values, dtype=object))
     assert list(ids.values) == sorted({values[r] for r in rows.tolist()})  # sorted, distinct, each in use
     assert list(ids.texts()) == [values[r] for r in rows.tolist()]  # every row keeps its text
+
+
+def test_ids_that_differ_only_in_a_trailing_nul_character_stay_two_ids():
+    """(numpy's fixed-width text drops trailing NULs: sorting the ids that way merged them.)"""
+    recs = pd.DataFrame({"user_id": ["u", "u"], "item_id": ["a", "a\x00"], "rank": [1, 2]})
+    truth = pd.DataFrame({"user_id": ["u"], "item_id": ["a\x00"]})
+    result = evaluate(recs, truth, k=2)
+    assert result.per_user["hits"].tolist() == [1]
+    assert "duplicate_items" not in {note.code for note in result.warnings}
+    assert result.metrics["mrr"] == 0.5
 
 
 def test_a_categorical_column_is_read_from_its_categories_with_the_text_rules():
