@@ -38,6 +38,7 @@ import pandas as pd
 from metrics_core.dataset import Dataset
 from metrics_core.errors import MAX_ROWS_SHOWN, InputError, input_error
 from metrics_core.inputs.columns import Columns
+from metrics_core.inputs.text_ids import as_text
 from metrics_core.metrics import catalog, registry
 from metrics_core.settings import Settings
 from metrics_core.stats import poisson_bootstrap
@@ -458,7 +459,7 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
         counts = catalog.recommendation_counts(top, len(dataset.items))
         present = np.flatnonzero(counts)
         yield pd.DataFrame({KIND: ["lists", *["item"] * len(present)], USER: None,
-                            ITEM: [None, *dataset.items.ids[present].astype(str)],
+                            ITEM: [None, *as_text(dataset.items.ids[present])],
                             COUNT: [len(top), *counts[present]], "evaluated": None,
                             **{column: np.nan for column in per_user}})
         if curve_to is not None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from metrics_core.inputs.text_ids import TextIds, is_text, sorted_distinct
+from metrics_core.inputs.text_ids import TextIds, as_text, is_text, sorted_distinct
 from metrics_core.parallel import PARALLEL_MIN, THREADS, chunks, map_chunks
 
 LOOKUP_TABLE_LIMIT = 1 << 26  # ids spanning fewer values than this use a direct lookup table
@@ -90,11 +90,8 @@ class IdIndex:
 
         trec_eval breaks score ties by comparing document ids as strings, larger first.
         """
-        text = self.ids.astype(str)
-        order = np.argsort(text, kind="stable")[::-1]
-        place = np.empty(len(text), dtype=np.int64)
-        place[order] = np.arange(len(text))
-        return place
+        _, ascending = sorted_distinct(as_text(self.ids))  # (the ids are distinct, and so are their texts)
+        return len(self.ids) - 1 - ascending
 
 
 def _index_chunks(values: np.ndarray, low: int):
