@@ -70,6 +70,43 @@ def test_parquet_columns_keep_their_types_and_a_stored_index_is_not_a_column(tmp
     pd.testing.assert_frame_equal(uploaded, read)
 
 
+@pytest.mark.parametrize("statistics", [True, False])
+def test_parquet_read_by_row_group_gives_every_row_in_order_and_nulls_stay_missing(tmp_path, statistics,
+                                                                                 monkeypatch):
+    """Number columns go into numpy arrays a row group at a time (on several threads); a column
+    with a null in one row group, or a file without statistics, is read the general way."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from metrics_core.inputs import read as read_module
+
+    monkeypatch.setattr("metrics_core.parallel.THREADS", 3)
+    rng = np.random.default_rng(0)
+    n = 10_007
+    with_null = rng.random(n)
+    with_null[9_000] = np.nan  # only in the last row groups
+    table = pa.table({"user_id": rng.integers(-5, 2**40, n), "item_id": pa.array(rng.integers(0, 99, n), pa.int32()),
+                      "score": pa.array(rng.random(n), pa.float32()), "rank": rng.integers(1, 9, n),
+                      "grade": pa.array(with_null, from_pandas=True), "name": [f"u{i}" for i in range(n)]})
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=1_000, write_statistics=statistics)
+    by_group = []
+    real = read_module._numbers_by_row_group
+    monkeypatch.setattr(read_module, "_numbers_by_row_group",
+                        lambda *args: by_group.append(args[2]) or real(*args))
+    read, _ = read_table(path, "t")
+    expected = table.to_pandas()
+    for name in ["user_id", "item_id", "score", "rank"]:
+        assert read[name].dtype == expected[name].dtype
+        np.testing.assert_array_equal(read[name].to_numpy(), expected[name].to_numpy())
+    assert read["grade"].isna().sum() == 1 and read["grade"].isna().to_numpy()[9_000]
+    assert read["name"].tolist() == expected["name"].tolist()
+    assert by_group == ([["user_id", "item_id", "score", "rank"]] if statistics else [])
+    uploaded, _ = read_bytes(path.read_bytes(), "t.parquet", "t")  # a file object: one reader, in turn
+    pd.testing.assert_frame_equal(uploaded, read)
+
+
 def test_parquet_the_reader_cannot_decode_is_an_input_error(tmp_path, monkeypatch):
     """Arrow raises NotImplementedError (not ValueError) for features it cannot read; that is
     bad input to the user, so it must become a message, not an internal error."""
@@ -85,6 +122,7 @@ def test_parquet_the_reader_cannot_decode_is_an_input_error(tmp_path, monkeypatc
         raise pa.ArrowNotImplementedError("Nested data conversions not implemented for chunked array outputs")
 
     monkeypatch.setattr(pq.ParquetFile, "read", unsupported)
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", unsupported)  # (number columns are read by row group)
     with pytest.raises(InputError) as error:
         read_table(path, "recommendations")
     assert "recs.parquet" in str(error.value) and "could not be read" in str(error.value)
