@@ -21,11 +21,12 @@ from metrics_core.inputs.encode import (
     read_truth,
     whole_list_heads,
 )
-from metrics_core.inputs.encoded import Lists, Training, Truth
+from metrics_core.inputs.encoded import Lists, RawLists, Training, Truth
 from metrics_core.inputs.features import ItemVectors, default_feature_columns, item_vectors
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.matching import id_kind, mismatch_note
-from metrics_core.inputs.read import read_notes, read_table, split_long_table
+from metrics_core.inputs.read import PARQUET_SUFFIXES, read_notes, read_table, split_long_table
+from metrics_core.inputs.text_ids import TextIds, is_text
 from metrics_core.metrics import accuracy, registry
 from metrics_core.metrics import beyond as beyond_accuracy
 from metrics_core.result import Evaluation
@@ -105,8 +106,11 @@ class Dataset:
         notes: list[Note] = []
         wanted = [columns.user, columns.item, columns.rank, columns.score]
         id_columns = [columns.user, columns.item]
-        raw_lists = [read_lists(str(name), *_read(source, f"recommendations '{name}'", notes, id_columns, wanted),
-                                columns) for name, source in recommendations.items()]
+        later = len(recommendations) > 1  # several models: those with integer ids in Parquet are read twice
+        raw_lists = [_LaterLists.ids_of(str(name), source, columns) if later and _integer_ids_in_parquet(
+            source, columns) else read_lists(str(name), *_read(source, f"recommendations '{name}'", notes, id_columns,
+                                                               wanted), columns)
+                     for name, source in recommendations.items()]
         raw_truth = read_truth(*_read(ground_truth, "ground truth", notes, id_columns), columns)
         sides = {role: _side_table(source, role, columns, notes)
                  for role, source in (("training interactions", train), ("item features", items),
@@ -123,7 +127,7 @@ class Dataset:
         raw_truth.user, raw_truth.item = user_ids["truth"], item_ids["truth"]
         for raw in raw_lists:
             raw.user, raw.item = user_ids["model", raw.name], item_ids["model", raw.name]
-            if raw.rank is not None and (encoding.order == "rank" or raw.score is None):
+            if isinstance(raw, RawLists) and raw.rank is not None and (encoding.order == "rank" or raw.score is None):
                 raw.heads = whole_list_heads(raw.user, raw.rank, 1)  # whole lists: one user id per list
         user_index = IdIndex.union([raw.user if raw.heads is None else raw.heads for raw in raw_lists]
                                    + [ids for key, ids in user_ids.items() if not isinstance(key, tuple)])
@@ -134,6 +138,8 @@ class Dataset:
         while raw_lists:  # each model's rows are let go once its lists are made: a lower peak with many models
             raw = raw_lists.pop(0)
             del user_ids["model", raw.name], item_ids["model", raw.name]
+            if isinstance(raw, _LaterLists):
+                raw = raw.read(columns, notes, encoding)
             lists[raw.name] = encode_lists(raw, user_index, item_index, truth, encoding.order, encoding.tie_break)
         del raw
         for encoded in lists.values():
@@ -432,6 +438,67 @@ class _SideTable:
 
 SIDE_ID_COLUMNS = {"training interactions": ("user", "item"), "item features": ("item",),
                    "user features": ("user",)}
+
+
+def _integer_ids_in_parquet(source, columns: Columns) -> bool:
+    """Whether ``source`` is a Parquet file whose user and item columns hold integers."""
+    if not isinstance(source, str | os.PathLike) or Path(source).suffix.lower() not in PARQUET_SUFFIXES:
+        return False
+    try:
+        import pyarrow.parquet as pq
+
+        schema = pq.read_schema(source)
+    except (OSError, ValueError):  # (read again by read_table, which names the problem)
+        return False
+    import pyarrow as pa
+
+    return all(name in schema.names and pa.types.is_integer(schema.field(name).type)
+               for name in (columns.user, columns.item))
+
+
+@dataclass
+class _LaterLists:
+    """A model whose rows are read once its ids are needed: several models' rows together would
+    hold them all at once (1M users x 100 each: 3 GiB a model), so first only their distinct ids
+    are read, for the id index, and each model's rows are read and encoded in turn.
+
+    ``user`` and ``item`` are the distinct ids (then as unified with the other tables')."""
+
+    name: str
+    source: object
+    user: np.ndarray | TextIds
+    item: np.ndarray | TextIds
+    heads = None
+
+    @classmethod
+    def ids_of(cls, name: str, source, columns: Columns) -> _LaterLists:
+        role = f"recommendations '{name}'"
+        frame, label = _read(source, role, [], [columns.user, columns.item], [columns.user, columns.item])
+        validate.require_rows(frame, label)
+        validate.require_columns(frame, [columns.user, columns.item], label)
+        context = [columns.user, columns.item]
+        return cls(name, source, *(_distinct(validate.ids(frame, column, label, context))
+                                   for column in (columns.user, columns.item)))
+
+    def read(self, columns: Columns, notes: list[Note], encoding: Encoding) -> RawLists:
+        """The model's rows, its ids read as the other tables' (text when any table's are)."""
+        role = f"recommendations '{self.name}'"
+        wanted = [columns.user, columns.item, columns.rank, columns.score]
+        raw = read_lists(self.name, *_read(self.source, role, notes, [columns.user, columns.item], wanted), columns)
+        if is_text(self.user) and not is_text(raw.user):
+            raw.user = TextIds.factorize(raw.user)
+        if is_text(self.item) and not is_text(raw.item):
+            raw.item = TextIds.factorize(raw.item)
+        if raw.rank is not None and (encoding.order == "rank" or raw.score is None):
+            raw.heads = whole_list_heads(raw.user, raw.rank, 1)
+        return raw
+
+
+def _distinct(ids: np.ndarray | TextIds) -> np.ndarray | TextIds:
+    """Each id once (sorted), read the same way as ``ids``."""
+    if is_text(ids):
+        return TextIds(np.arange(len(ids.values), dtype=ids.codes.dtype), ids.values)
+    return IdIndex.union([ids]).ids
 
 
 def _read(source, role: str, notes: list[Note], ids: list[str], columns: list[str] | None = None

@@ -131,3 +131,45 @@ def test_id_index_stops_marking_only_once_every_id_in_range_is_seen(seen_early, 
     np.testing.assert_array_equal(index.ids, expected)
     np.testing.assert_array_equal(index.codes(np.array([0, *tail], dtype=np.int32)),
                                   np.searchsorted(expected, [0, *tail]))
+
+
+def test_several_parquet_models_read_ids_first_then_rows_model_by_model_encode_like_frames(tmp_path, monkeypatch):
+    """Several models in Parquet with integer ids: only their distinct ids are read first, then
+    each model's rows in turn; the encoding equals the one from the same frames held together,
+    also when another model's text ids turn every table's ids into text."""
+    from metrics_core.inputs.text_ids import TextIds
+
+    a, truth = whole_lists(40, 12, 90, seed=1)
+    b = a.sample(frac=1.0, random_state=2).reset_index(drop=True).assign(item_id=lambda f: (f.item_id * 3) % 97)
+    b = b[b.index % 5 != 0]  # gaps, other users' lists
+    c = a.assign(user_id=a.user_id.astype(str), item_id=a.item_id.astype(str))  # text ids
+    for name, frame in {"a": a, "b": b}.items():
+        frame.to_parquet(tmp_path / f"{name}.parquet")
+    later = []
+    real = dataset_module._LaterLists.read
+    monkeypatch.setattr(dataset_module._LaterLists, "read",
+                        lambda self, *args: later.append(self.name) or real(self, *args))
+    files = {"a": tmp_path / "a.parquet", "b": tmp_path / "b.parquet"}
+    assert_same_encoding(encoded(files, truth), encoded({"a": a, "b": b}, truth))
+    assert later == ["a", "b"]
+    later.clear()
+    with_text = encoded({**files, "c": c}, truth)
+    assert later == ["a", "b"] and isinstance(with_text.users.ids[0], str)
+    assert_same_encoding(with_text, encoded({"a": a, "b": b, "c": c}, truth))
+    assert isinstance(dataset_module._distinct(TextIds(np.array([1, 1, 0]), np.array(["x", "y"], dtype=object))),
+                      TextIds)
+
+
+def test_a_model_read_later_reports_bad_rows_like_any_other(tmp_path):
+    from metrics_core.errors import InputError
+
+    recs, truth = whole_lists(5, 4, 20, seed=3)
+    recs.to_parquet(tmp_path / "good.parquet")
+    recs.drop(columns=["rank", "score"]).to_parquet(tmp_path / "unranked.parquet")
+    with pytest.raises(InputError, match="neither a rank column") as error:
+        encoded({"good": tmp_path / "good.parquet", "unranked": tmp_path / "unranked.parquet"}, truth)
+    assert "recommendations 'unranked'" in str(error.value)
+    recs.assign(rank=recs["rank"].where(recs.index != 6)).to_parquet(tmp_path / "gap.parquet")
+    with pytest.raises(InputError, match="rank") as error:
+        encoded({"good": tmp_path / "good.parquet", "gap": tmp_path / "gap.parquet"}, truth)
+    assert error.value.rows.index.tolist() == [6]
