@@ -328,12 +328,17 @@ def _numbers_by_row_group(file, source, names: list[str]) -> dict:
            for name in names}
     by_path = isinstance(source, str | os.PathLike)
 
-    def read(first: int, stop: int) -> None:
-        reader = pq.ParquetFile(source) if by_path else file
+    def read_groups(reader, first: int, stop: int) -> None:
         for group in range(first, stop):
             part = reader.read_row_group(group, columns=names, use_threads=not by_path)
             for name in names:
                 out[name][starts[group]:starts[group + 1]] = part.column(name).to_numpy()
+
+    def read(first: int, stop: int) -> None:
+        if not by_path:
+            return read_groups(file, first, stop)
+        with pq.ParquetFile(source) as reader:  # (closed here: the app reads stored files for days)
+            return read_groups(reader, first, stop)
 
     groups = meta.num_row_groups
     map_chunks(read, chunks(groups, -(-groups // THREADS)), threads=THREADS if by_path else 1)
