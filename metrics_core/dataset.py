@@ -127,8 +127,8 @@ class Dataset:
         raw_truth.user, raw_truth.item = user_ids["truth"], item_ids["truth"]
         for raw in raw_lists:
             raw.user, raw.item = user_ids["model", raw.name], item_ids["model", raw.name]
-            if isinstance(raw, RawLists) and raw.rank is not None and (encoding.order == "rank" or raw.score is None):
-                raw.heads = whole_list_heads(raw.user, raw.rank, 1)  # whole lists: one user id per list
+            if isinstance(raw, RawLists):
+                _find_whole_lists(raw, encoding)
         user_index = IdIndex.union([raw.user if raw.heads is None else raw.heads for raw in raw_lists]
                                    + [ids for key, ids in user_ids.items() if not isinstance(key, tuple)])
         item_index = IdIndex.union(list(item_ids.values()))
@@ -485,13 +485,17 @@ class _LaterLists:
         role = f"recommendations '{self.name}'"
         wanted = [columns.user, columns.item, columns.rank, columns.score]
         raw = read_lists(self.name, *_read(self.source, role, notes, [columns.user, columns.item], wanted), columns)
-        if is_text(self.user) and not is_text(raw.user):
-            raw.user = TextIds.factorize(raw.user)
-        if is_text(self.item) and not is_text(raw.item):
-            raw.item = TextIds.factorize(raw.item)
-        if raw.rank is not None and (encoding.order == "rank" or raw.score is None):
-            raw.heads = whole_list_heads(raw.user, raw.rank, 1)
+        raw.user = validate.unify_ids([self.user, raw.user])[1]
+        raw.item = validate.unify_ids([self.item, raw.item])[1]
+        _find_whole_lists(raw, encoding)
         return raw
+
+
+def _find_whole_lists(raw: RawLists, encoding: Encoding) -> None:
+    """Note the user of each list (``raw.heads``) when the rows come as whole lists in rank
+    order: the id index and the coding then need one user id per list, not one per row."""
+    if raw.rank is not None and (encoding.order == "rank" or raw.score is None):
+        raw.heads = whole_list_heads(raw.user, raw.rank, 1)
 
 
 def _distinct(ids: np.ndarray | TextIds) -> np.ndarray | TextIds:

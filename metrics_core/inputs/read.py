@@ -287,7 +287,7 @@ def _read_parquet(source, columns: list[str] | None, label: str) -> pd.DataFrame
     if columns is not None:
         names = [name for name in dict.fromkeys(columns) if name in names] or names
     numbers = [name for name in names if _numbers_without_nulls(file, name)]
-    values = _numbers_by_row_group(file, source, numbers) if numbers else {}
+    values = (_numbers_by_row_group(file, source, numbers) if numbers else None) or {}
     others = [name for name in names if name not in values]
     if others:
         table = file.read(columns=others)
@@ -297,13 +297,18 @@ def _read_parquet(source, columns: list[str] | None, label: str) -> pd.DataFrame
 
 def _numbers_without_nulls(file, name: str) -> bool:
     """Whether column ``name`` holds integers or floats and every row group's statistics say
-    it has no null (a file without statistics is read the general way)."""
+    it has no null (a file without statistics is read the general way). The statistics are
+    those of the Parquet leaf column named ``name``: a struct column before it has a leaf per
+    field, so Arrow's field number would point at another column."""
     import pyarrow as pa
 
     kind = file.schema_arrow.field(name).type
     if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)) or file.metadata.num_rows == 0:
         return False
-    index = file.schema_arrow.get_field_index(name)
+    leaves = [i for i in range(len(file.schema)) if file.schema.column(i).path == name]
+    if len(leaves) != 1:
+        return False
+    index = leaves[0]
     meta = file.metadata
     for group in range(meta.num_row_groups):
         stats = meta.row_group(group).column(index).statistics
@@ -312,12 +317,13 @@ def _numbers_without_nulls(file, name: str) -> bool:
     return True
 
 
-def _numbers_by_row_group(file, source, names: list[str]) -> dict:
+def _numbers_by_row_group(file, source, names: list[str]) -> dict | None:
     """Number columns without nulls as numpy arrays, decoded a row group at a time into arrays
-    made once: the peak is the arrays themselves. Arrow's whole-file read holds about 1.7x the
-    columns' size at its peak (1M users x 100: 5.1 GiB for 3.0 GiB of columns, against 3.3 GiB
-    here); reading a path, the row groups are shared between threads (each with its own reader),
-    which is also faster (2.7 s against 3.8 s here)."""
+    made once: the peak is the arrays themselves (None if a null turns up after all: a missing
+    value has no place in an integer array, so the caller reads the general way). Arrow's
+    whole-file read holds about 1.7x the columns' size at its peak (1M users x 100: 5.1 GiB for
+    3.0 GiB of columns, against 3.3 GiB here); reading a path, the row groups are shared between
+    threads (each with its own reader), which is also faster (2.0-2.6 s against 2.7-4.9 s here)."""
     import pyarrow.parquet as pq
 
     from metrics_core.parallel import THREADS, chunks, map_chunks
@@ -328,21 +334,25 @@ def _numbers_by_row_group(file, source, names: list[str]) -> dict:
            for name in names}
     by_path = isinstance(source, str | os.PathLike)
 
-    def read_groups(reader, first: int, stop: int) -> None:
+    def read_groups(reader, first: int, stop: int) -> bool:
         for group in range(first, stop):
             part = reader.read_row_group(group, columns=names, use_threads=not by_path)
             for name in names:
-                out[name][starts[group]:starts[group + 1]] = part.column(name).to_numpy()
+                column = part.column(name)
+                if column.null_count:
+                    return False
+                out[name][starts[group]:starts[group + 1]] = column.to_numpy()
+        return True
 
-    def read(first: int, stop: int) -> None:
+    def read(first: int, stop: int) -> bool:
         if not by_path:
             return read_groups(file, first, stop)
         with pq.ParquetFile(source) as reader:  # (closed here: the app reads stored files for days)
             return read_groups(reader, first, stop)
 
     groups = meta.num_row_groups
-    map_chunks(read, chunks(groups, -(-groups // THREADS)), threads=THREADS if by_path else 1)
-    return out
+    done = map_chunks(read, chunks(groups, -(-groups // THREADS)), threads=THREADS if by_path else 1)
+    return out if all(done) else None
 
 
 def _column_values(column):

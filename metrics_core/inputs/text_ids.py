@@ -105,7 +105,7 @@ def sorted_distinct(texts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     try:
         array = pa.array(texts, type=pa.large_string())
     except (pa.ArrowTypeError, pa.ArrowInvalid):  # not all str: written as their text
-        array = pa.array(texts.astype(str), type=pa.large_string())
+        array = pa.array(as_text(texts), type=pa.large_string())
     encoded = array.dictionary_encode()
     order = pc.array_sort_indices(encoded.dictionary).to_numpy()
     place = np.empty(len(order), dtype=np.int64)

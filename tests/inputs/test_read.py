@@ -107,6 +107,30 @@ def test_parquet_read_by_row_group_gives_every_row_in_order_and_nulls_stay_missi
     pd.testing.assert_frame_equal(uploaded, read)
 
 
+def test_a_null_in_an_integer_column_after_a_struct_column_stays_missing(tmp_path, monkeypatch):
+    """A struct column has a Parquet leaf per field, so the rank's statistics are not at its
+    Arrow field number (they were read from another column, and a missing rank became -2^63).
+    A null the statistics do not announce also falls back to the general read."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from metrics_core.errors import InputError
+    from metrics_core.inputs import read as read_module
+
+    path = tmp_path / "recs.parquet"
+    pq.write_table(pa.table({"pair": pa.array([{"a": 1, "b": 2}] * 4), "user_id": [1, 1, 2, 2],
+                             "item_id": [5, 6, 5, 7], "rank": pa.array([1, None, 1, 2])}), path)
+    read, _ = read_table(path, "recommendations")
+    assert read["rank"].isna().tolist() == [False, True, False, False]
+    with pytest.raises(InputError, match="rank") as error:
+        evaluate(path, pd.DataFrame({"user_id": [1], "item_id": [5]}), k=2)
+    assert error.value.rows.index.tolist() == [1]
+    monkeypatch.setattr(read_module, "_numbers_without_nulls", lambda file, name: name == "rank")  # lying stats
+    again, _ = read_table(path, "recommendations")
+    np.testing.assert_array_equal(again["rank"].to_numpy(), read["rank"].to_numpy())
+
+
 def test_parquet_the_reader_cannot_decode_is_an_input_error(tmp_path, monkeypatch):
     """Arrow raises NotImplementedError (not ValueError) for features it cannot read; that is
     bad input to the user, so it must become a message, not an internal error."""

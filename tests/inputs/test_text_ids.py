@@ -40,6 +40,11 @@ def test_ids_that_differ_only_in_a_trailing_nul_character_stay_two_ids():
     assert result.metrics["mrr"] == 0.5
 
 
+def test_sorted_distinct_writes_other_objects_as_text_and_keeps_a_trailing_nul():
+    distinct, position = text_ids.sorted_distinct(np.array(["a\x00", 7, "a", "7"], dtype=object))
+    assert distinct.tolist() == ["7", "a", "a\x00"] and position.tolist() == [2, 0, 1, 0]
+
+
 def test_a_categorical_column_is_read_from_its_categories_with_the_text_rules():
     frame = pd.DataFrame({"user_id": pd.Categorical([" u2", "u1 ", "u2", "7.00", "x"], categories=[
         "x", " u2", "u1 ", "u2", "7.00", "never used"])})
