@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -61,8 +62,8 @@ def test_parquet_columns_keep_their_types_and_a_stored_index_is_not_a_column(tmp
     read, _ = read_table(tmp_path / "t.parquet", "t")
     assert list(read.columns) == ["user_id", "item_id", "rank", "grade", "score"]
     assert list(read.index) == [0, 1, 2]
-    assert read["item_id"].dtype == "int64" and read["score"].dtype == "float64"
-    assert read["user_id"].tolist() == ["u1", "u2", "u3"]
+    assert read["item_id"].dtype == "int32" and read["score"].dtype == "float64"  # int64 that fits 32 bits
+    assert read["item_id"].tolist() == [7, 8, 9] and read["user_id"].tolist() == ["u1", "u2", "u3"]
     assert read["grade"].isna().tolist() == [False, True, False] and read["grade"].iloc[2] == 3
     only, _ = read_table(tmp_path / "t.parquet", "t", ["item_id", "absent", "user_id"])
     assert list(only.columns) == ["item_id", "user_id"]
@@ -94,17 +95,34 @@ def test_parquet_read_by_row_group_gives_every_row_in_order_and_nulls_stay_missi
     by_group = []
     real = read_module._numbers_by_row_group
     monkeypatch.setattr(read_module, "_numbers_by_row_group",
-                        lambda *args: by_group.append(args[2]) or real(*args))
+                        lambda *args: by_group.append(dict(args[2])) or real(*args))
     read, _ = read_table(path, "t")
     expected = table.to_pandas()
+    narrowed = {"rank": np.int32} if statistics else {}  # int64 ranks 1..8 fit 32 bits; ids up to 2^40 do not
     for name in ["user_id", "item_id", "score", "rank"]:
-        assert read[name].dtype == expected[name].dtype
+        assert read[name].dtype == narrowed.get(name, expected[name].dtype)
         np.testing.assert_array_equal(read[name].to_numpy(), expected[name].to_numpy())
     assert read["grade"].isna().sum() == 1 and read["grade"].isna().to_numpy()[9_000]
     assert read["name"].tolist() == expected["name"].tolist()
-    assert by_group == ([["user_id", "item_id", "score", "rank"]] if statistics else [])
+    assert by_group == ([{"user_id": np.int64, "item_id": np.int32, "score": np.float32, "rank": np.int32}]
+                        if statistics else [])
     uploaded, _ = read_bytes(path.read_bytes(), "t.parquet", "t")  # a file object: one reader, in turn
     pd.testing.assert_frame_equal(uploaded, read)
+
+
+@pytest.mark.parametrize(("low", "high", "dtype"), [(-2**31, 2**31 - 1, np.int32), (0, 2**31, np.int64),
+                                                     (-2**31 - 1, 0, np.int64)])
+def test_parquet_integers_are_read_as_int32_only_when_every_row_group_fits(tmp_path, low, high, dtype):
+    """The range comes from the statistics of all row groups (the extreme sits in the last)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "ids.parquet"
+    values = [0] * 2_000 + [low, high]
+    pq.write_table(pa.table({"user_id": pa.array(values, pa.int64())}), path, row_group_size=1_000)
+    read, _ = read_table(path, "ids")
+    assert read["user_id"].dtype == dtype
+    assert read["user_id"].tolist() == values
 
 
 def test_a_null_in_an_integer_column_after_a_struct_column_stays_missing(tmp_path, monkeypatch):
@@ -126,7 +144,8 @@ def test_a_null_in_an_integer_column_after_a_struct_column_stays_missing(tmp_pat
     with pytest.raises(InputError, match="rank") as error:
         evaluate(path, pd.DataFrame({"user_id": [1], "item_id": [5]}), k=2)
     assert error.value.rows.index.tolist() == [1]
-    monkeypatch.setattr(read_module, "_numbers_without_nulls", lambda file, name: name == "rank")  # lying stats
+    monkeypatch.setattr(read_module, "_number_type",  # lying statistics
+                        lambda file, name: np.dtype(np.int64) if name == "rank" else None)
     again, _ = read_table(path, "recommendations")
     np.testing.assert_array_equal(again["rank"].to_numpy(), read["rank"].to_numpy())
 
