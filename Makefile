@@ -14,10 +14,12 @@ $(PY):
 
 $(STAMP_RUN): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e .
+	$(PY) -m metrics_core.inputs.kernels  # compile the numba loops once (README, "Benchmark")
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e ".[test,peers,spark]"
+	$(PY) -m metrics_core.inputs.kernels
 	touch $@ $(STAMP_RUN)
 
 # two heap arenas: memory a closed session freed goes back to the system (README, "Memory")

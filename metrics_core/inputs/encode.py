@@ -29,6 +29,7 @@ from metrics_core.settings import Order, TieBreak
 MAX_POSITIONS = 100_000
 JOIN_CHUNK_CELLS = 1 << 22
 CHECK_CHUNK_CELLS = 1 << 16
+KERNEL_MIN = 1 << 22  # users x positions cells from which the compiled loops (numba) place and join
 USER_ITEM_HINT = f" with {setting('user_column')} and {setting('item_column')}"
 
 
@@ -193,13 +194,13 @@ def encode_lists(
     items_at, scores = _place(user, item, position, first, raw.score, n_users, n_positions, blocks, raw)
     listed = np.zeros(n_users, dtype=bool)
     listed[user if blocks is None else blocks] = True
-    gaps = _users_with_rank_gaps(items_at) if ordered_by == "rank" and blocks is None else 0  # before
-    items_at, hit, grade, duplicates = _join(items_at, truth, len(items))  # duplicates leave blanks
+    count_gaps = ordered_by == "rank" and blocks is None  # whole lists have none
+    items_at, hit, grade, duplicates, gaps = _join(items_at, truth, len(items), count_gaps)  # duplicates: blanks
     if duplicates:
         notes.append(Note("duplicate_items", f"{duplicates} recommended items appear twice in the same "
                           "list; each counts once, at its best position, and its other positions stay "
                           "empty.", duplicates))
-    if gaps:  # whole lists have none
+    if gaps:
         notes.append(Note("rank_gaps", f"{gaps} lists have gaps in their ranks (e.g. 1, 2, 5); the "
                           "missing positions are empty.", gaps))
     if scores is not None and duplicates:
@@ -258,21 +259,37 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks, raw
             scores[where] = score.reshape(-1, n_positions)
             scores[unlisted] = np.nan
         return items_at, scores
-    cell_type = np.int32 if n_users * n_positions < 2**31 else np.int64
+    items_at = _full(n_users * n_positions, -1, np.int32)
+    scores = None if score is None else _full(n_users * n_positions, np.nan, score.dtype)
+    if len(items_at) >= KERNEL_MIN:  # rows in any order: each written straight to its cell, in one pass
+        from metrics_core.inputs.kernels import scatter_rows
+
+        position = position if position.dtype in (np.int32, np.int64) else position.astype(np.int64)
+        for values, out in ((item, items_at), (score, scores)):
+            if out is not None:
+                map_chunks(lambda start, stop, values=values, out=out: scatter_rows(
+                    user, position, first, n_positions, values, out, start, stop), _thread_shares(len(user)))
+        sorted_cells = False
+    else:
+        cell = _cells(user, position, first, n_positions)
+        sorted_cells = len(cell) < 2 or bool((cell[1:] > cell[:-1]).all())
+        _scatter(items_at, cell, item)
+        if scores is not None:
+            _scatter(scores, cell, score)
+    if not sorted_cells and np.count_nonzero(items_at >= 0) < len(user):  # two rows took one cell: raises
+        _raise_shared_cells(_cells(user, position, first, n_positions), n_users * n_positions, raw)
+    items_at = items_at.reshape(n_users, n_positions)
+    return items_at, None if scores is None else scores.reshape(n_users, n_positions)
+
+
+def _cells(user: np.ndarray, position: np.ndarray, first: int, n_positions: int) -> np.ndarray:
+    """The flat (user, position) cell of each row."""
+    cell_type = np.int32 if (int(user.max()) + 1) * n_positions < 2**31 else np.int64
     cell = np.multiply(user, n_positions, dtype=cell_type)  # one new array, the rest in place
     np.add(cell, position, out=cell, casting="unsafe")  # (positions fit: n_positions <= MAX_POSITIONS)
     if first:
         cell -= cell_type(first)
-    items_at = _full(n_users * n_positions, -1, np.int32)
-    scores = None if score is None else _full(n_users * n_positions, np.nan, score.dtype)
-    sorted_cells = len(cell) < 2 or bool((cell[1:] > cell[:-1]).all())
-    _scatter(items_at, cell, item)  # rows in any order: each row written straight to its cell
-    if not sorted_cells and np.count_nonzero(items_at >= 0) < len(cell):
-        _slot_of_each_cell(cell, n_users * n_positions, raw)  # two rows took one cell: raises, naming them
-    if scores is not None:
-        _scatter(scores, cell, score)
-    items_at = items_at.reshape(n_users, n_positions)
-    return items_at, None if scores is None else scores.reshape(n_users, n_positions)
+    return cell
 
 
 def whole_list_heads(user_ids: np.ndarray | TextIds, position: np.ndarray, first: int) -> np.ndarray | TextIds | None:
@@ -322,8 +339,13 @@ def _full(size: int, value, dtype) -> np.ndarray:
     def fill(start: int, stop: int) -> None:
         out[start:stop] = value
 
-    map_chunks(fill, chunks(size, -(-size // THREADS)))
+    map_chunks(fill, _thread_shares(size))
     return out
+
+
+def _thread_shares(n: int) -> list[tuple[int, int]]:
+    """``0 .. n`` in one range per thread."""
+    return chunks(n, -(-n // THREADS))
 
 
 def _scatter(target: np.ndarray, cell: np.ndarray, values: np.ndarray) -> None:
@@ -333,15 +355,12 @@ def _scatter(target: np.ndarray, cell: np.ndarray, values: np.ndarray) -> None:
     def write(start: int, stop: int) -> None:
         target[cell[start:stop]] = values[start:stop]
 
-    map_chunks(write, chunks(len(cell), -(-len(cell) // THREADS)))
+    map_chunks(write, _thread_shares(len(cell)))
 
 
-def _slot_of_each_cell(cell: np.ndarray, n_cells: int, raw: RawLists) -> np.ndarray:
-    """For each (user, position) cell, the input row placed there (-1: empty).
-
-    Two rows of one user with the same rank is an error: the order would be a guess. Called
-    only when some cell got two rows (raises, naming the rows).
-    """
+def _raise_shared_cells(cell: np.ndarray, n_cells: int, raw: RawLists) -> None:
+    """Raise the error naming the rows that share a (user, position) cell: two rows of one user
+    with the same rank, where the order would be a guess. Called when some cell got two rows."""
     slot = np.full(n_cells, -1, dtype=np.int64)
     rows = np.arange(len(cell))
     slot[cell] = rows
@@ -355,12 +374,14 @@ def _slot_of_each_cell(cell: np.ndarray, n_cells: int, raw: RawLists) -> np.ndar
             None,
             raw.frame.loc[clashing],
         )
-    return slot
 
 
-def _join(items_at: np.ndarray, truth: Truth, n_items: int):
-    """Mark relevant cells and blank duplicate items; return ``(items, hit, grade, n_duplicates)``
-    (``items`` is a copy when ``items_at`` is read-only and holds a duplicate).
+def _join(items_at: np.ndarray, truth: Truth, n_items: int, count_gaps: bool):
+    """Mark relevant cells and blank duplicate items; return ``(items, hit, grade, n_duplicates,
+    n_gaps)`` (``items`` is a copy when ``items_at`` is read-only and holds a duplicate; ``n_gaps``
+    counts the lists with a gap in their ranks, before duplicates are blanked, when
+    ``count_gaps``). From :data:`KERNEL_MIN` cells the compiled loop does it
+    (:func:`_join_compiled`); below, numpy:
 
     Per chunk of users (chunks run on a few threads; each writes its own rows): pack
     ``item << b | position`` (``2**b`` >= P; an empty cell packs as item -1 and sorts first),
@@ -369,6 +390,10 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int):
     slot keeps a row's empty cells above the row before) and locate each ground-truth pair with
     one ``searchsorted``; the first match is the item's best position.
     """
+    if items_at.size >= KERNEL_MIN:
+        items_at, hit, grade, duplicates, gaps = _join_compiled(items_at, truth, n_items)
+        return items_at, hit, grade, duplicates, gaps if count_gaps else 0
+    gaps = _users_with_rank_gaps(items_at) if count_gaps else 0
     n_users, n_positions = items_at.shape
     hit = np.zeros((n_users, n_positions), dtype=bool)
     grade = np.zeros((n_users, n_positions), dtype=np.float32) if truth.graded else None
@@ -417,7 +442,26 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int):
         if not items_at.flags.writeable:
             items_at = items_at.copy()
         items_at[rows, columns] = -1
-    return items_at, hit, grade, len(rows)
+    return items_at, hit, grade, len(rows), gaps
+
+
+def _join_compiled(items_at: np.ndarray, truth: Truth, n_items: int):
+    """:func:`_join` by :func:`~metrics_core.inputs.kernels.join_users`, one range of users per
+    thread: a pass along each row against a table of its user's relevant items, no sort."""
+    from metrics_core.inputs.kernels import blank_duplicates, join_users
+
+    hit = np.zeros(items_at.shape, dtype=bool)
+    grade = np.zeros(items_at.shape if truth.graded else (0, 0), dtype=np.float32)
+    truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
+    shares = _thread_shares(len(items_at))
+    counts = map_chunks(lambda start, stop: join_users(items_at, truth_starts, truth.item, truth.grade, hit, grade,
+                                                       truth.graded, n_items, start, stop), shares)
+    duplicates, gaps = (sum(count[i] for count in counts) for i in (0, 1))
+    if duplicates:
+        if not items_at.flags.writeable:
+            items_at = items_at.copy()
+        map_chunks(lambda start, stop: blank_duplicates(items_at, n_items, start, stop), shares)
+    return items_at, hit, grade if truth.graded else None, duplicates, gaps
 
 
 def _users_with_rank_gaps(items_at: np.ndarray) -> int:

@@ -67,6 +67,40 @@ def test_whole_sorted_lists_encode_like_shuffled_rows(as_text, order, monkeypatc
     assert any(n.code == "duplicate_items" for n in fast.lists["model"].notes)
 
 
+@pytest.mark.parametrize("shape", ["whole lists", "shuffled with gaps", "score order"])
+@pytest.mark.parametrize("graded", [False, True])
+def test_compiled_loops_place_and_join_like_numpy(shape, graded, monkeypatch):
+    """Above ``KERNEL_MIN`` cells numba places rows and joins them to the ground truth; the
+    arrays, the duplicate and rank-gap counts must be numpy's, on read-only whole lists too."""
+    recs, truth = whole_lists(n_users=80, length=15, item_space=60, seed=4)  # few items: many duplicates
+    recs.loc[recs.user_id == 14, "item_id"] = 3  # one list of a single repeated item
+    if shape != "whole lists":
+        recs = recs[(recs["rank"] != 2) | (recs.user_id % 3 != 0)].sample(frac=1.0, random_state=5)  # one gap
+    if shape == "score order":
+        recs = recs.drop(columns=["rank"])
+    truth = pd.concat([truth, pd.DataFrame({"user_id": [99_999], "item_id": [1], "grade": [2]})])  # no list
+    if not graded:
+        truth = truth.assign(grade=1)
+    numpy_built = encoded(recs, truth)
+    monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    compiled = encoded(recs, truth)
+    assert_same_encoding(compiled, numpy_built)
+    notes = {n.code: n.count for n in compiled.lists["model"].notes}
+    assert notes == {n.code: n.count for n in numpy_built.lists["model"].notes}
+    assert notes["duplicate_items"] > 14 and ("rank_gaps" in notes) == (shape == "shuffled with gaps")
+    np.testing.assert_array_equal(compiled.lists["model"].scores, numpy_built.lists["model"].scores)
+
+
+def test_two_rows_with_one_rank_are_named_when_the_compiled_loop_placed_them(monkeypatch):
+    from metrics_core.errors import InputError
+
+    monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    recs = pd.DataFrame({"user_id": [2, 1, 1, 2], "item_id": [5, 6, 7, 8], "rank": [1, 1, 2, 1]})
+    with pytest.raises(InputError, match="share a rank") as error:
+        encoded(recs, pd.DataFrame({"user_id": [1], "item_id": [6], "grade": [1]}))
+    assert sorted(error.value.rows.index) == [0, 3]
+
+
 def test_blocks_of_equal_length_holding_two_users_are_not_taken_for_whole_lists():
     # user 1 has ranks 1-4; users 2 and 3 share the second block of four rows (ranks 1, 2 and 3, 4)
     recs = pd.DataFrame({"user_id": [1, 1, 1, 1, 2, 2, 3, 3], "item_id": [10, 11, 12, 13, 10, 11, 12, 13],

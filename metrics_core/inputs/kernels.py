@@ -1,0 +1,102 @@
+"""Compiled loops for the two encoding steps numpy needs several passes or a sort for.
+
+numba compiles them (``cache=True``: once per machine, kept in ``__pycache__``; ``make`` compiles
+them at install, ``python -m metrics_core.inputs.kernels`` does it by hand). They release the
+GIL (``nogil``) and each call covers one range of rows or users, so :func:`map_chunks` runs them
+on a few threads like the numpy steps (numba's own thread pools are not safe to enter from two
+threads at once, and the app evaluates in one thread per session).
+
+:mod:`metrics_core.inputs.encode` imports this module only for large inputs (from its
+``KERNEL_MIN`` cells): importing numba takes about 0.4 s, more than small inputs take in numpy;
+the tests check that both paths give the same arrays.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True)
+def scatter_rows(user, position, first, n_positions, values, out, start, stop):
+    """``out[user * n_positions + position - first] = values`` for rows ``start .. stop``: one
+    pass, no array of cell numbers (numpy writes one and reads it back for each column)."""
+    for row in range(start, stop):
+        out[user[row] * n_positions + position[row] - first] = values[row]
+
+
+@numba.njit(cache=True, nogil=True)
+def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, graded, n_items, start, stop):
+    """Mark the hits of users ``start .. stop`` and count their duplicate items and rank gaps.
+
+    Per user: its relevant items are tagged in a table indexed by item code (tag = user + 1,
+    so the table is never cleared), then its cells are read in position order: an item seen
+    before in the row is a duplicate (its later position is not a hit: the caller blanks it),
+    else a tagged item is a hit (with its grade when ``graded``). A list has a rank gap when
+    fewer cells are filled than its last filled position. Returns ``(duplicates, gaps)``.
+    """
+    seen = np.zeros(n_items, dtype=np.int64)
+    wanted = np.zeros(n_items, dtype=np.int64)
+    source = np.zeros(n_items, dtype=np.int64)
+    duplicates = 0
+    gaps = 0
+    for user in range(start, stop):
+        tag = user + 1
+        for row in range(truth_starts[user], truth_starts[user + 1]):
+            wanted[truth_item[row]] = tag
+            source[truth_item[row]] = row
+        filled = 0
+        last = 0
+        for position in range(items_at.shape[1]):
+            item = items_at[user, position]
+            if item < 0:
+                continue
+            filled += 1
+            last = position + 1
+            if seen[item] == tag:
+                duplicates += 1
+                continue
+            seen[item] = tag
+            if wanted[item] == tag:
+                hit[user, position] = True
+                if graded:
+                    grade[user, position] = truth_grade[source[item]]
+        if filled < last:
+            gaps += 1
+    return duplicates, gaps
+
+
+@numba.njit(cache=True, nogil=True)
+def blank_duplicates(items_at, n_items, start, stop):
+    """Set to -1 every cell of users ``start .. stop`` whose item occurs earlier in the row."""
+    seen = np.zeros(n_items, dtype=np.int64)
+    for user in range(start, stop):
+        tag = user + 1
+        for position in range(items_at.shape[1]):
+            item = items_at[user, position]
+            if item >= 0:
+                if seen[item] == tag:
+                    items_at[user, position] = -1
+                else:
+                    seen[item] = tag
+
+
+def compile_all() -> None:
+    """Compile (or load from the cache) every kernel for the types the encoding passes: codes
+    and ranks as int32 or int64, scores as float32 or float64, lists read-only or not."""
+    ints = (np.int32, np.int64)
+    for user_type in ints:
+        for position_type in ints:
+            for value_type in (np.int32, np.int64, np.float32, np.float64):
+                out = np.zeros(2, dtype=value_type if value_type in (np.float32, np.float64) else np.int32)
+                scatter_rows(np.zeros(1, user_type), np.ones(1, position_type), 1, 2, np.ones(1, value_type), out, 0, 1)
+    for writeable in (True, False):
+        items = np.zeros((1, 2), dtype=np.int32)
+        items.flags.writeable = writeable
+        join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
+                   np.zeros((1, 2), np.float32), True, 1, 0, 1)
+    blank_duplicates(np.zeros((1, 2), dtype=np.int32), 1, 0, 1)
+
+
+if __name__ == "__main__":
+    compile_all()
