@@ -30,6 +30,7 @@ MAX_POSITIONS = 100_000
 JOIN_CHUNK_CELLS = 1 << 22
 CHECK_CHUNK_CELLS = 1 << 16
 KERNEL_MIN = 1 << 22  # users x positions cells from which the compiled loops (numba) place and join
+KERNEL_ITEMS_MAX = 1 << 24  # the compiled join's tables take 12 bytes per item and thread: 192 MiB each here
 USER_ITEM_HINT = f" with {setting('user_column')} and {setting('item_column')}"
 
 
@@ -380,8 +381,8 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int, count_gaps: bool):
     """Mark relevant cells and blank duplicate items; return ``(items, hit, grade, n_duplicates,
     n_gaps)`` (``items`` is a copy when ``items_at`` is read-only and holds a duplicate; ``n_gaps``
     counts the lists with a gap in their ranks, before duplicates are blanked, when
-    ``count_gaps``). From :data:`KERNEL_MIN` cells the compiled loop does it
-    (:func:`_join_compiled`); below, numpy:
+    ``count_gaps``). From :data:`KERNEL_MIN` cells, with at most :data:`KERNEL_ITEMS_MAX` items,
+    the compiled loop does it (:func:`_join_compiled`); otherwise numpy:
 
     Per chunk of users (chunks run on a few threads; each writes its own rows): pack
     ``item << b | position`` (``2**b`` >= P; an empty cell packs as item -1 and sorts first),
@@ -390,7 +391,7 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int, count_gaps: bool):
     slot keeps a row's empty cells above the row before) and locate each ground-truth pair with
     one ``searchsorted``; the first match is the item's best position.
     """
-    if items_at.size >= KERNEL_MIN:
+    if items_at.size >= KERNEL_MIN and n_items <= KERNEL_ITEMS_MAX:
         items_at, hit, grade, duplicates, gaps = _join_compiled(items_at, truth, n_items)
         return items_at, hit, grade, duplicates, gaps if count_gaps else 0
     gaps = _users_with_rank_gaps(items_at) if count_gaps else 0
@@ -404,7 +405,7 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int, count_gaps: bool):
     key_type = np.int32 if stride * min(chunk, 64) < 2**31 else np.int64
     if key_type is np.int32:
         chunk = max(1, min(chunk, (2**31 - 1) // stride))
-    truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
+    truth_starts = truth.starts
     column = np.arange(n_positions, dtype=key_type)
     mask = key_type((1 << bits) - 1)
 
@@ -452,9 +453,8 @@ def _join_compiled(items_at: np.ndarray, truth: Truth, n_items: int):
 
     hit = np.zeros(items_at.shape, dtype=bool)
     grade = np.zeros(items_at.shape if truth.graded else (0, 0), dtype=np.float32)
-    truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
     shares = _thread_shares(len(items_at))
-    counts = map_chunks(lambda start, stop: join_users(items_at, truth_starts, truth.item, truth.grade, hit, grade,
+    counts = map_chunks(lambda start, stop: join_users(items_at, truth.starts, truth.item, truth.grade, hit, grade,
                                                        truth.graded, n_items, start, stop), shares)
     duplicates, gaps = (sum(count[i] for count in counts) for i in (0, 1))
     if duplicates:

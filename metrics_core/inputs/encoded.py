@@ -63,6 +63,11 @@ class Truth:
     n_items: int = 0
 
     @cached_property
+    def starts(self) -> np.ndarray:
+        """Where each user's rows begin: user ``u``'s are ``starts[u]:starts[u + 1]``."""
+        return np.concatenate([[0], np.cumsum(self.relevant_count)])
+
+    @cached_property
     def judged_count(self) -> np.ndarray:
         """N: the judged non-relevant items of each user."""
         return np.bincount(self.judged // max(self.n_items, 1), minlength=len(self.relevant_count))

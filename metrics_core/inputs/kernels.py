@@ -34,17 +34,20 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
     before in the row is a duplicate (its later position is not a hit: the caller blanks it),
     else a tagged item is a hit (with its grade when ``graded``). A list has a rank gap when
     fewer cells are filled than its last filled position. Returns ``(duplicates, gaps)``.
+    The tables take 12 bytes per item code (user codes and one user's relevant count fit
+    int32); the caller bounds the number of items.
     """
-    seen = np.zeros(n_items, dtype=np.int64)
-    wanted = np.zeros(n_items, dtype=np.int64)
-    source = np.zeros(n_items, dtype=np.int64)
+    seen = np.zeros(n_items, dtype=np.int32)
+    wanted = np.zeros(n_items, dtype=np.int32)
+    offset = np.zeros(n_items, dtype=np.int32)  # the item's row among its user's ground-truth rows
     duplicates = 0
     gaps = 0
     for user in range(start, stop):
         tag = user + 1
-        for row in range(truth_starts[user], truth_starts[user + 1]):
+        first = truth_starts[user]
+        for row in range(first, truth_starts[user + 1]):
             wanted[truth_item[row]] = tag
-            source[truth_item[row]] = row
+            offset[truth_item[row]] = row - first
         filled = 0
         last = 0
         for position in range(items_at.shape[1]):
@@ -60,7 +63,7 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
             if wanted[item] == tag:
                 hit[user, position] = True
                 if graded:
-                    grade[user, position] = truth_grade[source[item]]
+                    grade[user, position] = truth_grade[first + offset[item]]
         if filled < last:
             gaps += 1
     return duplicates, gaps
@@ -69,7 +72,7 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
 @numba.njit(cache=True, nogil=True)
 def blank_duplicates(items_at, n_items, start, stop):
     """Set to -1 every cell of users ``start .. stop`` whose item occurs earlier in the row."""
-    seen = np.zeros(n_items, dtype=np.int64)
+    seen = np.zeros(n_items, dtype=np.int32)
     for user in range(start, stop):
         tag = user + 1
         for position in range(items_at.shape[1]):

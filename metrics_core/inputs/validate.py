@@ -68,7 +68,9 @@ CONTAINERS = (list, tuple, dict, set, np.ndarray)
 
 
 def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np.ndarray | TextIds:
-    """The id column as int64, or as :class:`TextIds` (codes into exact texts), never through float.
+    """The id column as integers (a signed integer column as it is, e.g. int32 from a Parquet file
+    whose ids fit; others as int64), or as :class:`TextIds` (codes into exact texts), never
+    through float.
 
     - integers that fit int64 stay integers; unsigned ids at or above 2**63 (and Python
       integers beyond int64) are read as their exact decimal text;

@@ -380,7 +380,7 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
     """
     every_k_from_hits = curves and totals_follow_from_hits(settings, candidates)
     cut = Cutoffs.for_pass(lists.positions, settings.k, curves and not every_k_from_hits)
-    truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
+    truth_starts = truth.starts
 
     def run(start: int, stop: int):
         part = rows[start:stop]
@@ -558,7 +558,7 @@ def _ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray, kind: str,
                   truth_starts: np.ndarray | None = None) -> np.ndarray:
     """IDCG of each user at its own depth: the DCG of its ``depth[u]`` highest grades."""
     if truth_starts is None:
-        truth_starts = np.concatenate([[0], np.cumsum(truth.relevant_count)])
+        truth_starts = truth.starts
     shown = np.minimum(truth.relevant_count[part], depth)
     disc = discount(int(shown.max(initial=0)))
     if not truth.graded or kind == "binary":

@@ -91,6 +91,24 @@ def test_compiled_loops_place_and_join_like_numpy(shape, graded, monkeypatch):
     np.testing.assert_array_equal(compiled.lists["model"].scores, numpy_built.lists["model"].scores)
 
 
+def test_a_catalog_too_large_for_the_compiled_joins_tables_is_joined_by_numpy(monkeypatch):
+    """The compiled join's tables grow with the catalog; above ``KERNEL_ITEMS_MAX`` items numpy
+    joins (rows are still placed by the compiled loop)."""
+    from metrics_core.inputs import kernels
+
+    recs, truth = whole_lists(n_users=30, length=10, item_space=500, seed=6)
+    recs = recs.sample(frac=1.0, random_state=7)
+    numpy_built = encoded(recs, truth)
+    monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    monkeypatch.setattr(encode, "KERNEL_ITEMS_MAX", 100)
+
+    def refuse(*args):
+        raise AssertionError("the compiled join ran on a catalog above the limit")
+
+    monkeypatch.setattr(kernels, "join_users", refuse)
+    assert_same_encoding(encoded(recs, truth), numpy_built)
+
+
 def test_two_rows_with_one_rank_are_named_when_the_compiled_loop_placed_them(monkeypatch):
     from metrics_core.errors import InputError
 
