@@ -234,7 +234,7 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks, raw
     ``blocks`` is the user code of each list when the rows come as whole lists in order (see
     :func:`whole_list_heads`), else None and ``user`` codes every row. ``position`` counts
     from ``first`` (1 for ranks, 0 for score order)."""
-    if score is not None and score.dtype.kind != "f":
+    if score is not None and score.dtype not in (np.float32, np.float64):  # (integers, float16: no compiled loop)
         score = score.astype(np.float64)
     if blocks is not None and len(blocks) == n_users and item.dtype == np.int32:
         # every user has a whole list, in order: the input arrays already are the matrices (read-only

@@ -109,6 +109,19 @@ def test_a_catalog_too_large_for_the_compiled_joins_tables_is_joined_by_numpy(mo
     assert_same_encoding(encoded(recs, truth), numpy_built)
 
 
+@pytest.mark.parametrize("score_type", [np.float16, np.uint64, np.int8])
+def test_scores_of_any_number_type_are_placed_by_the_compiled_loop(score_type, monkeypatch):
+    """numba has no float16: such scores (and integer ones) are placed as float64."""
+    recs, truth = whole_lists(n_users=20, length=8, item_space=300, seed=8)
+    recs = recs.drop(columns=["rank"]).assign(score=lambda f: (f.score + 8).astype(score_type)).sample(
+        frac=1.0, random_state=9)
+    numpy_built = encoded(recs, truth)
+    monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    compiled = encoded(recs, truth)
+    assert_same_encoding(compiled, numpy_built)
+    np.testing.assert_array_equal(compiled.lists["model"].scores, numpy_built.lists["model"].scores)
+
+
 def test_two_rows_with_one_rank_are_named_when_the_compiled_loop_placed_them(monkeypatch):
     from metrics_core.errors import InputError
 
