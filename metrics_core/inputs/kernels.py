@@ -99,6 +99,9 @@ def compile_all() -> None:
         join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
                    np.zeros((1, 2), np.float32), True, 1, 0, 1)
     blank_duplicates(np.zeros((1, 2), dtype=np.int32), 1, 0, 1)
+    from metrics_core.inputs import text_hash  # (the text table's kernels, compiled here too)
+
+    text_hash.compile_all()
 
 
 if __name__ == "__main__":

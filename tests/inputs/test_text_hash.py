@@ -1,0 +1,117 @@
+"""The compiled text table codes every text exactly as Arrow's dictionary encoding does: the same
+rows share a code, whatever the chunks, lengths, bytes, growth or threads, and equal hashes
+never merge two texts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from metrics_core import evaluate
+from metrics_core.inputs import text_hash, text_ids, validate
+from metrics_core.inputs.text_ids import TextIds
+
+TEXTS = st.text(alphabet=st.sampled_from(["a", "b", "é", "\x00", "😀", " ", "7"]), max_size=20)
+
+
+def assert_codes_the_texts(column: pa.ChunkedArray, threads: int = 2) -> np.ndarray:
+    codes, distinct = text_hash.factorize(column, threads=threads)
+    texts = column.to_pylist()
+    assert distinct.to_pylist() == list(dict.fromkeys(distinct.to_pylist()))  # each text once
+    assert [distinct[int(c)].as_py() for c in codes] == texts  # every row its own text
+    assert sorted(distinct.to_pylist()) == sorted(set(texts))  # and only texts that occur
+    return codes
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(TEXTS, max_size=40), min_size=1, max_size=4), st.booleans(), st.integers(1, 3))
+def test_codes_are_exact_for_any_texts_chunks_and_threads(chunks, large, threads):
+    kind = pa.large_string() if large else pa.string()
+    column = pa.chunked_array([pa.array(chunk, type=kind) for chunk in chunks], type=kind)
+    assert_codes_the_texts(column, threads)
+
+
+def test_sliced_chunks_of_both_offset_widths_and_texts_of_every_length_around_a_word():
+    texts = ["x" * n for n in range(0, 70)] + [f"id-{i}" for i in range(3000)] * 2
+    whole = pa.array(texts)
+    parts = pa.chunked_array([whole.slice(5, 2000), whole.slice(2005)])  # chunks that start inside a buffer
+    assert_codes_the_texts(parts)
+    column = pa.chunked_array([pa.array(texts[:100], pa.large_string()), pa.array(texts[100:], pa.large_string())])
+    assert_codes_the_texts(column)
+
+
+def test_the_table_arena_and_starts_grow_from_their_smallest_size():
+    rng = np.random.default_rng(3)
+    texts = [f"user-{v}" * (1 + v % 5) for v in rng.integers(0, 50_000, 200_000)]
+    table = text_hash.Table(1, 1)
+    column = pa.chunked_array([pa.array(texts)])
+    (offsets, data, _), = text_hash._pieces(column)
+    codes = np.empty(len(texts), np.int32)
+    assert table.code(offsets, data, codes)
+    distinct = table.texts().to_pylist()
+    assert [distinct[c] for c in codes] == texts and len(distinct) == len(set(texts))
+    assert table.table.shape[0] >= len(distinct) * 2 // text_hash.SLOTS  # grew, at most half full
+
+
+def test_a_text_whose_fingerprint_equals_another_texts_is_compared_byte_for_byte():
+    """Give "a"'s slot the fingerprint "b" will have: "b" must still get a code of its own."""
+    table = text_hash.Table(4, 64)
+    one = pa.chunked_array([pa.array(["a"])])
+    (offsets, data, _), = text_hash._pieces(one)
+    table.code(offsets, data, np.empty(1, np.int32))
+    b = np.frombuffer(b"b", np.uint8)
+    fingerprint = (text_hash.text_hash(b, 0, 1) & text_hash.LOW32) | (np.uint64(1) << np.uint64(32))
+    h_b = text_hash.text_hash(b, 0, 1)
+    line = int(h_b >> np.uint64(32)) & (table.table.shape[0] - 1)
+    a_line = np.flatnonzero(table.table[:, text_hash.SLOTS] != 0)[0]
+    table.table[line] = table.table[a_line]  # "a" now sits in "b"'s home line, with "b"'s fingerprint
+    table.table[line, 0] = fingerprint
+    if line != a_line:
+        table.table[a_line] = 0
+    codes = np.empty(1, np.int32)
+    (offsets, data, _), = text_hash._pieces(pa.chunked_array([pa.array(["b"])]))
+    assert table.code(offsets, data, codes)
+    assert codes[0] == 1 and table.texts().to_pylist() == ["a", "b"]
+
+
+def test_a_column_beyond_the_tables_limits_is_left_to_arrow(monkeypatch):
+    monkeypatch.setattr(text_hash, "ARENA_MAX", 16)
+    column = pa.chunked_array([pa.array([f"text-{i}" for i in range(10)])])
+    assert text_hash.factorize(column) is None
+
+
+@pytest.mark.parametrize("limit", [16, 2**40])  # the compiled table, or Arrow after it gave up
+def test_large_text_columns_read_through_the_compiled_table_give_the_same_ids(limit, monkeypatch):
+    monkeypatch.setattr(text_ids, "COMPILED_MIN", 1)
+    monkeypatch.setattr(text_ids, "PARALLEL_MIN", 1)
+    monkeypatch.setattr(text_hash, "ARENA_MAX", limit)
+    texts = [" u2", "u1 ", "u2", "7.00", "x", "a\x00", "a", "é"] * 5
+    frame = pd.DataFrame({"user_id": pd.Series(texts, dtype="str")})
+    ids = validate.ids(frame, "user_id", "recs", ["user_id"])
+    assert isinstance(ids, TextIds)
+    assert list(ids.values) == ["7", "a", "a\x00", "u1", "u2", "x", "é"]
+    assert list(ids.texts()) == [t.strip().replace("7.00", "7") for t in texts]
+
+
+def test_metrics_of_text_ids_coded_by_the_compiled_table_equal_those_of_numbers(monkeypatch):
+    rng = np.random.default_rng(8)
+    users, items = rng.integers(0, 300, 6000), rng.integers(0, 900, 6000)
+    recs = pd.DataFrame({"user_id": users, "item_id": items, "rank": np.tile(np.arange(1, 21), 300)})
+    recs = recs.drop_duplicates(["user_id", "item_id"]).drop_duplicates(["user_id", "rank"])
+    truth = pd.DataFrame({"user_id": rng.integers(0, 300, 2000), "item_id": rng.integers(0, 900, 2000)})
+    as_numbers = evaluate(recs, truth, k=10).metrics
+    monkeypatch.setattr(text_ids, "COMPILED_MIN", 1)
+    monkeypatch.setattr(text_ids, "PARALLEL_MIN", 1)
+
+    def as_text(frame):
+        return frame.assign(user_id=("u-" + frame.user_id.astype(str)).astype("str"),
+                            item_id=("sku-" + frame.item_id.astype(str)).astype("str"))
+
+    as_texts = evaluate(as_text(recs), as_text(truth), k=10).metrics
+    assert as_texts.keys() == as_numbers.keys()
+    for name, value in as_numbers.items():
+        assert as_texts[name] == pytest.approx(value, rel=1e-12, nan_ok=True), name
