@@ -201,7 +201,9 @@ class Table:
         self.state = np.zeros(2, dtype=np.int64)
 
     def code(self, offsets: np.ndarray, data: np.ndarray, codes: np.ndarray) -> bool:
-        """Code every row (growing as needed); False when a text is too long for the table."""
+        """Code every row (growing as needed); False when the table cannot take them (a text of
+        2 GiB or more, or more than :data:`ARENA_MAX` bytes of distinct text): then some rows
+        have no code, and the caller must not use ``codes``."""
         done = 0
         while done < len(codes):
             coded = code_texts(offsets[done:], data, codes[done:], self.table, self.arena, self.starts, self.state)
@@ -284,7 +286,8 @@ def factorize(column: pa.ChunkedArray, threads: int = THREADS) -> tuple[np.ndarr
     for table, (first, stop) in zip(tables[1:], shares[1:], strict=True):
         (offsets, data, _), = _pieces(pa.chunked_array([table.texts()]))
         into_main = np.empty(len(offsets) - 1, dtype=np.int32)
-        main.code(offsets, data, into_main)
+        if not main.code(offsets, data, into_main):  # the shares' texts together pass the arena's limit
+            return None
         start = pieces[first][2]
         stop_row = pieces[stop][2] if stop < len(pieces) else rows
         codes[start:stop_row] = into_main[codes[start:stop_row]]

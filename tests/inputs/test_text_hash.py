@@ -15,6 +15,7 @@ from metrics_core import evaluate
 from metrics_core.inputs import text_hash, text_ids, validate
 from metrics_core.inputs.text_ids import TextIds
 
+ARENA_MAX = text_hash.ARENA_MAX  # the real limit, before a test lowers it
 TEXTS = st.text(alphabet=st.sampled_from(["a", "b", "é", "\x00", "😀", " ", "7"]), max_size=20)
 
 
@@ -64,8 +65,8 @@ def test_a_text_whose_fingerprint_equals_another_texts_is_compared_byte_for_byte
     (offsets, data, _), = text_hash._pieces(one)
     table.code(offsets, data, np.empty(1, np.int32))
     b = np.frombuffer(b"b", np.uint8)
-    fingerprint = (text_hash.text_hash(b, 0, 1) & text_hash.LOW32) | (np.uint64(1) << np.uint64(32))
     h_b = text_hash.text_hash(b, 0, 1)
+    fingerprint = (h_b & text_hash.LOW32) | (np.uint64(1) << np.uint64(32))  # its hash's low bits, length 1
     line = int(h_b >> np.uint64(32)) & (table.table.shape[0] - 1)
     a_line = np.flatnonzero(table.table[:, text_hash.SLOTS] != 0)[0]
     table.table[line] = table.table[a_line]  # "a" now sits in "b"'s home line, with "b"'s fingerprint
@@ -84,10 +85,34 @@ def test_a_column_beyond_the_tables_limits_is_left_to_arrow(monkeypatch):
     assert text_hash.factorize(column) is None
 
 
-@pytest.mark.parametrize("limit", [16, 2**40])  # the compiled table, or Arrow after it gave up
-def test_large_text_columns_read_through_the_compiled_table_give_the_same_ids(limit, monkeypatch):
+def test_shares_whose_texts_fit_one_by_one_but_not_together_are_left_to_arrow(monkeypatch):
+    """Each thread's 40 distinct texts (320 bytes) fit an arena of 400; merged into the first
+    table they do not, and the second share's rows must not keep codes that were never written."""
+    monkeypatch.setattr(text_hash, "ARENA_MAX", 400)
+    shares = [pa.array([f"{share}{i:07d}" for i in range(40)]) for share in "ab"]
+    assert text_hash.factorize(pa.chunked_array(shares[:1]), threads=1) is not None  # one share fits
+    assert text_hash.factorize(pa.chunked_array(shares), threads=2) is None
+
+
+def compiled_calls(monkeypatch) -> list:
+    """Make every Arrow text column go to the compiled table; the list collects whether each
+    call coded its column (True) or left it to Arrow (False)."""
     monkeypatch.setattr(text_ids, "COMPILED_MIN", 1)
     monkeypatch.setattr(text_ids, "PARALLEL_MIN", 1)
+    calls, factorize = [], text_hash.factorize
+
+    def spy(column, *args, **kwargs):
+        coded = factorize(column, *args, **kwargs)
+        calls.append(coded is not None)
+        return coded
+
+    monkeypatch.setattr(text_hash, "factorize", spy)
+    return calls
+
+
+@pytest.mark.parametrize("limit", [16, ARENA_MAX])  # Arrow after the table gave up, or the table
+def test_large_text_columns_read_through_the_compiled_table_give_the_same_ids(limit, monkeypatch):
+    calls = compiled_calls(monkeypatch)
     monkeypatch.setattr(text_hash, "ARENA_MAX", limit)
     texts = [" u2", "u1 ", "u2", "7.00", "x", "a\x00", "a", "é"] * 5
     frame = pd.DataFrame({"user_id": pd.Series(texts, dtype="str")})
@@ -95,6 +120,7 @@ def test_large_text_columns_read_through_the_compiled_table_give_the_same_ids(li
     assert isinstance(ids, TextIds)
     assert list(ids.values) == ["7", "a", "a\x00", "u1", "u2", "x", "é"]
     assert list(ids.texts()) == [t.strip().replace("7.00", "7") for t in texts]
+    assert calls == [limit == ARENA_MAX]
 
 
 def test_metrics_of_text_ids_coded_by_the_compiled_table_equal_those_of_numbers(monkeypatch):
@@ -104,14 +130,14 @@ def test_metrics_of_text_ids_coded_by_the_compiled_table_equal_those_of_numbers(
     recs = recs.drop_duplicates(["user_id", "item_id"]).drop_duplicates(["user_id", "rank"])
     truth = pd.DataFrame({"user_id": rng.integers(0, 300, 2000), "item_id": rng.integers(0, 900, 2000)})
     as_numbers = evaluate(recs, truth, k=10).metrics
-    monkeypatch.setattr(text_ids, "COMPILED_MIN", 1)
-    monkeypatch.setattr(text_ids, "PARALLEL_MIN", 1)
+    calls = compiled_calls(monkeypatch)
 
     def as_text(frame):
         return frame.assign(user_id=("u-" + frame.user_id.astype(str)).astype("str"),
                             item_id=("sku-" + frame.item_id.astype(str)).astype("str"))
 
     as_texts = evaluate(as_text(recs), as_text(truth), k=10).metrics
+    assert calls == [True] * 4  # users and items of both tables, by the compiled table
     assert as_texts.keys() == as_numbers.keys()
     for name, value in as_numbers.items():
         assert as_texts[name] == pytest.approx(value, rel=1e-12, nan_ok=True), name
