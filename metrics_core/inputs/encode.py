@@ -114,9 +114,9 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
         if grade is None and by_user:
             _sort_within_users(key, user)  # (key is ours: sorted in place)
         elif grade is None:
-            key.sort(kind="stable")
+            key.sort()  # (equal keys are the same pair: no order to keep, and this sort is 5x a stable one)
         else:
-            order = np.argsort(key, kind="stable")
+            order = np.argsort(key)  # (the grades of equal keys are merged by their maximum below)
             key, grade = key[order], grade[order]
             by_user = True  # user is recomputed below
             user = key // n_items
@@ -152,7 +152,7 @@ def _sort_within_users(key: np.ndarray, user: np.ndarray) -> None:
     n = len(key)
     cuts = np.unique(np.searchsorted(user, user[np.linspace(0, n - 1, THREADS + 1).astype(np.int64)[1:-1]]))
     bounds = list(zip([0, *cuts.tolist()], [*cuts.tolist(), n], strict=True))
-    map_chunks(lambda start, stop: key[start:stop].sort(kind="stable"), [b for b in bounds if b[1] > b[0]])
+    map_chunks(lambda start, stop: key[start:stop].sort(), [b for b in bounds if b[1] > b[0]])
 
 
 def encode_lists(

@@ -38,37 +38,60 @@ M1 = np.uint64(0xFF51AFD7ED558CCD)
 M2 = np.uint64(0xC4CEB9FE1A85EC53)
 LONGEST = 2**31  # a text at least this long is left to Arrow (its length would not fit the fingerprint)
 ARENA_MAX = 2**32  # bytes of distinct text per thread (offsets into the arena are 32 bits)
+PIECE_ROWS = 1 << 20  # rows coded per call: shares of about equal rows for the threads, whatever the chunks
 
 
 @intrinsic
-def _word(typingctx, data, at):
-    """The eight bytes at ``data[at]`` (a uint8 array) as one little-endian 64-bit word: one
-    unaligned load (assembling it from eight byte loads cost half the lookup's time)."""
+def _word(typingctx, address, at):
+    """The eight bytes at ``address + at`` as one little-endian 64-bit word: one unaligned load
+    (assembling it from eight byte loads cost half the lookup's time)."""
     def codegen(context, builder, signature, args):
-        array = context.make_array(signature.args[0])(context, builder, args[0])
-        byte = builder.gep(array.data, [args[1]])
-        return builder.load(builder.bitcast(byte, ir.IntType(64).as_pointer()), align=1)
+        return builder.load(_pointer(context, builder, signature, args, ir.IntType(64)), align=1)
 
-    return types.uint64(data, at), codegen
+    return types.uint64(address, at), codegen
+
+
+@intrinsic
+def _byte(typingctx, address, at):
+    """The byte at ``address + at``."""
+    def codegen(context, builder, signature, args):
+        return builder.load(_pointer(context, builder, signature, args, ir.IntType(8)))
+
+    return types.uint8(address, at), codegen
+
+
+def _pointer(context, builder, signature, args, kind):
+    """LLVM code for a pointer to a ``kind`` at ``address + at`` (the arguments of :func:`_word`
+    and :func:`_byte`, any integer types)."""
+    address = context.cast(builder, args[0], signature.args[0], types.uintp)
+    at = context.cast(builder, args[1], signature.args[1], types.intp)
+    return builder.inttoptr(builder.add(address, at), kind.as_pointer())
+
+
+# The loops read the texts and the arena through their addresses (``array.ctypes.data``, taken
+# once per call), not through the arrays: numba counts references to an array handed to another
+# function, an atomic add and subtract on the array's shared counter at every call, which made
+# each row's hash cost 14 ns instead of 2 and kept two threads from coding any faster than one.
 
 
 @numba.njit(cache=True, nogil=True)
-def text_hash(data, start, stop):
-    """A 64-bit hash of ``data[start:stop]``: each 8-byte word mixed in by a multiply, then the
-    last bytes (as the last 8 bytes of the text when it has 8), then a final mix."""
+def text_hash(address, start, stop):
+    """A 64-bit hash of the bytes ``start .. stop`` at ``address``: each 8-byte word mixed in by a
+    multiply, then the last bytes (as the last 8 bytes of the text when it has 8), then a final
+    mix."""
     h = np.uint64(stop - start) * M2
     j = start
     while j + 8 <= stop:
-        h = (h ^ _word(data, j)) * M1
+        h = (h ^ _word(address, j)) * M1
         j += 8
     if j < stop:
         if stop - start >= 8:
-            tail = _word(data, stop - 8)
+            tail = _word(address, stop - 8)
         else:
             tail = np.uint64(0)
             shift = np.uint64(0)
             while j < stop:
-                tail |= np.uint64(data[j]) << shift
+                tail |= np.uint64(_byte(address, j)) << shift
                 j += 1
                 shift += np.uint64(8)
         h = (h ^ tail) * M1
@@ -78,9 +101,10 @@ def text_hash(data, start, stop):
     return h
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _same(data, start, stop, arena, at):
-    """Whether ``data[start:stop]`` equals ``arena[at:at + stop - start]`` (8 bytes at a time)."""
+    """Whether the bytes ``start .. stop`` at address ``data`` equal the as many at address
+    ``arena`` from ``at`` (8 bytes at a time)."""
     j = 0
     length = stop - start
     while j + 8 <= length:
@@ -88,7 +112,7 @@ def _same(data, start, stop, arena, at):
             return False
         j += 8
     while j < length:
-        if data[start + j] != arena[at + j]:
+        if _byte(data, start + j) != _byte(arena, at + j):
             return False
         j += 1
     return True
@@ -115,7 +139,8 @@ def _probe(table, data, start, stop, h, arena, starts, state):
                 state[0] = count + 1
                 state[1] = used + stop - start
                 return count
-            if table[line, slot] == key and _same(data, start, stop, arena, np.int64(packed & LOW32)):
+            if table[line, slot] == key and _same(data.ctypes.data, start, stop, arena.ctypes.data,
+                                                  np.int64(packed & LOW32)):
                 return np.int64(packed >> np.uint64(32)) - 1
         line = (line + 1) & (lines - 1)
 
@@ -137,6 +162,8 @@ def code_texts(offsets, data, codes, table, arena, starts, state):
     found = np.empty(BATCH, np.uint64)
     hashes = np.empty(BATCH, np.uint64)
     ends = np.zeros(BATCH, np.uint8)
+    text = data.ctypes.data
+    texts = arena.ctypes.data  # (fixed during the call: the arena grows between calls)
     first = 0
     while first < rows:
         size = min(BATCH, rows - first)
@@ -144,7 +171,7 @@ def code_texts(offsets, data, codes, table, arena, starts, state):
             start, stop = offsets[first + j], offsets[first + j + 1]
             if stop - start >= LONGEST:
                 return -1
-            h = text_hash(data, start, stop)
+            h = text_hash(text, start, stop)
             hashes[j] = h
             keys[j] = (h & LOW32) | (np.uint64(stop - start) << np.uint64(32))
             home[j] = np.int64(h >> np.uint64(32)) & (lines - 1)
@@ -158,12 +185,12 @@ def code_texts(offsets, data, codes, table, arena, starts, state):
             packed = found[j]
             if packed != EMPTY and keys[j] >> np.uint64(32) != 0:
                 at = np.int64(packed & LOW32)
-                ends[j] = arena[at] ^ arena[at + np.int64(keys[j] >> np.uint64(32)) - 1]
+                ends[j] = _byte(texts, at) ^ _byte(texts, at + np.int64(keys[j] >> np.uint64(32)) - 1)
         for j in range(size):
             start, stop = offsets[first + j], offsets[first + j + 1]
             packed = found[j]
-            if packed != EMPTY and (stop == start or ends[j] == data[start] ^ data[stop - 1]) \
-                    and _same(data, start, stop, arena, np.int64(packed & LOW32)):
+            if packed != EMPTY and (stop == start or ends[j] == _byte(text, start) ^ _byte(text, stop - 1)) \
+                    and _same(text, start, stop, texts, np.int64(packed & LOW32)):
                 codes[first + j] = np.int64(packed >> np.uint64(32)) - 1
                 continue
             code = _probe(table, data, start, stop, hashes[j], arena, starts, state)
@@ -178,9 +205,10 @@ def code_texts(offsets, data, codes, table, arena, starts, state):
 def _reinsert(table, arena, starts, count):
     """Put codes ``0 .. count`` (texts ``arena[starts[c]:starts[c + 1]]``) into an empty table."""
     lines = table.shape[0]
+    texts = arena.ctypes.data
     for code in range(count):
         start, stop = starts[code], starts[code + 1]
-        h = text_hash(arena, start, stop)
+        h = text_hash(texts, start, stop)
         line = np.int64(h >> np.uint64(32)) & (lines - 1)
         while table[line, 2 * SLOTS - 1] != EMPTY:  # a line fills slot by slot: full when its last is
             line = (line + 1) & (lines - 1)
@@ -246,14 +274,17 @@ def _lines_for(expected: int) -> int:
 
 
 def _pieces(column: pa.ChunkedArray) -> list[tuple[np.ndarray, np.ndarray, int]]:
-    """Each chunk's ``(offsets, data, first row)`` as numpy views of its Arrow buffers."""
+    """``(offsets, data, first row)`` of each run of at most :data:`PIECE_ROWS` rows of a chunk,
+    as numpy views of its Arrow buffers (a column in one chunk is still shared between threads)."""
     pieces, first = [], 0
     for chunk in column.chunks:
         _, offsets, data = chunk.buffers()
         offset_type = np.int64 if pa.types.is_large_string(chunk.type) else np.int32
         offsets = np.frombuffer(offsets, offset_type)[chunk.offset:chunk.offset + len(chunk) + 1] \
             if len(chunk) else np.zeros(1, offset_type)
-        pieces.append((offsets, np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8), first))
+        data = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+        pieces += [(offsets[start:start + PIECE_ROWS + 1], data, first + start)
+                   for start in range(0, max(1, len(chunk)), PIECE_ROWS)]
         first += len(chunk)
     return pieces
 
@@ -284,10 +315,10 @@ def factorize(column: pa.ChunkedArray, threads: int = THREADS) -> tuple[np.ndarr
         return None
     main = tables[0]
     for table, (first, stop) in zip(tables[1:], shares[1:], strict=True):
-        (offsets, data, _), = _pieces(pa.chunked_array([table.texts()]))
-        into_main = np.empty(len(offsets) - 1, dtype=np.int32)
-        if not main.code(offsets, data, into_main):  # the shares' texts together pass the arena's limit
-            return None
+        into_main = np.empty(int(table.state[0]), dtype=np.int32)
+        for offsets, data, row in _pieces(pa.chunked_array([table.texts()])):
+            if not main.code(offsets, data, into_main[row:row + len(offsets) - 1]):  # (past the arena's limit)
+                return None
         start = pieces[first][2]
         stop_row = pieces[stop][2] if stop < len(pieces) else rows
         codes[start:stop_row] = into_main[codes[start:stop_row]]

@@ -98,7 +98,7 @@ def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np
         categories = series.cat.categories
         if pd.api.types.is_string_dtype(categories.dtype):
             return _text_ids(series.cat.codes.to_numpy(), pd.Series(categories),
-                             numeric=column in frame.attrs.get(NUMBERS_AS_TEXT, ()))
+                             numeric=column in frame.attrs.get(NUMBERS_AS_TEXT, ()), all_used=False)
         series = series.astype(categories.dtype)  # numbers held as categories: read as the numbers
     if pd.api.types.is_integer_dtype(series.dtype):  # unsigned, or a nullable integer type without gaps
         unsigned = not pd.api.types.is_signed_integer_dtype(series.dtype)
@@ -157,11 +157,13 @@ def _float_ids(values: np.ndarray, frame: pd.DataFrame, column: str, source: str
     return values.astype(np.int64)
 
 
-def _text_ids(codes: np.ndarray, distinct, numeric: bool = False) -> np.ndarray | TextIds:
+def _text_ids(codes: np.ndarray, distinct, numeric: bool = False, all_used: bool = True) -> np.ndarray | TextIds:
     """Ids ``distinct[codes]`` as text without surrounding whitespace, integral decimals written
     as integers (``" 4.00 "`` -> ``"4"``). ``numeric`` (Decimal values, CSV text): when every
     id is then an integer that fits int64, the ids are those integers, as a number-typed column
-    would have given. Only the distinct values are cleaned; ids that become equal become one."""
+    would have given. Only the distinct values are cleaned; ids that become equal become one.
+    ``all_used``: every distinct value is some row's, as a factorization gives them (a
+    categorical's categories need not be)."""
     text = pd.Series(distinct, copy=False).astype("str").str.strip()
     dotted = text.str.contains(".", regex=False).to_numpy(dtype=bool)
     if dotted.any():  # the regular expression only where it can apply
@@ -171,7 +173,7 @@ def _text_ids(codes: np.ndarray, distinct, numeric: bool = False) -> np.ndarray 
         as_int = pd.to_numeric(text, errors="coerce")
         if as_int.dtype == np.int64:
             return as_int.to_numpy(dtype=np.int64)[codes]
-    return TextIds.from_codes(codes, text.to_numpy(dtype=object))
+    return TextIds.from_codes(codes, text.to_numpy(dtype=object), all_used=all_used)
 
 
 def unify_ids(arrays: list[np.ndarray | TextIds]) -> list[np.ndarray | TextIds]:

@@ -45,6 +45,28 @@ def test_sliced_chunks_of_both_offset_widths_and_texts_of_every_length_around_a_
     assert_codes_the_texts(column)
 
 
+def test_a_column_in_one_chunk_is_shared_between_the_threads(monkeypatch):
+    """A column read as one chunk is cut into pieces, so that each thread codes a share of its rows
+    (and the second share's texts are merged into the first's table, in pieces too)."""
+    monkeypatch.setattr(text_hash, "PIECE_ROWS", 7)
+    texts = [f"u{v}" for v in np.random.default_rng(5).integers(0, 40, 101)]
+    for kind in (pa.string(), pa.large_string()):
+        column = pa.chunked_array([pa.array(texts, kind)])
+        pieces = text_hash._pieces(column)
+        assert [row for _, _, row in pieces] == list(range(0, 101, 7))
+        assert len(text_hash._shares(pieces, 101, 2)) == 2
+        assert_codes_the_texts(column, threads=2)
+        assert_codes_the_texts(pa.chunked_array([pa.array(texts, kind).slice(3)]), threads=2)
+    merged = []
+    code = text_hash.Table.code
+    monkeypatch.setattr(text_hash.Table, "code",
+                        lambda self, *args: merged.append(len(args[0]) - 1) or code(self, *args))
+    distinct = pa.chunked_array([pa.array([f"t{i}" for i in range(40)])])
+    second_share = 40 - 7 * text_hash._shares(text_hash._pieces(distinct), 40, 2)[0][1]
+    text_hash.factorize(distinct, threads=2)
+    assert max(merged) == 7 and sum(merged) == 40 + second_share  # every row in pieces, then the second share's texts
+
+
 def test_the_table_arena_and_starts_grow_from_their_smallest_size():
     rng = np.random.default_rng(3)
     texts = [f"user-{v}" * (1 + v % 5) for v in rng.integers(0, 50_000, 200_000)]
@@ -65,7 +87,7 @@ def test_a_text_whose_fingerprint_equals_another_texts_is_compared_byte_for_byte
     (offsets, data, _), = text_hash._pieces(one)
     table.code(offsets, data, np.empty(1, np.int32))
     b = np.frombuffer(b"b", np.uint8)
-    h_b = text_hash.text_hash(b, 0, 1)
+    h_b = text_hash.text_hash(b.ctypes.data, 0, 1)
     fingerprint = (h_b & text_hash.LOW32) | (np.uint64(1) << np.uint64(32))  # its hash's low bits, length 1
     line = int(h_b >> np.uint64(32)) & (table.table.shape[0] - 1)
     a_line = np.flatnonzero(table.table[:, text_hash.SLOTS] != 0)[0]

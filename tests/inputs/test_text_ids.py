@@ -28,6 +28,19 @@ def test_codes_into_any_texts_become_codes_into_sorted_distinct_texts_in_use(val
     ids = TextIds.from_codes(rows, np.array(values, dtype=object))
     assert list(ids.values) == sorted({values[r] for r in rows.tolist()})  # sorted, distinct, each in use
     assert list(ids.texts()) == [values[r] for r in rows.tolist()]  # every row keeps its text
+    if len(rows) and set(rows.tolist()) == set(range(len(values))):  # every value used: the shorter path
+        shorter = TextIds.from_codes(rows, np.array(values, dtype=object), all_used=True)
+        assert shorter.values.tolist() == ids.values.tolist() and shorter.codes.tolist() == ids.codes.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["b", "a", "a\x00", "", "é", "\uffff", "😀", "ab", "a b"]), max_size=25))
+def test_sorting_texts_with_few_repeats_gives_what_hashing_them_first_gives(texts):
+    texts = np.array(texts, dtype=object)
+    hashed_first = text_ids.sorted_distinct(texts)
+    sorted_first = text_ids.sorted_distinct(texts, few_repeats=True)
+    assert hashed_first[0].tolist() == sorted_first[0].tolist() == sorted(set(texts.tolist()))
+    assert hashed_first[1].tolist() == sorted_first[1].tolist()
 
 
 def test_ids_that_differ_only_in_a_trailing_nul_character_stay_two_ids():
