@@ -56,9 +56,15 @@ class IdIndex:
 
     def codes(self, values: np.ndarray | TextIds) -> np.ndarray:
         """Codes of ``values`` (int32 when they fit), -1 for ids not in the index. Text ids are
-        looked up once per distinct text, then gathered."""
+        looked up once per distinct text, then gathered; when their distinct texts are the
+        index's own (one table holding every id, the usual case for users), their codes already
+        are the index's codes and are returned as they are."""
         if is_text(values):
-            return lookup(self.codes(values.values), values.codes, 0) if len(values) else np.zeros(0, np.int32)
+            if not len(values):
+                return np.zeros(0, np.int32)
+            if len(values.values) == len(self.ids) and np.array_equal(values.values, self.ids):
+                return values.codes  # (both sorted and distinct: the same texts at the same places)
+            return lookup(self.codes(values.values), values.codes, 0)
         if self._table is not None and values.dtype.kind in "iu":
             if not len(values):
                 return np.zeros(0, dtype=self._table.dtype)

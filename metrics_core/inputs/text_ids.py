@@ -75,7 +75,7 @@ def factorize_text(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
 
     A column held by Arrow (pandas' ``str``) is coded on a few threads, one share of the rows
     each: from ``COMPILED_MIN`` rows by the compiled table of :mod:`metrics_core.inputs.text_hash`
-    (100M UUID-like ids with 1M distinct: 5.4 s on two cores), below that (or for a text type it
+    (100M UUID-like ids with 1M distinct: about 7 s on two cores), below that (or for a text type it
     does not read) by Arrow's dictionary encoding, whose shares' dictionaries are put end to end
     (the same 100M ids: 17-24 s, each lookup waiting on memory).
     """

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from metrics_core import Dataset, evaluate
 from metrics_core.errors import InputError
 from metrics_core.inputs import text_ids, validate
+from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.text_ids import TextIds
 
 
@@ -41,6 +42,26 @@ def test_sorting_texts_with_few_repeats_gives_what_hashing_them_first_gives(text
     sorted_first = text_ids.sorted_distinct(texts, few_repeats=True)
     assert hashed_first[0].tolist() == sorted_first[0].tolist() == sorted(set(texts.tolist()))
     assert hashed_first[1].tolist() == sorted_first[1].tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "c", "é", "a\x00"]), min_size=1, max_size=5, unique=True),
+       st.lists(st.sampled_from(["a", "b", "c", "é", "a\x00", "z"]), min_size=1, max_size=30))
+def test_text_ids_get_the_index_codes_of_their_texts_and_minus_one_outside_it(index_texts, rows):
+    """Whether the rows' distinct texts are the index's own (codes returned as they are), as many
+    but other texts, or fewer."""
+    index = IdIndex(np.array(sorted(index_texts), dtype=object))
+    ids = TextIds.factorize(np.array(rows, dtype=object))
+    expected = [sorted(index_texts).index(text) if text in index_texts else -1 for text in rows]
+    assert index.codes(ids).tolist() == expected
+
+
+def test_text_ids_with_the_index_own_texts_keep_their_codes_without_a_lookup():
+    ids = TextIds.factorize(np.array(["b", "a", "c", "a"], dtype=object))
+    index = IdIndex(np.array(["a", "b", "c"], dtype=object))
+    assert index.codes(ids) is ids.codes and ids.codes.tolist() == [1, 0, 2, 0]
+    other = IdIndex(np.array(["a", "b", "d"], dtype=object))  # as many texts, not the same
+    assert other.codes(ids).tolist() == [1, 0, -1, 0]
 
 
 def test_ids_that_differ_only_in_a_trailing_nul_character_stay_two_ids():
