@@ -23,7 +23,7 @@ from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Tru
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.read import is_qrels
 from metrics_core.inputs.text_ids import TextIds, is_text
-from metrics_core.parallel import THREADS, chunks, map_chunks
+from metrics_core.parallel import THREADS, chunks, map_chunks, thread_shares
 from metrics_core.settings import Order, TieBreak
 
 MAX_POSITIONS = 100_000
@@ -269,7 +269,7 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks, raw
         for values, out in ((item, items_at), (score, scores)):
             if out is not None:
                 map_chunks(lambda start, stop, values=values, out=out: scatter_rows(
-                    user, position, first, n_positions, values, out, start, stop), _thread_shares(len(user)))
+                    user, position, first, n_positions, values, out, start, stop), thread_shares(len(user)))
         sorted_cells = False
     else:
         cell = _cells(user, position, first, n_positions)
@@ -340,13 +340,8 @@ def _full(size: int, value, dtype) -> np.ndarray:
     def fill(start: int, stop: int) -> None:
         out[start:stop] = value
 
-    map_chunks(fill, _thread_shares(size))
+    map_chunks(fill, thread_shares(size))
     return out
-
-
-def _thread_shares(n: int) -> list[tuple[int, int]]:
-    """``0 .. n`` in one range per thread."""
-    return chunks(n, -(-n // THREADS))
 
 
 def _scatter(target: np.ndarray, cell: np.ndarray, values: np.ndarray) -> None:
@@ -356,7 +351,7 @@ def _scatter(target: np.ndarray, cell: np.ndarray, values: np.ndarray) -> None:
     def write(start: int, stop: int) -> None:
         target[cell[start:stop]] = values[start:stop]
 
-    map_chunks(write, _thread_shares(len(cell)))
+    map_chunks(write, thread_shares(len(cell)))
 
 
 def _raise_shared_cells(cell: np.ndarray, n_cells: int, raw: RawLists) -> None:
@@ -453,7 +448,7 @@ def _join_compiled(items_at: np.ndarray, truth: Truth, n_items: int):
 
     hit = np.zeros(items_at.shape, dtype=bool)
     grade = np.zeros(items_at.shape if truth.graded else (0, 0), dtype=np.float32)
-    shares = _thread_shares(len(items_at))
+    shares = thread_shares(len(items_at))
     counts = map_chunks(lambda start, stop: join_users(items_at, truth.starts, truth.item, truth.grade, hit, grade,
                                                        truth.graded, n_items, start, stop), shares)
     duplicates, gaps = (sum(count[i] for count in counts) for i in (0, 1))

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.inputs.text_ids import TextIds, as_text, is_text, sorted_distinct
-from metrics_core.parallel import PARALLEL_MIN, THREADS, chunks, map_chunks
+from metrics_core.parallel import PARALLEL_MIN, THREADS, chunks, map_chunks, thread_shares
 
 LOOKUP_TABLE_LIMIT = 1 << 26  # ids spanning fewer values than this use a direct lookup table
 INDEX_CHUNK = 1 << 16  # values per pass when used as indices: the index buffer stays in cache
@@ -114,8 +114,7 @@ def _index_chunks(values: np.ndarray, low: int):
 
 def _in_parallel(n: int, work) -> None:
     """``work(start, stop)`` over ``0 .. n`` split in one range per thread (small arrays: one)."""
-    size = n if n < PARALLEL_MIN else -(-n // THREADS)
-    map_chunks(work, chunks(n, size))
+    map_chunks(work, chunks(n, n) if n < PARALLEL_MIN else thread_shares(n))
 
 
 def _mark_present(present: np.ndarray, values: np.ndarray, low: int) -> None:

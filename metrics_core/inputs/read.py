@@ -339,7 +339,7 @@ def _numbers_by_row_group(file, source, types: dict[str, np.dtype]) -> dict | No
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from metrics_core.parallel import THREADS, chunks, map_chunks
+    from metrics_core.parallel import THREADS, map_chunks, thread_shares
 
     meta = file.metadata
     starts = np.cumsum([0] + [meta.row_group(g).num_rows for g in range(meta.num_row_groups)])
@@ -368,8 +368,7 @@ def _numbers_by_row_group(file, source, types: dict[str, np.dtype]) -> dict | No
         with pq.ParquetFile(source) as reader:  # (closed here: the app reads stored files for days)
             return read_groups(reader, first, stop)
 
-    groups = meta.num_row_groups
-    done = map_chunks(read, chunks(groups, -(-groups // THREADS)), threads=THREADS if by_path else 1)
+    done = map_chunks(read, thread_shares(meta.num_row_groups), threads=THREADS if by_path else 1)
     return out if all(done) else None
 
 

@@ -326,7 +326,8 @@ def factorize(column: pa.ChunkedArray, threads: int = THREADS) -> tuple[np.ndarr
 
 
 def _shares(pieces: list, rows: int, threads: int) -> list[tuple[int, int]]:
-    """Runs of consecutive chunks with about ``rows / threads`` rows each, as index bounds."""
+    """Runs of consecutive pieces (see :func:`_pieces`) with about ``rows / threads`` rows each,
+    as index bounds into ``pieces``."""
     bounds, start, taken = [], 0, 0
     for index, (offsets, _, _) in enumerate(pieces):
         taken += len(offsets) - 1

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from metrics_core.parallel import PARALLEL_MIN, THREADS, chunks, map_chunks
+from metrics_core.parallel import PARALLEL_MIN, map_chunks, thread_shares
 
-COMPILED_MIN = 1 << 22  # rows from which text is coded by the compiled hash table (importing numba: 0.4 s)
+COMPILED_MIN = 1 << 22  # rows from which text is coded by the compiled hash table (numba's first call: 1.4 s)
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def factorize_text(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         coded = text_hash.factorize(column)
         if coded is not None:
             return coded[0], coded[1].to_numpy(zero_copy_only=False)
-    shares = chunks(len(column), -(-len(column) // THREADS))
+    shares = thread_shares(len(column))
     encoded = map_chunks(lambda start, stop: column.slice(start, stop - start).dictionary_encode(), shares)
     code_type = np.int32 if len(column) < 2**31 else np.int64  # (codes never exceed the rows)
     codes, distinct, offset = [], [], 0

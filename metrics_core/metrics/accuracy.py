@@ -380,11 +380,9 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
     """
     every_k_from_hits = curves and totals_follow_from_hits(settings, candidates)
     cut = Cutoffs.for_pass(lists.positions, settings.k, curves and not every_k_from_hits)
-    truth_starts = truth.starts
-
     def run(start: int, stop: int):
         part = rows[start:stop]
-        ideal = ideal_dcg(truth, truth_starts, part, cut, settings.gain, settings.ndcg_ideal)
+        ideal = ideal_dcg(truth, part, cut, settings.gain, settings.ndcg_ideal)
         return _chunk(lists, truth, part, settings, None if candidates is None else candidates[part], cut, ideal)
 
     results = map_chunks(run, chunks(len(rows), max(1, CHUNK_CELLS // cut.width)), threads)
@@ -398,7 +396,7 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
     at_k.update(whole_list(lists, truth, rows, settings.gain))
     if every_k_from_hits:  # the chunks ran at K only: every k comes from the hit cells
         cut = Cutoffs.for_pass(lists.positions, settings.k, curves=True)
-        sums = totals_from_hit_cells(lists, truth, rows, truth_starts, cut, settings)
+        sums = totals_from_hit_cells(lists, truth, rows, cut, settings)
     hit_cells = _hits_of(lists, rows, cut.width)
     sums["rbp"] = rbp_from_hits(hit_cells, cut, settings.rbp_p)
     sums["dcg"] = dcg_from_hits(lists, truth, hit_cells, cut, settings.gain)
@@ -554,16 +552,13 @@ def interpolated_precision(lists: Lists, truth: Truth, rows: np.ndarray, k: int)
     return out
 
 
-def _ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray, kind: str,
-                  truth_starts: np.ndarray | None = None) -> np.ndarray:
+def _ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray, kind: str) -> np.ndarray:
     """IDCG of each user at its own depth: the DCG of its ``depth[u]`` highest grades."""
-    if truth_starts is None:
-        truth_starts = truth.starts
     shown = np.minimum(truth.relevant_count[part], depth)
     disc = discount(int(shown.max(initial=0)))
     if not truth.graded or kind == "binary":
         return np.concatenate([[0.0], np.cumsum(disc)])[shown]
-    row, place, grade = _sorted_grades(truth, truth_starts, part, shown, kind)
+    row, place, grade = _sorted_grades(truth, part, shown, kind)
     return np.bincount(row, weights=grade * disc[place], minlength=len(part))
 
 
@@ -601,7 +596,7 @@ def totals_follow_from_hits(settings: Settings, candidates: np.ndarray | None) -
     return candidates is None and settings.precision_denominator != "list" and settings.ap_denominator != "hits"
 
 
-def totals_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, truth_starts: np.ndarray, cut: Cutoffs,
+def totals_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cutoffs,
                           settings: Settings) -> dict[str, np.ndarray]:
     """Sums over users ``rows`` of every accuracy metric reported at each k, from the hit
     cells alone, with no users x k array (when :func:`totals_follow_from_hits`).
@@ -656,7 +651,7 @@ def totals_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, truth_st
         "recall": recall_sum,
         "fbeta": _ratio((1 + b2) * H, b2 * R + precision_denominator).sum(axis=0),
         "ap": _ratio(running_by_relevant(nth / (position + 1.0)), ap_denominator).sum(axis=0),
-        "ndcg": _ndcg_totals(lists, truth, rows, truth_starts, cut, settings, (user, position, cell),
+        "ndcg": _ndcg_totals(lists, truth, rows, cut, settings, (user, position, cell),
                              running_by_relevant, distinct_R),
         "ar": (recall_sum + _by_first_hit(first, _inverse(R_rows.astype(np.float64)), cut)) / 2,
         "hit": _by_first_hit(first, np.ones(len(first)), cut),
@@ -682,7 +677,7 @@ def _judged_totals(lists: Lists, truth: Truth, user, position, cell, nth, runnin
     return {"bpref": running(bpref_term * inverse_R), "infap": running(infap_term * inverse_R)}
 
 
-def _ndcg_totals(lists: Lists, truth: Truth, rows: np.ndarray, truth_starts: np.ndarray, cut: Cutoffs,
+def _ndcg_totals(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cutoffs,
                  settings: Settings, hits, running_by_relevant, distinct_R: np.ndarray) -> np.ndarray:
     """Σ over users of NDCG@k = DCG@k / IDCG@k at each reported k, from the hit cells.
 
@@ -699,25 +694,25 @@ def _ndcg_totals(lists: Lists, truth: Truth, rows: np.ndarray, truth_starts: np.
     if not truth.graded or settings.gain == "binary":
         representatives = rows[np.unique(np.searchsorted(distinct_R, truth.relevant_count[rows]),
                                          return_index=True)[1]]
-        ideal = ideal_dcg(truth, truth_starts, representatives, cut, settings.gain, settings.ndcg_ideal)
+        ideal = ideal_dcg(truth, representatives, cut, settings.gain, settings.ndcg_ideal)
         return _ratio(running_by_relevant(disc[position]), ideal).sum(axis=0)
     gain = _gain(lists.grade.reshape(-1)[cell].astype(np.float64), settings.gain) * disc[position]
     n_users = lists.hit.shape[0]
     k = cut.k
     if settings.ndcg_ideal != "cut_at_k":  # IDCG@k = the user's IDCG@1 (k_relevant: times Σ_{i≤k} 1/log2(i + 1))
         at_one = np.zeros(n_users)
-        at_one[rows] = ideal_dcg(truth, truth_starts, rows, Cutoffs(cut.width, k[:1]), settings.gain,
+        at_one[rows] = ideal_dcg(truth, rows, Cutoffs(cut.width, k[:1]), settings.gain,
                                  settings.ndcg_ideal)[:, 0]
         weighed = np.cumsum(np.bincount(position, weights=_ratio(gain, at_one[user]),
                                         minlength=cut.width))[cut.columns]
         return weighed if settings.ndcg_ideal == "all_relevant" else weighed / _cumulative_discount(k.astype(np.int64))
-    ideal_at_R, below_R = _ndcg_below_relevant(truth, rows, truth_starts, cut, user, position, gain, settings.gain)
+    ideal_at_R, below_R = _ndcg_below_relevant(truth, rows, cut, user, position, gain, settings.gain)
     # k >= R: DCG@k / IDCG(R), per R group, each k counting the groups with R <= k
     beyond_R = running_by_relevant(_ratio(gain, ideal_at_R[user]))
     return (beyond_R * (distinct_R[:, None] <= k[None, :])).sum(axis=0) + below_R
 
 
-def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, truth_starts: np.ndarray, cut: Cutoffs, user, position,
+def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, cut: Cutoffs, user, position,
                          gain, kind) -> tuple[np.ndarray, np.ndarray]:
     """Each user's IDCG at min(R, the largest reported k), which is IDCG(R) for every user the
     k >= R part counts; and Σ over users with R > k of DCG@k / IDCG@k at each reported k
@@ -737,7 +732,7 @@ def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, truth_starts: np.ndarra
     R_sorted = R[order]
     deepest = min(int(R_sorted[0]) if len(R_sorted) else 0, int(cut.k[-1]))  # no k reads a deeper rank
     users_deeper = np.searchsorted(-R_sorted, -np.arange(deepest + 1), side="left")  # n_j: users with R > j
-    first_grade = truth_starts[rows][order]
+    first_grade = truth.starts[rows][order]
     disc = discount(max(deepest, 1))
     place_of_user = np.full(truth.relevant_count.shape[0], -1)
     place_of_user[rows[order]] = np.arange(len(rows))
@@ -797,7 +792,7 @@ def uniform_gain(truth: Truth, kind) -> float:
     return float(_gain(truth.grade[:1].astype(np.float64), kind)[0]) if len(truth.grade) else 1.0
 
 
-def ideal_dcg(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, cut: Cutoffs, kind: str,
+def ideal_dcg(truth: Truth, part: np.ndarray, cut: Cutoffs, kind: str,
               ideal: str = "cut_at_k") -> np.ndarray:
     """IDCG@k for each reported k, as ``ideal`` says:
 
@@ -808,14 +803,14 @@ def ideal_dcg(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, cut: Cut
       (RecTools' NDCG, which has binary relevance: Σ_{i≤k} 1 / log2(i + 1)).
     """
     if ideal == "all_relevant":
-        full = _ideal_dcg_at(truth, part, truth.relevant_count[part], kind, truth_starts)
+        full = _ideal_dcg_at(truth, part, truth.relevant_count[part], kind)
         return np.repeat(full[:, None], len(cut.k), axis=1)
     if ideal == "k_relevant":
         R = truth.relevant_count[part]
         top = np.where(R > 0, 1.0, 0.0) if not truth.graded or kind == "binary" else \
-            np.where(R > 0, _gain(truth.grade[np.minimum(truth_starts[part], len(truth.grade) - 1)], kind), 0.0)
+            np.where(R > 0, _gain(truth.grade[np.minimum(truth.starts[part], len(truth.grade) - 1)], kind), 0.0)
         return top[:, None] * _cumulative_discount(cut.k.astype(np.int64))[None, :]
-    return _ideal_dcg_cut(truth, truth_starts, part, cut, kind)
+    return _ideal_dcg_cut(truth, part, cut, kind)
 
 
 def _cumulative_discount(k: np.ndarray, block: int = 1 << 20) -> np.ndarray:
@@ -834,7 +829,7 @@ def _cumulative_discount(k: np.ndarray, block: int = 1 << 20) -> np.ndarray:
     return out
 
 
-def _ideal_dcg_cut(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, cut: Cutoffs, kind: str) -> np.ndarray:
+def _ideal_dcg_cut(truth: Truth, part: np.ndarray, cut: Cutoffs, kind: str) -> np.ndarray:
     """IDCG@k for each reported k: the DCG of the user's min(k, R) highest grades.
 
     With equal grades this is the cumulative discount at min(k, R), a gather; otherwise the
@@ -851,18 +846,18 @@ def _ideal_dcg_cut(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, cut
     inside = k <= cut.width
     shown = np.minimum(R, cut.width)
     ideal = np.zeros((len(part), cut.width))
-    row, place, grade = _sorted_grades(truth, truth_starts, part, shown, kind)
+    row, place, grade = _sorted_grades(truth, part, shown, kind)
     ideal[row, place] = grade
     out[:, inside] = dcg(ideal, Cutoffs.up_to(cut.width))[:, k[inside] - 1]
     disc = discount(deepest)
     for j in np.flatnonzero(~inside):
-        row, place, grade = _sorted_grades(truth, truth_starts, part, np.minimum(R, k[j]), kind)
+        row, place, grade = _sorted_grades(truth, part, np.minimum(R, k[j]), kind)
         out[:, j] = np.bincount(row, weights=grade * disc[place], minlength=len(part))
     return out
 
 
-def _sorted_grades(truth: Truth, truth_starts: np.ndarray, part: np.ndarray, shown: np.ndarray, kind: str):
+def _sorted_grades(truth: Truth, part: np.ndarray, shown: np.ndarray, kind: str):
     """``(row, place, gain)`` of the ``shown[u]`` highest grades of each user ``part[u]``."""
     row = np.repeat(np.arange(len(part)), shown)
     place = np.arange(shown.sum()) - np.repeat(np.cumsum(shown) - shown, shown)
-    return row, place, _gain(truth.grade[np.repeat(truth_starts[part], shown) + place], kind)
+    return row, place, _gain(truth.grade[np.repeat(truth.starts[part], shown) + place], kind)
