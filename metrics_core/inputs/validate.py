@@ -81,7 +81,43 @@ def ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np
 
     Text is hashed once per row (Arrow's text on a few threads) and cleaned once per distinct
     id: no Python string is made per row (a categorical column is coded from its categories).
+    Text that is not valid Unicode (a lone surrogate, which only Python-made strings can hold)
+    is an error naming its rows.
     """
+    try:
+        return _ids(frame, column, source, context)
+    except UnicodeEncodeError:
+        bad = _not_utf8(frame[column])
+        if not bad.any():
+            raise
+        raise input_error(
+            source,
+            f"{int(bad.sum())} rows have an id that is not valid Unicode text (a lone surrogate "
+            "character such as '\\ud800', which has no UTF-8 form).",
+            "decode the ids from their bytes with the right encoding, or replace the invalid "
+            "characters (e.g. .str.encode('utf-8', 'replace').str.decode('utf-8')).",
+            column,
+            _offending(frame, bad, context),
+        ) from None
+
+
+def _not_utf8(series: pd.Series) -> np.ndarray:
+    """Rows whose value is a ``str`` with no UTF-8 form (checked once per distinct value)."""
+    codes, distinct = pd.factorize(series)
+    invalid = np.array([isinstance(v, str) and not _encodable(v) for v in distinct], dtype=bool)
+    return invalid[codes] & (codes >= 0) if len(invalid) else np.zeros(len(series), dtype=bool)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> np.ndarray | TextIds:
+    """:func:`ids`, before invalid Unicode is named."""
     series = frame[column]
     if isinstance(series.dtype, np.dtype) and series.dtype.kind == "i":
         return series.to_numpy()  # plain integers cannot be missing

@@ -92,3 +92,14 @@ def test_input_frames_are_not_modified(three_users):
     evaluate(lists, t, k=2)
     pd.testing.assert_frame_equal(lists, lists_before)
     pd.testing.assert_frame_equal(t, truth_before)
+
+
+@pytest.mark.parametrize("column", ["user_id", "item_id"])
+def test_an_id_that_is_not_valid_unicode_names_its_rows(column):
+    """A lone surrogate (only Python-made strings hold one) has no UTF-8 form: Arrow cannot take it."""
+    lists = pd.DataFrame({"user_id": ["u", "v", "u"], "item_id": ["a", "b", "c"], "rank": [1, 1, 2]}, dtype=object)
+    lists.loc[[0, 2], column] = "x\ud800"
+    with pytest.raises(InputError) as e:
+        evaluate(lists, pd.DataFrame({"user_id": ["u"], "item_id": ["a"]}, dtype=object))
+    check(e.value, f"column '{column}'", "2 rows have an id that is not valid Unicode text", "row 0:", "row 2:")
+    assert e.value.rows.index.tolist() == [0, 2]
