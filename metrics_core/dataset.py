@@ -106,7 +106,7 @@ class Dataset:
         notes: list[Note] = []
         wanted = [columns.user, columns.item, columns.rank, columns.score]
         id_columns = [columns.user, columns.item]
-        later = len(recommendations) > 1  # several models: those with integer ids in Parquet are read twice
+        later = len(recommendations) > 1  # several models: those with integer ids in Parquet are read in two steps
         raw_lists = [_LaterLists.ids_of(str(name), source, columns) if later and _integer_ids_in_parquet(
             source, columns) else read_lists(str(name), *_read(source, f"recommendations '{name}'", notes, id_columns,
                                                                wanted), columns)
@@ -458,14 +458,17 @@ def _integer_ids_in_parquet(source, columns: Columns) -> bool:
 
 @dataclass
 class _LaterLists:
-    """A model whose rows are read once its ids are needed: several models' rows together would
-    hold them all at once (1M users x 100 each: 3 GiB a model), so first only their distinct ids
-    are read, for the id index, and each model's rows are read and encoded in turn.
+    """A model whose rank and score columns are read once its ids are needed: several models'
+    rows together would hold them all at once, so first only the id columns are read (kept, for
+    its rows, and each id once, for the id index), then each model's rank and score in turn,
+    encoded and let go before the next model's.
 
-    ``user`` and ``item`` are the distinct ids (then as unified with the other tables')."""
+    ``user`` and ``item`` are the distinct ids (then as unified with the other tables');
+    ``ids`` is the table of the id columns as read."""
 
     name: str
     source: object
+    ids: pd.DataFrame
     user: np.ndarray | TextIds
     item: np.ndarray | TextIds
     heads = None
@@ -473,18 +476,22 @@ class _LaterLists:
     @classmethod
     def ids_of(cls, name: str, source, columns: Columns) -> _LaterLists:
         role = f"recommendations '{name}'"
-        frame, label = _read(source, role, [], [columns.user, columns.item], [columns.user, columns.item])
+        id_columns = [columns.user, columns.item]
+        frame, label = _read(source, role, [], id_columns, id_columns)
         validate.require_rows(frame, label)
-        validate.require_columns(frame, [columns.user, columns.item], label)
-        context = [columns.user, columns.item]
-        return cls(name, source, *(_distinct(validate.ids(frame, column, label, context))
-                                   for column in (columns.user, columns.item)))
+        validate.require_columns(frame, id_columns, label)
+        return cls(name, source, frame, *(_distinct(validate.ids(frame, column, label, id_columns))
+                                          for column in id_columns))
 
     def read(self, columns: Columns, notes: list[Note], encoding: Encoding) -> RawLists:
-        """The model's rows, its ids read as the other tables' (text when any table's are)."""
+        """The model's rows (the id columns read first, with the rank and score read now), its
+        ids read as the other tables' (text when any table's are)."""
         role = f"recommendations '{self.name}'"
-        wanted = [columns.user, columns.item, columns.rank, columns.score]
-        raw = read_lists(self.name, *_read(self.source, role, notes, [columns.user, columns.item], wanted), columns)
+        rest, label = _read(self.source, role, notes, [columns.user, columns.item], [columns.rank, columns.score])
+        rest = rest.drop(columns=[name for name in self.ids.columns if name in rest.columns])
+        frame = pd.concat([self.ids, rest], axis=1)
+        frame.attrs = rest.attrs
+        raw = read_lists(self.name, frame, label, columns)
         raw.user = validate.unify_ids([self.user, raw.user])[1]
         raw.item = validate.unify_ids([self.item, raw.item])[1]
         _find_whole_lists(raw, encoding)

@@ -199,9 +199,10 @@ def test_id_index_stops_marking_only_once_every_id_in_range_is_seen(seen_early, 
 
 
 def test_several_parquet_models_read_ids_first_then_rows_model_by_model_encode_like_frames(tmp_path, monkeypatch):
-    """Several models in Parquet with integer ids: only their distinct ids are read first, then
-    each model's rows in turn; the encoding equals the one from the same frames held together,
-    also when another model's text ids turn every table's ids into text."""
+    """Several models in Parquet with integer ids: only their id columns are read first, then
+    each model's rank and score in turn (the ids are not read again); the encoding equals the
+    one from the same frames held together, also when another model's text ids turn every
+    table's ids into text."""
     from metrics_core.inputs.text_ids import TextIds
 
     a, truth = whole_lists(40, 12, 90, seed=1)
@@ -210,13 +211,18 @@ def test_several_parquet_models_read_ids_first_then_rows_model_by_model_encode_l
     c = a.assign(user_id=a.user_id.astype(str), item_id=a.item_id.astype(str))  # text ids
     for name, frame in {"a": a, "b": b}.items():
         frame.to_parquet(tmp_path / f"{name}.parquet")
-    later = []
-    real = dataset_module._LaterLists.read
+    later, asked = [], []
+    real, real_read = dataset_module._LaterLists.read, dataset_module._read
     monkeypatch.setattr(dataset_module._LaterLists, "read",
                         lambda self, *args: later.append(self.name) or real(self, *args))
+    monkeypatch.setattr(dataset_module, "_read", lambda source, role, notes, ids, wanted=None: asked.append(
+        (getattr(source, "stem", None), wanted)) or real_read(source, role, notes, ids, wanted))
     files = {"a": tmp_path / "a.parquet", "b": tmp_path / "b.parquet"}
     assert_same_encoding(encoded(files, truth), encoded({"a": a, "b": b}, truth))
     assert later == ["a", "b"]
+    ids, rest = ["user_id", "item_id"], ["rank", "score"]
+    assert [(stem, wanted) for stem, wanted in asked if stem in files] == [
+        ("a", ids), ("b", ids), ("a", rest), ("b", rest)]
     later.clear()
     with_text = encoded({**files, "c": c}, truth)
     assert later == ["a", "b"] and isinstance(with_text.users.ids[0], str)
@@ -238,3 +244,4 @@ def test_a_model_read_later_reports_bad_rows_like_any_other(tmp_path):
     with pytest.raises(InputError, match="rank") as error:
         encoded({"good": tmp_path / "good.parquet", "gap": tmp_path / "gap.parquet"}, truth)
     assert error.value.rows.index.tolist() == [6]
+    assert {"user_id", "item_id", "rank"} <= set(error.value.rows.columns)  # ids read first, shown too
