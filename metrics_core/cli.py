@@ -365,33 +365,9 @@ def format_table(results: dict[str, Evaluation]) -> str:
     return "\n".join(lines)
 
 
-def use_small_pages() -> None:
-    """Stop numpy from asking for transparent huge pages for this process's big arrays, unless
-    ``NUMPY_MADVISE_HUGEPAGE`` is set (then numpy has already followed it).
-
-    The command allocates most big arrays once and streams through them a few times, so huge
-    pages save few TLB misses, while faulting them in can stall on memory compaction (with the
-    common ``madvise`` THP setting): on the benchmark VM the first touch of 400 MB once took
-    0.95 s with huge pages and 0.17 s without (on another day the reverse, 0.08 s and 0.34 s;
-    rows sorted by user were as fast or faster without them in paired runs then). The arrays
-    written or read at random (the cells of unsorted rows, the id and text tables) ask for huge
-    pages themselves (:func:`~metrics_core.inputs.memory.random_access_array`). This is a
-    process-wide numpy setting, so only the command changes it; importing :mod:`metrics_core`
-    never does.
-    """
-    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
-        return
-    try:
-        from numpy._core.multiarray import _set_madvise_hugepage
-    except ImportError:  # a numpy without the switch: keep its default
-        return
-    _set_madvise_hugepage(False)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    use_small_pages()
     try:
         if args.command == "runs":
             return run_runs(args)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -173,21 +172,6 @@ def test_beyond_accuracy_flags_and_bad_features(tmp_path, files):
     done = run("evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(files["truth"]),
                "--items", str(tmp_path / "emb.parquet"), "--embedding-column", "emb")
     assert done.returncode == 2 and "uneven lengths" in done.stderr and "Traceback" not in done.stderr
-
-
-@pytest.mark.parametrize(("setting", "expected"), [(None, "False"), ("1", "True")])
-def test_the_command_stops_numpy_huge_pages_unless_the_user_chose(setting, expected):
-    """numpy asks for huge pages by default on Linux >= 4.6; the command turns that off, but an
-    explicit NUMPY_MADVISE_HUGEPAGE wins. (A fresh process: the switch is process-wide.)"""
-    probe = ("from numpy._core.multiarray import _set_madvise_hugepage as switch\n"
-             "from metrics_core.cli import use_small_pages\n"
-             "use_small_pages()\n"
-             "print(switch(True))")
-    env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
-    if setting is not None:
-        env["NUMPY_MADVISE_HUGEPAGE"] = setting
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
-    assert done.stdout.strip() == expected, done.stderr
 
 
 def test_peer_convention_flags_reach_the_settings(tmp_path, files, capsys):

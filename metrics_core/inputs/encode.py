@@ -21,7 +21,6 @@ from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Truth
 from metrics_core.inputs.ids import IdIndex
-from metrics_core.inputs.memory import random_access_array
 from metrics_core.inputs.read import is_qrels
 from metrics_core.inputs.text_ids import TextIds, is_text
 from metrics_core.parallel import THREADS, chunks, map_chunks, thread_shares
@@ -334,10 +333,9 @@ def _list_heads(user_ids: np.ndarray, position: np.ndarray, first: int) -> np.nd
 
 
 def _full(size: int, value, dtype) -> np.ndarray:
-    """``np.full`` filled on a few threads, in memory for writes at random (see
-    :func:`random_access_array`): a new array's pages are faulted in as it is first written,
-    and at hundreds of MB that first touch costs more than the writing."""
-    out = random_access_array(size, dtype)
+    """``np.full`` filled on a few threads: a new array's pages are faulted in as it is first
+    written, and at hundreds of MB that first touch costs more than the writing."""
+    out = np.empty(size, dtype=dtype)
 
     def fill(start: int, stop: int) -> None:
         out[start:stop] = value

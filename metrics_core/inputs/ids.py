@@ -7,7 +7,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from metrics_core.inputs.memory import random_access_array
 from metrics_core.inputs.text_ids import TextIds, as_text, is_text, sorted_distinct
 from metrics_core.parallel import PARALLEL_MIN, THREADS, chunks, map_chunks, thread_shares
 
@@ -39,13 +38,11 @@ class IdIndex:
         low = min(int(a.min()) for a in arrays)
         high = max(int(a.max()) for a in arrays)
         if high - low < LOOKUP_TABLE_LIMIT:
-            # (both tables are written and read in the ids' order: at random, see random_access_array)
-            present = random_access_array(high - low + 1, bool, zeroed=True)
+            present = np.zeros(high - low + 1, dtype=bool)
             for a in arrays:
                 _mark_present(present, _runs(a) if _grouped(a) else a, low)  # grouped ids: one per run
             ids = np.flatnonzero(present) + low
-            table = random_access_array(high - low + 1, np.int32 if len(ids) < 2**31 else np.int64)
-            table[:] = -1
+            table = np.full(high - low + 1, -1, dtype=np.int32 if len(ids) < 2**31 else np.int64)
             table[ids - low] = np.arange(len(ids))
             return cls(ids.astype(np.int64), low, table)
         return cls(np.unique(np.concatenate([pd.unique(a) for a in arrays])))

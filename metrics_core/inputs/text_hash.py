@@ -28,7 +28,6 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
-from metrics_core.inputs.memory import random_access_array
 from metrics_core.parallel import THREADS, map_chunks
 
 BATCH = 16  # rows whose table reads are issued together
@@ -224,8 +223,8 @@ class Table:
     """One thread's hash table, arena and code starts, grown as texts come in."""
 
     def __init__(self, expected: int, text_bytes: int):
-        self.table = _empty_table(_lines_for(expected))
-        self.arena = random_access_array(min(max(64, text_bytes), ARENA_MAX), np.uint8)
+        self.table = np.zeros((_lines_for(expected), 2 * SLOTS), dtype=np.uint64)
+        self.arena = np.empty(min(max(64, text_bytes), ARENA_MAX), dtype=np.uint8)
         self.starts = np.zeros(max(2, expected + 1), dtype=np.int64)
         self.state = np.zeros(2, dtype=np.int64)
 
@@ -253,15 +252,13 @@ class Table:
             self._rehash(2 * self.table.shape[0])
         if used + text > len(self.arena):
             more = min(max(len(self.arena), text), ARENA_MAX - len(self.arena))
-            arena = random_access_array(len(self.arena) + more, np.uint8)
-            arena[:used] = self.arena[:used]
-            self.arena = arena
+            self.arena = np.concatenate([self.arena, np.empty(more, np.uint8)])
         if count + 2 > len(self.starts):
             self.starts = np.concatenate([self.starts, np.zeros(len(self.starts), np.int64)])
         return True
 
     def _rehash(self, lines: int) -> None:
-        self.table = _empty_table(lines)
+        self.table = np.zeros((lines, 2 * SLOTS), dtype=np.uint64)
         _reinsert(self.table, self.arena, self.starts, int(self.state[0]))
 
     def texts(self) -> pa.LargeStringArray:
@@ -269,12 +266,6 @@ class Table:
         count, used = (int(v) for v in self.state)
         return pa.LargeStringArray.from_buffers(count, pa.py_buffer(self.starts[:count + 1]),
                                                 pa.py_buffer(self.arena[:used]))
-
-
-def _empty_table(lines: int) -> np.ndarray:
-    """A table of ``lines`` empty lines, in memory for reads at random (see
-    :func:`random_access_array`: each text's lookup lands on a random line)."""
-    return random_access_array(lines * 2 * SLOTS, np.uint64, zeroed=True).reshape(lines, 2 * SLOTS)
 
 
 def _lines_for(expected: int) -> int:
