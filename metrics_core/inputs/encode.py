@@ -108,35 +108,15 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
             notes.append(Note("below_threshold", f"{dropped} ground-truth rows have a grade below the "
                               f"threshold {threshold:g} and are not relevant.", dropped))
             user, item, grade = user[keep], item[keep], grade[keep]
-    key = user * n_items + item
-    if len(key) > 1 and not (key[1:] > key[:-1]).all():
-        by_user = bool((user[1:] >= user[:-1]).all())  # grouped by user: only items need sorting
-        if grade is None and by_user:
-            _sort_within_users(key, user)  # (key is ours: sorted in place)
-        elif grade is None:
-            key.sort()  # (equal keys are the same pair: no order to keep, and this sort is 5x a stable one)
-        else:
-            order = np.argsort(key)  # (the grades of equal keys are merged by their maximum below)
-            key, grade = key[order], grade[order]
-            by_user = True  # user is recomputed below
-            user = key // n_items
-        first = np.concatenate([[True], key[1:] != key[:-1]])
-        duplicates = int((~first).sum())
-        if duplicates:
-            starts = np.flatnonzero(first)
-            if grade is not None:
-                grade = np.maximum.reduceat(grade, starts)
-            key, user = key[starts], user[starts] if by_user else None
-            notes.append(Note("duplicate_truth", f"{duplicates} duplicate ground-truth rows (same user and "
-                              "item) were merged, keeping the highest grade.", duplicates))
-        if by_user:  # the users, in order, are unchanged by sorting items within them
-            item = key - user * n_items
-        else:
-            user, item = np.divmod(key, n_items)
+    ordered = _in_grade_order(user, item, grade, n_users, n_items, notes) if grade is not None else None
+    if ordered is not None:
+        user, item, grade = ordered
+    else:
+        user, item, grade = _distinct_pairs(user, item, grade, n_items, notes)
     if grade is None:
         grade = np.ones(len(user))
     graded = raw.grade is not None and not np.all(grade == grade[:1])
-    if graded:
+    if graded and ordered is None:
         order = np.lexsort((-grade, user))
         user, item, grade = user[order], item[order], grade[order]
     relevant_count = np.bincount(user, minlength=n_users)
@@ -144,6 +124,94 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
         judged = judged[~np.isin(judged, user * n_items + item)]
     return Truth(user, item, np.asarray(grade, dtype=np.float64), relevant_count, graded, has_rows, notes, judged,
                  n_items)
+
+
+def _distinct_pairs(user: np.ndarray, item: np.ndarray, grade: np.ndarray | None, n_items: int, notes: list[Note]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The rows sorted by (user, item), each pair once with its highest grade (a note says how
+    many rows were merged)."""
+    key = user * n_items + item
+    if len(key) < 2 or (key[1:] > key[:-1]).all():
+        return user, item, grade
+    by_user = bool((user[1:] >= user[:-1]).all())  # grouped by user: only items need sorting
+    if grade is None:
+        _sort_grouped(key, user)  # (equal keys are the same pair: no order to keep, and this sort is 5x a stable one)
+    else:
+        order = np.argsort(key)  # (the grades of equal keys are merged by their maximum below)
+        key, grade = key[order], grade[order]
+        by_user = True  # user is recomputed below
+        user = key // n_items
+    first = np.concatenate([[True], key[1:] != key[:-1]])
+    duplicates = int((~first).sum())
+    if duplicates:
+        starts = np.flatnonzero(first)
+        if grade is not None:
+            grade = np.maximum.reduceat(grade, starts)
+        key, user = key[starts], user[starts] if by_user else None
+        notes.append(Note("duplicate_truth", f"{duplicates} duplicate ground-truth rows (same user and "
+                          "item) were merged, keeping the highest grade.", duplicates))
+    if by_user:  # the users, in order, are unchanged by sorting items within them
+        return user, key - user * n_items, grade
+    user, item = np.divmod(key, n_items)
+    return user, item, grade
+
+
+GRADE_LEVELS_MAX = 256  # distinct grades the one-key sort of _in_grade_order takes
+
+
+def _in_grade_order(user: np.ndarray, item: np.ndarray, grade: np.ndarray, n_users: int, n_items: int,
+                    notes: list[Note]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``(user, item, grade)``, each (user, item) pair once with its highest grade, sorted by
+    user, then grade descending, then item (the order :func:`encode_truth` returns), by two
+    in-place sorts of int64 keys in which ``level`` numbers the L distinct grades ascending:
+
+    1. ``(user · n_items + item) · L + level``: a pair's rows are neighbours, its highest grade
+       last, which is the one kept (a note says how many rows were merged);
+    2. ``(user · L + L − 1 − level) · n_items + item``: the returned order (skipped when L = 1).
+
+    11M rows (1M users, three grades): about 0.9 s against 1.35 s for an ``argsort`` by pair
+    and a ``lexsort`` by grade.
+    None (the caller does that) for fewer than two rows, more than :data:`GRADE_LEVELS_MAX`
+    distinct grades or keys that would not fit in int64."""
+    grades = pd.unique(grade)
+    levels = len(grades)
+    if len(grade) < 2 or levels > GRADE_LEVELS_MAX or n_users * levels * max(n_items, 1) >= 2**63:
+        return None
+    grades.sort()
+    key = user * n_items
+    key += item
+    key *= levels
+    key += np.searchsorted(grades, grade)
+    _sort_grouped(key, user)
+    pair, level = np.divmod(key, levels)
+    last = np.ones(len(pair), dtype=bool)
+    np.not_equal(pair[1:], pair[:-1], out=last[:-1])
+    duplicates = len(last) - int(np.count_nonzero(last))
+    if duplicates:
+        pair, level = pair[last], level[last]
+        notes.append(Note("duplicate_truth", f"{duplicates} duplicate ground-truth rows (same user and "
+                          "item) were merged, keeping the highest grade.", duplicates))
+    user, item = np.divmod(pair, n_items)
+    if levels > 1:
+        key = user * levels
+        key += levels - 1
+        key -= level
+        key *= n_items
+        key += item
+        _sort_grouped(key, user)
+        rest, item = np.divmod(key, n_items)
+        user, descending = np.divmod(rest, levels)
+        level = levels - 1 - descending
+    return user, item, grades[level]
+
+
+def _sort_grouped(key: np.ndarray, user: np.ndarray) -> None:
+    """Sort ``key`` (ascending with ``user``) in place: by pieces when the rows are grouped by
+    user, else whole."""
+    if bool((user[1:] >= user[:-1]).all()):
+        _sort_within_users(key, user)
+    else:
+        key.sort()
 
 
 def _sort_within_users(key: np.ndarray, user: np.ndarray) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metrics_core import Columns, Dataset, Encoding, Settings
 from metrics_core import dataset as dataset_module
@@ -245,3 +247,41 @@ def test_a_model_read_later_reports_bad_rows_like_any_other(tmp_path):
         encoded({"good": tmp_path / "good.parquet", "gap": tmp_path / "gap.parquet"}, truth)
     assert error.value.rows.index.tolist() == [6]
     assert {"user_id", "item_id", "rank"} <= set(error.value.rows.columns)  # ids read first, shown too
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 40), st.lists(st.floats(-2, 5, allow_nan=False), min_size=1, max_size=6),
+       st.booleans(), st.integers(0, 2**32 - 1))
+def test_truth_sorted_by_one_key_equals_the_pair_sort_and_lexsort_and_a_plain_reference(
+        n_rows, n_items, grade_values, grouped, seed):
+    """The graded truth's one-key sort (:func:`encode._in_grade_order`) against the general
+    path (argsort by pair, maximum of repeated pairs, lexsort by grade) and against pandas: the
+    same pairs, each once with its highest grade, ordered by user, grade descending, item."""
+    from metrics_core.inputs.encoded import RawTruth
+    from metrics_core.inputs.ids import IdIndex
+
+    rng = np.random.default_rng(seed)
+    user = rng.integers(0, 12, n_rows)
+    if grouped:
+        user.sort()
+    item = rng.integers(0, n_items, n_rows)  # (repeated pairs are likely)
+    grade = rng.choice(np.array(grade_values), n_rows)
+    frame = pd.DataFrame({"user_id": user, "item_id": item, "grade": grade})
+    raw = RawTruth("t", frame, user, item, grade)
+    users, items = IdIndex.union([user]), IdIndex.union([item])
+    one_key = encode.encode_truth(raw, users, items, 0.5)
+    general = encode._in_grade_order
+    try:
+        encode._in_grade_order = lambda *args: None
+        by_pairs = encode.encode_truth(raw, users, items, 0.5)
+    finally:
+        encode._in_grade_order = general
+    for name in ("user", "item", "grade", "relevant_count", "judged"):
+        np.testing.assert_array_equal(getattr(one_key, name), getattr(by_pairs, name), err_msg=name)
+    assert one_key.graded == by_pairs.graded
+    assert [(n.code, n.count) for n in one_key.notes] == [(n.code, n.count) for n in by_pairs.notes]
+    best = (frame[frame.grade >= 0.5].groupby(["user_id", "item_id"], as_index=False).grade.max()
+            .sort_values(["user_id", "grade", "item_id"], ascending=[True, False, True]))
+    np.testing.assert_array_equal(users.ids[one_key.user], best.user_id)
+    np.testing.assert_array_equal(items.ids[one_key.item], best.item_id)
+    np.testing.assert_array_equal(one_key.grade, best.grade)
