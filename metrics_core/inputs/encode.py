@@ -148,12 +148,16 @@ def _distinct_pairs(user: np.ndarray, item: np.ndarray, grade: np.ndarray | None
         if grade is not None:
             grade = np.maximum.reduceat(grade, starts)
         key, user = key[starts], user[starts] if by_user else None
-        notes.append(Note("duplicate_truth", f"{duplicates} duplicate ground-truth rows (same user and "
-                          "item) were merged, keeping the highest grade.", duplicates))
+        notes.append(_merged_pairs_note(duplicates))
     if by_user:  # the users, in order, are unchanged by sorting items within them
         return user, key - user * n_items, grade
     user, item = np.divmod(key, n_items)
     return user, item, grade
+
+
+def _merged_pairs_note(duplicates: int) -> Note:
+    return Note("duplicate_truth", f"{duplicates} duplicate ground-truth rows (same user and item) were merged, "
+                "keeping the highest grade.", duplicates)
 
 
 GRADE_LEVELS_MAX = 256  # distinct grades the one-key sort of _in_grade_order takes
@@ -189,8 +193,7 @@ def _in_grade_order(user: np.ndarray, item: np.ndarray, grade: np.ndarray, n_use
     duplicates = len(last) - int(np.count_nonzero(last))
     if duplicates:
         pair, level = pair[last], level[last]
-        notes.append(Note("duplicate_truth", f"{duplicates} duplicate ground-truth rows (same user and "
-                          "item) were merged, keeping the highest grade.", duplicates))
+        notes.append(_merged_pairs_note(duplicates))
     user, item = np.divmod(pair, n_items)
     if levels > 1:
         key = user * levels

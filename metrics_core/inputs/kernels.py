@@ -7,9 +7,10 @@ on a few threads like the numpy steps (numba's own thread pools are not safe to 
 threads at once, and the app evaluates in one thread per session).
 
 :mod:`metrics_core.inputs.encode` imports this module only for large inputs (from its
-``KERNEL_MIN`` cells): in a fresh process the first call costs about 1.4 s before any work
-(importing numba 0.5 s, defining the loops 0.5 s, starting LLVM and loading them from the cache
-0.5 s), more than small inputs take in numpy; the tests check that both paths give the same
+``KERNEL_MIN`` cells): in a fresh process the first call costs 0.5-1.4 s before any work
+(importing numba, defining the loops, starting LLVM and loading them from the cache: about
+0.5 s each once, and 0.15, 0.03 and 0.32 s on another day with numba's files in the page
+cache), more than small inputs take in numpy; the tests check that both paths give the same
 arrays.
 """
 
