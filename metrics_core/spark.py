@@ -1,11 +1,12 @@
 """rankscope on Apache Spark: the same metrics where the data lives, computed by the same numpy
 kernels on each partition.
 
-The recommendations and the ground truth are put in one DataFrame, repartitioned by a hash of
-the user and grouped into one row per user (its lists and its relevant items as arrays), so that
-each partition holds whole users. Each partition is evaluated in memory exactly as
-:func:`metrics_core.evaluate` would (``Dataset.build`` and ``Dataset.evaluate``, with the item
-table when one is given) and gives back
+The recommendations, the ground truth and the training interactions (when given) are put in one
+DataFrame, repartitioned by a hash of the user and grouped into one row per user (its lists, its
+relevant items and its training items as arrays), so that each partition holds whole users.
+Each partition is evaluated in memory exactly as :func:`metrics_core.evaluate` would
+(``Dataset.build`` and ``Dataset.evaluate``, with the item table when one is given) and gives
+back
 
 - one row per user with every per-user metric (the per-user DataFrame, for slicing),
 - one row per item with how many top-K lists of the partition contain it, and
@@ -17,10 +18,13 @@ users it is averaged over (the evaluated users for accuracy metrics), and the ca
 partitions, with the same functions as in memory. Results equal the in-memory engine's on the
 same data (tests/test_spark.py checks 1e-9).
 
-Not on Spark yet: metrics that need the training interactions (novelty, ARP, serendipity,
-LAUC/MCC candidates: they need every item's popularity on every partition) and the primitive-model
-metrics (they need two models' lists of a user together). Each is listed in ``skipped`` with
-that reason. Intervals come from a Poisson bootstrap, whose weighted sums each partition adds up.
+With training interactions, the whole table's item popularity is counted in Spark and sent to
+every partition (:mod:`metrics_core.spark_training`): novelty, ARP, popularity serendipity, the
+LAUC/MCC candidates and serendipity (with item features) equal the in-memory engine's. Not on
+Spark yet: the co-occurrence similarity (it needs every pair of items that share a training
+user) and the primitive-model metrics (they need two models' lists of a user together). Each
+is listed in ``skipped`` with its reason. Intervals come from a Poisson bootstrap, whose
+weighted sums each partition adds up.
 """
 
 from __future__ import annotations
@@ -41,20 +45,26 @@ from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.text_ids import as_text
 from metrics_core.metrics import catalog, registry
 from metrics_core.settings import Settings
+from metrics_core.spark_training import TrainingFacts, training_facts, with_whole_training
 from metrics_core.stats import poisson_bootstrap
 from metrics_core.store.runs import normal_interval
 
-RECOMMENDED, RELEVANT = "_recommended", "_relevant"  # a user's rows of each table (_rows_by_user)
+RECOMMENDED, RELEVANT, TRAINED = "_recommended", "_relevant", "_trained"  # a user's rows of each table
 ROWS, LONGEST = "_rows", "_longest"  # _counts
 KIND, USER, ITEM, COUNT = "_kind", "_user", "_item", "_count"
 BOOTSTRAP_KINDS = ("boot_sum", "boot_n")
 CARRIED = "<<rankscope-input-error>>"  # brackets an InputError's parts in a worker's exception
 NOT_ON_SPARK = {
-    "train": "not on the Spark engine yet: it needs the training data's item popularity on every partition",
-    "candidates": "not on the Spark engine yet: it needs the candidate items from the training data",
+    "train": "needs training interactions (pass train_df)",
+    "candidates": "needs the candidate items: training interactions (train_df) or settings.candidates",
+    "features": "needs item features (items_df with numeric columns)",
+    "scores": "needs scores (the lists have ranks only)",
+    "cooccurrence": "not on the Spark engine yet: the co-occurrence similarity needs every pair of items that share "
+                    "a training user",
     "judgements": "not on the Spark engine yet: judged non-relevant rows are not sent to the partitions",
     "primitive": "not on the Spark engine yet: it needs two models' lists of a user together",
 }
+SIMILARITY_METRICS = ("diversity", "intra_list_similarity", "serendipity")
 SPARK_FORWARD = {  # registry.AGGREGATES' forward transforms as Spark column expressions
     "geometric_mean": lambda F, column: F.log(F.greatest(column, F.lit(registry.GEOMETRIC_EPSILON))),
 }
@@ -87,15 +97,25 @@ class SparkEvaluation:
                 "users": self.users, "skipped": self.skipped, "engine": "spark"}
 
 
-def _per_user_columns(settings: Settings, with_items: bool, with_scores: bool) -> list[str]:
+def _available(settings: Settings, features: bool, scores: bool, train: bool) -> set[str]:
+    """The needs (:attr:`registry.Metric.needs`) the Spark engine meets with these inputs."""
+    return {need for need, met in (("features", features), ("scores", scores), ("train", train),
+                                   ("candidates", train or settings.candidates is not None)) if met}
+
+
+def _not_on_spark(metric: registry.Metric, available: set[str], settings: Settings) -> str | None:
+    """Why the Spark engine does not compute ``metric`` with these inputs and settings (None: it does)."""
+    if settings.similarity == "cooccurrence" and metric.name in SIMILARITY_METRICS:
+        return NOT_ON_SPARK["cooccurrence"]
+    return next((NOT_ON_SPARK[need] for need in metric.needs if need not in available), None)
+
+
+def _per_user_columns(settings: Settings, available: set[str]) -> list[str]:
     """The per-user columns a partition gives back (the same on every partition)."""
-    columns = [c for m, c in registry.per_user_columns("accuracy").items()
-               if "candidates" not in registry.METRICS[m].needs and "judgements" not in registry.METRICS[m].needs]
-    if with_items:
-        columns += ["diversity", "intra_list_similarity"]
-    if with_scores and settings.score_entropy == "per_user":
-        columns.append("score_entropy")
-    return list(dict.fromkeys(columns))
+    return list(dict.fromkeys(
+        column for name, column in registry.per_user_columns().items()
+        if _not_on_spark(registry.METRICS[name], available, settings) is None
+        and not (column == "score_entropy" and settings.score_entropy != "per_user")))
 
 
 def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = None, train_df=None, items_df=None,
@@ -104,8 +124,10 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
                    seed: int = 0, level: float = 0.95) -> SparkEvaluation:
     """Every metric the Spark engine computes, for one model's ``recs_df`` against ``truth_df``
     (Spark DataFrames with the columns named by ``columns``). ``items_df`` (small: it is sent
-    to every partition) gives the catalog and the item features; ``train_df`` is accepted for
-    the catalog only (its items), since the training-based metrics are not on Spark yet.
+    to every partition) gives the catalog and the item features; ``train_df`` (its user and
+    item columns, any size) gives the training-based metrics (its item popularity is counted
+    in Spark and sent to every partition; each user's rows travel with the user's lists) and,
+    without ``items_df``, the catalog (its items).
     ``curves=True`` adds every accuracy metric at every k up to the longest list (as the
     in-memory engine's ``curves``), from the same pass (a partition whose lists are all
     shorter than the longest gets empty positions up to it, as the arrays have in memory).
@@ -130,26 +152,39 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         if need not in frame.columns:
             raise input_error(f"{label} (Spark DataFrame)", f"there is no column '{need}'.",
                               f"name the columns of the {label}, or pass columns=Columns(...).", need)
+    train_columns = [columns.user, columns.item]
+    if train_df is not None:
+        for need in train_columns:
+            if need not in train_df.columns:
+                raise input_error("training interactions (Spark DataFrame)", f"there is no column '{need}'.",
+                                  "name the columns of the training interactions, or pass columns=Columns(...).",
+                                  need)
+        train_df = train_df.select(*train_columns)
+    facts = training_facts(train_df, columns) if train_df is not None else None
     items = items_df.toPandas() if items_df is not None else None
-    if items is None and train_df is not None:  # the catalog only: the items seen in training
-        items = train_df.select(columns.item).distinct().toPandas()
+    if items is None and facts is not None:  # the catalog: the items seen in training
+        items = pd.DataFrame({columns.item: facts.ids})
     with_scores = columns.score in recs_columns
-    per_user = _per_user_columns(settings, items is not None and bool(feature_columns or _numeric(items, columns)),
-                                 with_scores)
+    available = _available(settings, items is not None and bool(feature_columns or _numeric(items, columns)),
+                           with_scores, facts is not None)
+    per_user = _per_user_columns(settings, available)
     schema = (f"{KIND} string, {USER} string, {ITEM} string, {COUNT} long, evaluated boolean, "
               + ", ".join(f"`{c}` double" for c in per_user))
     ranked = curves and columns.rank in recs_columns
     recs_counts = _counts(recs_df, recs_columns, columns.rank if ranked else None)
-    complete = _complete(recs_counts, recs_columns) and _complete(_counts(truth_df, truth_columns), truth_columns)
+    complete = _complete(recs_counts, recs_columns) and _complete(_counts(truth_df, truth_columns), truth_columns) \
+        and (train_df is None or _complete(_counts(train_df, train_columns), train_columns))
     longest = recs_counts[LONGEST] if ranked else None
     if longest is not None and not np.isfinite(longest):  # NaN or infinite: the partitions name those rows
         longest = None
     curve_to = (max(settings.k, int(longest or 0)) if ranked else
                 _longest_list(recs_df, columns.user, settings.k)) if curves else None
+    tables = {RECOMMENDED: recs_df.select(*recs_columns), RELEVANT: truth_df.select(*truth_columns)}
+    if train_df is not None:
+        tables[TRAINED] = train_df
     kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed,
-                               (recs_columns, truth_columns) if complete else None)
-    by_user = _rows_by_user(recs_df.select(*recs_columns), truth_df.select(*truth_columns), columns.user, partitions,
-                            complete)
+                               {name: frame.columns for name, frame in tables.items()}, complete, facts)
+    by_user = _rows_by_user(tables, columns.user, partitions, complete)
     out = by_user.mapInArrow(kernel, schema=schema).cache()
     users = out.filter(F.col(KIND) == "user")
     accuracy = set(registry.per_user_columns("accuracy").values())
@@ -189,10 +224,16 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     listed = int(sums.loc[sums[KIND] == "lists", COUNT].sum())
     catalog_metrics, skipped, _ = _catalog(counts, items, columns, settings, listed)
     metrics.update(catalog_metrics)
+    if facts is not None:
+        if "arp" in metrics:
+            metrics["arp_normalised"] = metrics["arp"] / max(1, facts.n_users if settings.arp_normalisation == "users"
+                                                             else facts.n_interactions)
+        metrics["novelty_interactions"] = facts.interaction_novelty(counts[ITEM].to_numpy(),
+                                                                    counts[COUNT].to_numpy(dtype=np.int64))
     for metric in registry.METRICS.values():
         if metric.name not in metrics and metric.name not in skipped:
-            skipped[metric.name] = next((NOT_ON_SPARK[need] for need in metric.needs if need in NOT_ON_SPARK),
-                                        NOT_ON_SPARK["train"])
+            skipped[metric.name] = _not_on_spark(metric, available, settings) or \
+                f"no user has what {metric.name} needs"
     ordered = {m: metrics[m] for m in registry.names() if m in metrics}
     merged = _merged_curves(sums[sums[KIND] == "curve"], per_user, settings) if curves else None
     return SparkEvaluation(settings.k, settings, ordered, {"evaluated": int(aggregates["evaluated"]),
@@ -261,18 +302,20 @@ def _complete(counts: dict, names: list[str]) -> bool:
     return all(counts[c] == counts[ROWS] for c in names)
 
 
-def _rows_by_user(recs_df, truth_df, user: str, partitions: int, complete: bool):
-    """One row per user holding its recommendation rows and its ground-truth rows, the users
-    hash-partitioned into ``partitions``.
+def _rows_by_user(tables: dict, user: str, partitions: int, complete: bool):
+    """One row per user holding its rows of every table (``tables``: name -> DataFrame, each
+    with the column ``user``), the users hash-partitioned into ``partitions``.
 
     Spark converts rows to Arrow for Python one at a time: sending a user's 100 rows as one row
     makes that transfer much cheaper (1M users x 100 on local[2]: 64 s with the grouping,
     against 92 s for the plain rows). With no null anywhere (``complete``), each column is one
-    array of plain values per user (``{RECOMMENDED}0``, ... and ``{RELEVANT}0``, ..., in the
-    frames' column order: ``collect_list`` drops nulls, so this needs complete columns); else
+    array of plain values per user (``{name}0``, ``{name}1``, ... for each table, in the
+    frame's column order: ``collect_list`` drops nulls, so this needs complete columns); else
     each table's rows are one array of structs (a struct whose fields are null is kept, so no
     row is lost and no column misaligned, and the partition's validation names the bad rows).
     Plain arrays group about 15% faster and reach Python faster still."""
+    from functools import reduce
+
     from pyspark.sql import functions as F  # noqa: N812
 
     def spread(frame, name: str):
@@ -282,25 +325,23 @@ def _rows_by_user(recs_df, truth_df, user: str, partitions: int, complete: bool)
     def nested(frame, name: str):
         return frame.select(user, F.struct(*[c for c in frame.columns if c != user]).alias(name))
 
-    shape = spread if complete else nested
-    recs, truth = shape(recs_df, RECOMMENDED), shape(truth_df, RELEVANT)
+    shaped = [(spread if complete else nested)(frame, name) for name, frame in tables.items()]
+    types = {c: frame.schema[c].dataType for frame in shaped for c in frame.columns if c != user}
 
-    def padded(frame, other):  # with the other table's columns, null
-        return frame.select(*frame.columns, *[F.lit(None).cast(other.schema[c].dataType).alias(c)
-                                              for c in other.columns if c != user])
+    def padded(frame):  # with the other tables' columns, null
+        return frame.select(*frame.columns, *[F.lit(None).cast(kind).alias(c) for c, kind in types.items()
+                                              if c not in frame.columns])
 
-    both = padded(recs, truth).unionByName(padded(truth, recs))
-    return (both.repartition(partitions, user).groupBy(user)
-            .agg(*[F.collect_list(c).alias(c) for c in both.columns if c != user]))
+    every = reduce(lambda one, other: one.unionByName(other), [padded(frame) for frame in shaped])
+    return every.repartition(partitions, user).groupBy(user).agg(*[F.collect_list(c).alias(c) for c in types])
 
 
-def _unnested(batches, user: str, keep: tuple[str, ...],
-              names: tuple[list[str], list[str]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """A partition's grouped rows (:func:`_rows_by_user`) back as the recommendation rows and
-    the ground-truth rows (None for an empty partition). ``names``: the two tables' columns
-    when they came as plain arrays, None when as arrays of structs. Columns null on every
-    row are left out, as if not given, except those in ``keep`` (so that their validation
-    names them)."""
+def _unnested(batches, user: str, keep: tuple[str, ...], tables: dict[str, list[str]],
+              complete: bool) -> dict[str, pd.DataFrame] | None:
+    """A partition's grouped rows (:func:`_rows_by_user`) back as each table's rows (None for
+    an empty partition). ``tables``: each table's columns; ``complete``: whether they came as
+    plain arrays (else as arrays of structs). Columns null on every row are left out, as if
+    not given, except those in ``keep`` (so that their validation names them)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -327,9 +368,9 @@ def _unnested(batches, user: str, keep: tuple[str, ...],
         return frame({c: values.flatten() for c, values in zip((c for c in columns if c != user), lists, strict=True)},
                      pc.list_value_length(lists[0]).to_numpy())
 
-    if names is None:
-        return structs(RECOMMENDED), structs(RELEVANT)
-    return arrays(RECOMMENDED, names[0]), arrays(RELEVANT, names[1])
+    if complete:
+        return {name: arrays(name, names) for name, names in tables.items()}
+    return {name: structs(name) for name in tables}
 
 
 def _partitions(recs_df) -> int:
@@ -414,10 +455,11 @@ def _catalog(counts: pd.DataFrame, items, columns: Columns, settings: Settings,
 
 
 def _partition_kernel(settings: Settings, columns: Columns, items, feature_columns, per_user: list[str],
-                      curve_to: int | None = None, bootstrap: int = 0, seed: int = 0,
-                      names: tuple[list[str], list[str]] | None = None):
+                      curve_to: int | None, bootstrap: int, seed: int, tables: dict[str, list[str]], complete: bool,
+                      facts: TrainingFacts | None):
     """The function each partition runs (pickled to the workers: plain data only) on the rows
-    :func:`_rows_by_user` groups (``names``: see :func:`_unnested`). With
+    :func:`_rows_by_user` groups (``tables``, ``complete``: see :func:`_unnested`), with the
+    whole training data's ``facts`` when there is training data. With
     ``curve_to``, also each accuracy metric's sum over the partition's evaluated users at every
     k up to it, from the same pass (a partition whose lists are all shorter gets empty positions
     up to ``curve_to``, as the longest list gives them in memory, so that every partition
@@ -434,13 +476,16 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
             yield pa.RecordBatch.from_pandas(frame, schema=schema, preserve_index=False)
 
     def evaluated(batches):
-        both = _unnested(batches, columns.user, (columns.user, columns.item), names)
-        if both is None or both[0].empty or both[1].empty:
+        frames = _unnested(batches, columns.user, (columns.user, columns.item), tables, complete)
+        if frames is None or frames[RECOMMENDED].empty or frames[RELEVANT].empty:
             return
-        recs, truth = both
+        train = frames.get(TRAINED)
         try:
-            dataset = Dataset.build({"model": recs}, truth, items=items, columns=columns,
+            dataset = Dataset.build({"model": frames[RECOMMENDED]}, frames[RELEVANT], items=items, columns=columns,
+                                    train=train if train is not None and len(train) else None,
                                     feature_columns=feature_columns)
+            if facts is not None:
+                dataset = with_whole_training(dataset, facts)
             if curve_to is not None and dataset.lists["model"].positions < curve_to:  # all shorter than the longest
                 dataset = replace(dataset, lists={"model": dataset.lists["model"].widened(curve_to)}, _above={})
             result = dataset.evaluate("model", settings, curves=curve_to is not None, part=True)

@@ -64,7 +64,52 @@ def test_every_metric_equals_the_in_memory_engine(spark, k, options):
     expected.index = expected.index.astype(str)
     np.testing.assert_allclose(evaluated.loc[expected.index, "ndcg"], expected["ndcg"], atol=1e-12)
     assert set(ours.skipped) >= {"novelty", "lauc", "serendipity_primitive"}
-    assert "training data" in ours.skipped["novelty"]
+    assert "train_df" in ours.skipped["novelty"] and "settings.candidates" in ours.skipped["lauc"]
+
+
+TRAINING_METRICS = {"novelty", "arp", "arp_normalised", "novelty_interactions", "serendipity_popularity",
+                    "serendipity", "lauc", "mcc", "fall_out", "accuracy"}
+
+
+@pytest.mark.parametrize("case", ["table", "no table", "few trained users", "unknown as one user", "cooccurrence",
+                                  "structs"])
+def test_training_metrics_equal_the_in_memory_engine(spark, case):
+    """With training interactions (repeated pairs, items outside the item table, users with a
+    history and no list, users with neither), the popularity metrics, the LAUC/MCC candidates
+    and serendipity equal the in-memory engine's: the whole table's popularity reaches every
+    partition, a partition with no training row of its users included ("few trained users"),
+    and the tables travel as arrays of structs when a column has a null ("structs")."""
+    from metrics_core.spark import evaluate_spark
+
+    recs, truth, table = data(3)
+    rng = np.random.default_rng(11)
+    users = 4 if case == "few trained users" else 460
+    train = pd.DataFrame({"user_id": rng.integers(0, users, 3000), "item_id": rng.integers(0, 140, 3000)})
+    options = {"unknown as one user": {"novelty_unknown": "one_user", "arp_normalisation": "interactions",
+                                       "arp_unknown": "leave_out"},
+               "cooccurrence": {"similarity": "cooccurrence"}}.get(case, {})
+    items = None if case == "no table" else table
+    columns = Columns(relevance="relevance", threshold=1)
+    recs_df = spark.createDataFrame(recs)
+    if case == "structs":  # an empty score column: every table takes the struct path; the scores are left out
+        recs_df = spark.createDataFrame(recs.assign(score=None).astype({"score": "float64"}))
+        recs = recs.drop(columns="score")
+    ours = evaluate_spark(recs_df, spark.createDataFrame(truth), k=8, settings=Settings(**options),
+                          train_df=spark.createDataFrame(train), columns=columns, partitions=7,
+                          items_df=None if items is None else spark.createDataFrame(items))
+    memory = evaluate(recs, truth, k=8, train=train, items=items, columns=columns, **options)
+    expected = TRAINING_METRICS - ({"serendipity"} if case in ("no table", "cooccurrence") else set())
+    assert expected <= set(ours.metrics)
+    for name, value in ours.metrics.items():
+        assert value == pytest.approx(memory.metrics[name], abs=1e-9), name
+    per_user = ours.per_user.toPandas().set_index("_user")
+    mine = memory.per_user.set_index(memory.per_user.index.astype(str))
+    assert set(per_user.index) == set(mine.index)  # users with only training rows included
+    for column in ("novelty", "arp", "serendipity_popularity", "lauc", "mcc"):
+        np.testing.assert_allclose(per_user.loc[mine.index, column], mine[column], atol=1e-12, err_msg=column)
+    if case == "cooccurrence":
+        assert {"diversity", "serendipity"} <= set(ours.skipped) and "co-occurrence" in ours.skipped["diversity"]
+        assert "diversity" in memory.metrics  # (in memory it is computed)
 
 
 @pytest.mark.parametrize("rank", ["numbers", "text", None])
@@ -168,8 +213,12 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
     recs, truth, _ = data(1)
     recs.to_parquet(tmp_path / "recs.parquet")
     truth.to_parquet(tmp_path / "truth.parquet")
+    rng = np.random.default_rng(5)
+    train = pd.DataFrame({"user_id": rng.integers(0, 420, 2000), "item_id": rng.integers(0, 130, 2000)})
+    train.to_parquet(tmp_path / "train.parquet")
     command = [sys.executable, "-m", "metrics_core", "evaluate", "--recommendations", str(tmp_path / "recs.parquet"),
-               "--ground-truth", str(tmp_path / "truth.parquet"), "--k", "5"]
+               "--ground-truth", str(tmp_path / "truth.parquet"), "--train", str(tmp_path / "train.parquet"),
+               "--k", "5"]
     home = tmp_path / "store"
     spark_run = subprocess.run([*command, "--engine", "spark", "--master", "local[2]", "--save", "big table",
                                 "--note", "nightly"], capture_output=True, text=True, timeout=300,
@@ -188,7 +237,7 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
     assert runs.loc[0, "ndcg"] == pytest.approx(in_memory["metrics"]["ndcg"], abs=1e-9)
     assert runs.loc[0, "ndcg_low"] < runs.loc[0, "ndcg"] < runs.loc[0, "ndcg_high"]
     saved = run_results(Store(home), runs.loc[0, "run"])["recs"].per_user  # every user: fewer than the sample size
-    memory = evaluate(recs, truth, k=5).per_user
+    memory = evaluate(recs, truth, k=5, train=train).per_user
     assert sorted(saved.index) == sorted(memory.index.astype(str))
     evaluated = memory[memory["evaluated"]]
     np.testing.assert_allclose(saved.loc[evaluated.index.astype(str), "ndcg"], evaluated["ndcg"], atol=1e-12)
@@ -200,6 +249,7 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
                              env={**os.environ, "JAVA_HOME": str(tmp_path / "no-java")})
     assert no_java.returncode == 2 and "Spark could not start" in no_java.stderr and "Java 17" in no_java.stderr
     assert "Traceback" not in no_java.stderr
+    assert {"novelty", "arp", "lauc", "serendipity_popularity"} <= set(on_spark["metrics"])
     for name, value in on_spark["metrics"].items():
         assert value == pytest.approx(in_memory["metrics"][name], abs=1e-9), name
 

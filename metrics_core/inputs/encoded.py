@@ -153,16 +153,34 @@ class Lists:
         return np.divmod(self.hit_cells, self.items.shape[1])
 
 
+@dataclass(frozen=True)
+class WholeTraining:
+    """The training facts of the whole data, for a :class:`Training` that holds one part of it
+    (a Spark partition: every training row of its users, but not every user). Per item code of
+    the part: the whole data's distinct training users and training rows of the item; and the
+    whole data's training users, training rows, and distinct positive per-item row counts (most
+    first: the popularity ranks' levels)."""
+
+    users_per_item: np.ndarray
+    interactions_per_item: np.ndarray
+    n_users: int
+    n_interactions: int
+    interaction_levels: np.ndarray
+
+
 @dataclass
 class Training:
     """Training interactions: every row as codes (for histories), and a users x items count
-    matrix (duplicates summed) from which the distinct-pair facts are read."""
+    matrix (duplicates summed) from which the distinct-pair facts are read. With ``whole``,
+    the rows are one part of the training data and the per-item and total facts are the whole
+    data's (each user's own facts, such as :attr:`items_per_user`, come from the rows)."""
 
     user: np.ndarray
     item: np.ndarray
     timestamp: np.ndarray | None
     matrix: sp.csr_matrix
     catalog_size: int
+    whole: WholeTraining | None = None
 
     @cached_property
     def items_per_user(self) -> np.ndarray:
@@ -172,21 +190,42 @@ class Training:
     @cached_property
     def users_per_item(self) -> np.ndarray:
         """Distinct training users of each item."""
+        if self.whole is not None:
+            return self.whole.users_per_item
         return np.bincount(self.matrix.indices, minlength=self.matrix.shape[1])
 
     @cached_property
     def interactions_per_item(self) -> np.ndarray:
         """Training rows of each item (repeats included)."""
+        if self.whole is not None:
+            return self.whole.interactions_per_item
         return np.bincount(self.item, minlength=self.matrix.shape[1])
 
     @cached_property
     def n_users(self) -> int:
         """Users with at least one training interaction."""
+        if self.whole is not None:
+            return self.whole.n_users
         return int(np.count_nonzero(self.items_per_user))
 
     @cached_property
+    def n_interactions(self) -> int:
+        """Training rows (repeats included)."""
+        return self.whole.n_interactions if self.whole is not None else len(self.item)
+
+    @cached_property
+    def interaction_levels(self) -> np.ndarray:
+        """The distinct positive numbers of training rows of an item, most first (popularity
+        rank r is the r-th of them)."""
+        if self.whole is not None:
+            return self.whole.interaction_levels
+        counts = self.interactions_per_item
+        return np.unique(counts[counts > 0])[::-1]
+
+    @cached_property
     def cooccurrence(self) -> Cooccurrence:
-        """Co-occurrence similarity of items, from distinct (user, item) pairs (computed once)."""
+        """Co-occurrence similarity of items, from distinct (user, item) pairs (computed once;
+        of these rows only: one part's rows do not give the whole data's, see ``whole``)."""
         seen = (self.matrix > 0).astype(np.float64).tocsr()
         users_of, count = self.users_per_item, self.items_per_user
         unit = (seen @ _diagonal(np.divide(1.0, np.sqrt(users_of), out=np.zeros(len(users_of)),

@@ -67,17 +67,19 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> Beyon
     top = top_all if every_user else top_all[rows]  # a view when every user has a list
     hit_top = lists.hit[rows, :k]
     out = BeyondPass(rows, {}, {}, {}, {"users_with_recommendations": len(rows)})
-    _catalog_metrics(out, top, inputs, settings)
+    counts = catalog.recommendation_counts(top, inputs.n_items)
+    _catalog_metrics(out, counts, inputs, settings)
     if training is not None:
         out.per_user["novelty"], unknown = popularity.novelty(top, training.users_per_item, training.n_users,
                                                               settings.novelty_unknown)
         out.left_out["recommendations_unknown_to_training"] = unknown
         out.per_user["arp"] = popularity.average_recommendation_popularity(
             top, training.interactions_per_item, settings.arp_unknown)
-        out.metrics["novelty_interactions"] = popularity.interaction_novelty(top, training.interactions_per_item)
+        out.metrics["novelty_interactions"] = popularity.interaction_novelty(
+            counts, training.interactions_per_item, training.n_interactions)
         n_catalog = int(inputs.in_catalog.sum()) if inputs.in_catalog is not None else inputs.n_items
         out.per_user["serendipity_popularity"] = popularity.popularity_serendipity(
-            top, hit_top, training.interactions_per_item, n_catalog)
+            top, hit_top, training.interactions_per_item, n_catalog, training.interaction_levels)
     else:
         for name in ("novelty", "arp", "arp_normalised", "novelty_interactions", "serendipity_popularity"):
             out.skipped[name] = NEEDS_TRAINING
@@ -101,13 +103,12 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> Beyon
         else:
             out.skipped[name] = f"no user has what {name} needs (see left_out)"
     if "arp" in out.metrics:
-        scale = training.n_users if settings.arp_normalisation == "users" else len(training.item)
+        scale = training.n_users if settings.arp_normalisation == "users" else training.n_interactions
         out.metrics["arp_normalised"] = out.metrics["arp"] / max(1, scale)
     return out
 
 
-def _catalog_metrics(out: BeyondPass, top: np.ndarray, inputs: BeyondInputs, settings: Settings) -> None:
-    counts = catalog.recommendation_counts(top, inputs.n_items)
+def _catalog_metrics(out: BeyondPass, counts: np.ndarray, inputs: BeyondInputs, settings: Settings) -> None:
     metrics, skipped, left_out = catalog.summary(counts, len(out.rows), inputs.in_catalog, settings.k,
                                                  settings.gini_over, settings.entropy_base)
     out.metrics.update(metrics)

@@ -42,36 +42,40 @@ def average_recommendation_popularity(top: np.ndarray, popularity: np.ndarray, u
     return _row_mean(values, listed if unknown == "zero" else listed & (values > 0))
 
 
-def interaction_novelty(top: np.ndarray, item_interactions: np.ndarray) -> float:
+def interaction_novelty(recommended: np.ndarray, item_interactions: np.ndarray, total: int) -> float:
     """Novelty over every recommendation of the top K (Microsoft Recommenders' ``novelty``):
-    Σ_i c_i · −log2(n_i / N) / Σ_i c_i, with c_i the times item i is recommended, n_i its
-    training interactions and N all training interactions; an item unknown to training adds
-    nothing but counts in the denominator.
+    Σ_i c_i · −log2(n_i / N) / Σ_i c_i, with c_i the times item i is recommended
+    (``recommended``, per item code), n_i its training interactions and N (``total``) all
+    training interactions; an item unknown to training adds nothing but counts in the
+    denominator. NaN when nothing is recommended.
 
-    >>> round(interaction_novelty(np.array([[0, 1], [0, 2]]), np.array([2, 2, 0])), 6)  # N = 4
+    >>> round(interaction_novelty(np.array([2, 1, 1]), np.array([2, 2, 0]), 4), 6)  # lists [0, 1], [0, 2]
     0.75
     """
-    listed = top[top >= 0]
-    if len(listed) == 0:
+    listed = recommended.sum()
+    if listed == 0:
         return float("nan")
-    n = item_interactions[listed].astype(np.float64)
-    surprise = np.where(n > 0, -np.log2(np.maximum(n, 1) / max(1, item_interactions.sum())), 0.0)
-    return float(surprise.sum() / len(listed))
+    n = item_interactions.astype(np.float64)
+    surprise = np.where(n > 0, -np.log2(np.maximum(n, 1) / max(1, total)), 0.0)
+    return float(recommended @ surprise / listed)
 
 
 def popularity_serendipity(top: np.ndarray, hit_top: np.ndarray, item_interactions: np.ndarray,
-                           n_catalog: int) -> np.ndarray:
+                           n_catalog: int, levels: np.ndarray | None = None) -> np.ndarray:
     """Per user (RecTools' Serendipity): mean over the top-K positions of
     max(p(r) − pu(i), 0)·rel(i), where p(r) = (n + 1 − r) / n for rank r, pu(i) = (n + 1 −
     popularity rank of i) / n, popularity rank = dense rank of training interactions (1 = most
-    interacted), pu = 0 for items unknown to training, n = catalog size.
+    interacted), pu = 0 for items unknown to training, n = catalog size. ``levels``: the
+    distinct positive interaction counts, most first (default: those of ``item_interactions``;
+    given when the items here are not all the training data's).
 
     >>> popularity_serendipity(np.array([[1, 0]]), np.array([[True, True]]), np.array([5, 1]), 2)
     array([0.25])
     """
     listed = top >= 0
     counts = item_interactions[np.where(listed, top, 0)]
-    levels = np.unique(item_interactions[item_interactions > 0])[::-1]  # distinct counts, most first
+    if levels is None:
+        levels = np.unique(item_interactions[item_interactions > 0])[::-1]  # distinct counts, most first
     pop_rank = np.searchsorted(-levels, -counts) + 1
     rank = np.arange(1, top.shape[1] + 1)[None, :]
     p_user = (n_catalog + 1 - rank) / n_catalog

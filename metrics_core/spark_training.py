@@ -1,0 +1,89 @@
+"""The training data on the Spark engine: its item popularity, counted once in Spark and sent to
+every partition, and each user's own training rows, which travel with the user's lists.
+
+A partition holds every training row of its users, so what is one user's (the distinct items
+they trained on: the LAUC/MCC candidates; their history vector: serendipity) comes from its
+rows. What is the whole data's (how many training users and rows each item has, how many
+there are in all, the popularity ranks) cannot: it is counted here over the whole training
+table and given to each partition's :class:`~metrics_core.inputs.encoded.Training` as its
+``whole`` (:func:`with_whole_training`). Novelty, ARP, ARP (share of users), novelty over
+interactions and popularity serendipity then equal the in-memory engine's. Not on Spark:
+the co-occurrence similarity (``similarity="cooccurrence"``), which needs every pair of items
+that share a training user.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+
+from metrics_core.inputs.columns import Columns
+from metrics_core.inputs.encode import encode_training
+from metrics_core.inputs.encoded import WholeTraining
+from metrics_core.inputs.text_ids import as_text
+from metrics_core.metrics import popularity
+
+
+@dataclass
+class TrainingFacts:
+    """Per training item (``ids`` as Spark read them, ``items`` the same as text): distinct
+    training users (``users``) and training rows (``interactions``); and the training users
+    and rows of the whole table."""
+
+    ids: np.ndarray
+    items: np.ndarray
+    users: np.ndarray
+    interactions: np.ndarray
+    n_users: int
+    n_interactions: int
+
+    @property
+    def levels(self) -> np.ndarray:
+        """The distinct positive per-item row counts, most first (the popularity ranks)."""
+        return np.unique(self.interactions[self.interactions > 0])[::-1]
+
+    def _lookup(self, item_ids: np.ndarray) -> np.ndarray:
+        """The place of each id (any type: compared as text) in ``items``, -1 when untrained."""
+        return pd.Index(self.items).get_indexer(as_text(item_ids))
+
+    def whole_for(self, item_ids: np.ndarray) -> WholeTraining:
+        """These facts per item code of a partition whose item ids are ``item_ids``."""
+        at = self._lookup(item_ids)
+        known = at >= 0
+        return WholeTraining(np.where(known, self.users[at], 0), np.where(known, self.interactions[at], 0),
+                             self.n_users, self.n_interactions, self.levels)
+
+    def interaction_novelty(self, item_ids: np.ndarray, counts: np.ndarray) -> float:
+        """Novelty over every recommendation (:func:`popularity.interaction_novelty`) from the
+        times each item (``item_ids``) is in a top K, summed over partitions."""
+        at = self._lookup(item_ids)
+        return popularity.interaction_novelty(counts, np.where(at >= 0, self.interactions[at], 0),
+                                              self.n_interactions)
+
+
+def training_facts(train_df, columns: Columns) -> TrainingFacts:
+    """Count the whole training table in Spark (one row per item comes back to the driver)."""
+    from pyspark.sql import functions as F  # noqa: N812 (the usual name)
+
+    per_item = (train_df.groupBy(columns.item)
+                .agg(F.countDistinct(columns.user).alias("users"), F.count(F.lit(1)).alias("interactions"))
+                .toPandas())
+    n_users = train_df.select(columns.user).distinct().count()
+    ids = per_item[columns.item].to_numpy()
+    return TrainingFacts(ids, as_text(ids), per_item["users"].to_numpy(np.int64),
+                         per_item["interactions"].to_numpy(np.int64), int(n_users),
+                         int(per_item["interactions"].sum()))
+
+
+def with_whole_training(dataset, facts: TrainingFacts):
+    """``dataset`` (one partition's, built with its users' training rows, or without any when
+    none of its users has one) with the whole data's training facts."""
+    training = dataset.training
+    if training is None:  # no training row in this partition: its users have no history
+        catalog_size = int(dataset.in_catalog.sum()) if dataset.in_catalog is not None else None
+        empty = np.zeros(0, dtype=np.int64)
+        training = encode_training(empty, empty, None, dataset.users, dataset.items, catalog_size)
+    return replace(dataset, training=replace(training, whole=facts.whole_for(dataset.items.ids)), _history=None,
+                   _above={})
