@@ -6,7 +6,8 @@ items as an array: that preparation (two groupBys and a join) is timed with it, 
 pays for it. It then computes precision, recall, NDCG and MAP at 10, one metric per call.
 rankscope computes every metric it has on Spark at K = 10 in one pass. Usage::
 
-    python bench/spark.py --data /tmp/random1m [--master local[2]] [--partitions 16] [--curves] [--rounds 3]
+    python bench/spark.py --data /tmp/random1m [--master local[2]] [--partitions 16] [--curves] [--rounds 3] \
+        [--no-per-user]
     python bench/spark.py --data /tmp/random10m --driver-memory 3g --rankscope-only
 
 It also reports the peak resident memory of the driver: the JVM (in local mode it runs the
@@ -54,6 +55,8 @@ def main() -> None:
     parser.add_argument("--curves", action="store_true", help="rankscope also computes every metric at every k")
     parser.add_argument("--rounds", type=int, default=1, help="paired rounds (RankingEvaluator, then rankscope)")
     parser.add_argument("--rankscope-only", action="store_true", help="leave RankingEvaluator out (10M users)")
+    parser.add_argument("--no-per-user", action="store_true",
+                        help="rankscope gives the aggregates only (per_user=False), as RankingEvaluator does")
     args = parser.parse_args()
     import os
 
@@ -62,7 +65,7 @@ def main() -> None:
     recs = spark.read.parquet(str(args.data / "recs.parquet")).select("user_id", "item_id", "rank", "score")
     truth = spark.read.parquet(str(args.data / "ground_truth.parquet")).select("user_id", "item_id")
     recs.count(), truth.count()  # warm-up: the JVM's first jobs are slow, for whichever runs first
-    report = {"data": str(args.data), "master": args.master, "curves": args.curves,
+    report = {"data": str(args.data), "master": args.master, "curves": args.curves, "per_user": not args.no_per_user,
               "driver_memory": args.driver_memory, "rounds": []}
     for _ in range(args.rounds):  # paired rounds: both sides see the same state of the machine and JVM
         row = {}
@@ -71,7 +74,8 @@ def main() -> None:
             report["ranking_evaluator"] = ranking_evaluator(recs, truth)
             row["ranking_evaluator_s"] = round(time.perf_counter() - started, 2)
         started = time.perf_counter()
-        ours = evaluate_spark(recs, truth, k=10, partitions=args.partitions, curves=args.curves)
+        ours = evaluate_spark(recs, truth, k=10, partitions=args.partitions, curves=args.curves,
+                              per_user=not args.no_per_user)
         row["rankscope_s"] = round(time.perf_counter() - started, 2)
         ours.unpersist()  # else the next round reads this round's cached output
         if "ranking_evaluator_s" in row:

@@ -65,23 +65,21 @@ NOT_ON_SPARK = {
     "primitive": "not on the Spark engine yet: it needs two models' lists of a user together",
 }
 SIMILARITY_METRICS = ("diversity", "intra_list_similarity", "serendipity")
-SPARK_FORWARD = {  # registry.AGGREGATES' forward transforms as Spark column expressions
-    "geometric_mean": lambda F, column: F.log(F.greatest(column, F.lit(registry.GEOMETRIC_EPSILON))),
-}
+MOMENTS = ("n", "sum", "sum_of_squares")  # a partition's rows of kind "moment" (and "forward:<metric>")
 
 
 @dataclass
 class SparkEvaluation:
     """Aggregates (``metrics``), user counts, what was skipped and why, and the per-user values
-    as a Spark DataFrame (column ``_user``: the user id as text), kept in Spark's cache so
-    that slicing or writing them does not evaluate every partition again: :meth:`unpersist`
-    frees them."""
+    as a Spark DataFrame (column ``_user``: the user id as text; None when not asked for), kept
+    in Spark's cache so that slicing or writing them does not evaluate every partition again:
+    :meth:`unpersist` frees them."""
 
     k: int
     settings: Settings
     metrics: dict[str, float]
     users: dict[str, int]
-    per_user: object  # pyspark.sql.DataFrame
+    per_user: object  # pyspark.sql.DataFrame, or None (per_user=False)
     skipped: dict[str, str] = field(default_factory=dict)
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # Poisson bootstrap (or normal)
     curves: pd.DataFrame | None = None  # index k, one column per accuracy metric (curves=True)
@@ -121,7 +119,7 @@ def _per_user_columns(settings: Settings, available: set[str]) -> list[str]:
 def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = None, train_df=None, items_df=None,
                    columns: Columns | None = None, partitions: int | None = None,
                    feature_columns: list[str] | None = None, curves: bool = False, bootstrap: int = 200,
-                   seed: int = 0, level: float = 0.95) -> SparkEvaluation:
+                   seed: int = 0, level: float = 0.95, per_user: bool = True) -> SparkEvaluation:
     """Every metric the Spark engine computes, for one model's ``recs_df`` against ``truth_df``
     (Spark DataFrames with the columns named by ``columns``). ``items_df`` (small: it is sent
     to every partition) gives the catalog and the item features; ``train_df`` (its user and
@@ -133,7 +131,12 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     shorter than the longest gets empty positions up to it, as the arrays have in memory).
     ``intervals`` are Poisson-bootstrap percentile intervals (``bootstrap`` resamples, ``seed``,
     ``level``: see :mod:`metrics_core.stats.poisson_bootstrap`), the same whatever the
-    partitioning; ``bootstrap=0`` gives normal intervals, mean ± z·sd/√n (z = 1.96 at 95%), instead."""
+    partitioning; ``bootstrap=0`` gives normal intervals, mean ± z·sd/√n (z = 1.96 at 95%), instead.
+
+    The aggregates come from each partition's sums (count, Σv, Σv² and Σ forward(v) of each
+    per-user metric over the users it is averaged over), merged in one Spark pass with the item
+    counts, curves and bootstrap sums. ``per_user=False`` leaves the per-user rows out of that
+    pass (no per-user DataFrame; faster when only the aggregates are wanted)."""
     from pyspark.sql import functions as F  # noqa: N812 (the usual name)
 
     settings = replace(settings or Settings(), k=k)
@@ -167,7 +170,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     with_scores = columns.score in recs_columns
     available = _available(settings, items is not None and bool(feature_columns or _numeric(items, columns)),
                            with_scores, facts is not None)
-    per_user = _per_user_columns(settings, available)
+    keep_users, per_user = per_user, _per_user_columns(settings, available)
     schema = (f"{KIND} string, {USER} string, {ITEM} string, {COUNT} long, evaluated boolean, "
               + ", ".join(f"`{c}` double" for c in per_user))
     ranked = curves and columns.rank in recs_columns
@@ -183,38 +186,33 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     if train_df is not None:
         tables[TRAINED] = train_df
     kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed,
-                               {name: frame.columns for name, frame in tables.items()}, complete, facts)
+                               {name: frame.columns for name, frame in tables.items()}, complete, facts, keep_users)
     by_user = _rows_by_user(tables, columns.user, partitions, complete)
-    out = by_user.mapInArrow(kernel, schema=schema).cache()
-    users = out.filter(F.col(KIND) == "user")
-    accuracy = set(registry.per_user_columns("accuracy").values())
-
-    def averaged(c: str):  # accuracy metrics over the evaluated users, the others over users with a value
-        return F.when(F.col("evaluated"), F.col(f"`{c}`")) if c in accuracy else F.col(f"`{c}`")
-
-    transformed = _transformed_means(per_user)
-    with _partition_errors_as_input_errors():
-        aggregates = _first_row(users.agg(  # one pass over the per-user rows, one over the partitions' sums (`sums`)
-            F.sum(F.col("evaluated").cast("long")).alias("evaluated"),
-            *[F.avg(averaged(c)).alias(c) for c in per_user],
-            *[F.stddev_samp(averaged(c)).alias(f"{c}__sd") for c in per_user],
-            *[F.count(averaged(c)).alias(f"{c}__n") for c in per_user],
-            *[expression.alias(f"{m.name}__forward") for m, expression in transformed]))
-    if not aggregates["evaluated"]:
+    out = by_user.mapInArrow(kernel, schema=schema)
+    if keep_users:
+        out = out.cache()
+    with _partition_errors_as_input_errors():  # one pass: every partition's sums, merged
+        sums = (out.filter(F.col(KIND) != "user").groupBy(KIND, ITEM)
+                .agg(F.sum(COUNT).alias(COUNT), *[F.sum(F.col(f"`{c}`")).alias(c) for c in per_user]).toPandas())
+    moments = sums[sums[KIND] == "moment"].set_index(ITEM)
+    evaluated = int(moments.loc["n", COUNT]) if "n" in moments.index else 0
+    if not evaluated:
         raise input_error("ground truth", "no user has a relevant item that can be evaluated.",
                           "check that the ground truth's user ids match the recommendations'.")
-    sums = (out.filter(F.col(KIND) != "user").groupBy(KIND, ITEM)
-            .agg(F.sum(COUNT).alias(COUNT), *[F.sum(F.col(f"`{c}`")).alias(c) for c in per_user]).toPandas())
+    n, total, squares = (moments.loc[row, per_user].to_numpy(dtype=np.float64) for row in MOMENTS)
     names = {column: metric for metric, column in registry.per_user_columns().items()}
-    metrics = {names.get(c, c): float(aggregates[c]) for c in per_user if aggregates[c] is not None}
+    metrics = {names.get(c, c): float(total[i] / n[i]) for i, c in enumerate(per_user) if n[i] > 0}
     if bootstrap:
         intervals = _bootstrap_intervals(sums, per_user, names, level)
     else:
-        intervals = {names.get(c, c): normal_interval(aggregates[c], aggregates[f"{c}__sd"] or 0.0,
-                                                      aggregates[f"{c}__n"], level)
-                     for c in per_user if aggregates[c] is not None and aggregates[f"{c}__n"] > 1}
-    metrics.update({m.name: float(registry.AGGREGATES[m.aggregate].back(aggregates[f"{m.name}__forward"]))
-                    for m, _ in transformed})
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sd = np.sqrt(np.maximum(squares - total * total / n, 0.0) / (n - 1))
+        intervals = {names.get(c, c): normal_interval(total[i] / n[i], sd[i], int(n[i]), level)
+                     for i, c in enumerate(per_user) if n[i] > 1}
+    for metric in _transformed(per_user):
+        column = registry.per_user_columns("accuracy")[metric.of]
+        mean = moments.loc[f"forward:{metric.name}", column] / moments.loc["n", column]
+        metrics[metric.name] = float(registry.AGGREGATES[metric.aggregate].back(mean))
     if {"precision", "recall"} <= metrics.keys():
         from metrics_core.metrics.accuracy import fbeta_of_means
 
@@ -236,9 +234,9 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
                 f"no user has what {metric.name} needs"
     ordered = {m: metrics[m] for m in registry.names() if m in metrics}
     merged = _merged_curves(sums[sums[KIND] == "curve"], per_user, settings) if curves else None
-    return SparkEvaluation(settings.k, settings, ordered, {"evaluated": int(aggregates["evaluated"]),
-                                                           "with_recommendations": listed},
-                           users.drop(KIND, ITEM, COUNT), skipped, intervals, merged, out)
+    users = out.filter(F.col(KIND) == "user").drop(KIND, ITEM, COUNT) if keep_users else None
+    return SparkEvaluation(settings.k, settings, ordered, {"evaluated": evaluated, "with_recommendations": listed},
+                           users, skipped, intervals, merged, out if keep_users else None)
 
 
 def _first_row(frame) -> dict:
@@ -424,15 +422,10 @@ def save_spark_run(store, name: str, results: dict[str, SparkEvaluation], source
     return record_run(store, None, name, fingerprint, settings, models, note, engine="spark", per_user_sample=sample)
 
 
-def _transformed_means(per_user: list[str]) -> list[tuple[registry.Metric, object]]:
-    """The metrics aggregated as back(mean(forward(v))) over the evaluated users (gm_map), each
-    with its Spark expression mean(forward(v))."""
-    from pyspark.sql import functions as F  # noqa: N812
-
+def _transformed(per_user: list[str]) -> list[registry.Metric]:
+    """The metrics aggregated as back(mean(forward(v))) over the evaluated users (GM-MAP)."""
     columns = registry.per_user_columns("accuracy")
-    return [(m, F.avg(F.when(F.col("evaluated"), SPARK_FORWARD[m.aggregate](F, F.col(f"`{columns[m.of]}`")))))
-            for m in registry.family("accuracy")
-            if m.of is not None and columns.get(m.of) in per_user and m.aggregate in SPARK_FORWARD]
+    return [m for m in registry.family("accuracy") if m.of is not None and columns.get(m.of) in per_user]
 
 
 def _numeric(items: pd.DataFrame, columns: Columns) -> bool:
@@ -456,10 +449,11 @@ def _catalog(counts: pd.DataFrame, items, columns: Columns, settings: Settings,
 
 def _partition_kernel(settings: Settings, columns: Columns, items, feature_columns, per_user: list[str],
                       curve_to: int | None, bootstrap: int, seed: int, tables: dict[str, list[str]], complete: bool,
-                      facts: TrainingFacts | None):
+                      facts: TrainingFacts | None, keep_users: bool = True):
     """The function each partition runs (pickled to the workers: plain data only) on the rows
     :func:`_rows_by_user` groups (``tables``, ``complete``: see :func:`_unnested`), with the
-    whole training data's ``facts`` when there is training data. With
+    whole training data's ``facts`` when there is training data. It gives the sums of
+    :func:`_moments` and, with ``keep_users``, each user's row. With
     ``curve_to``, also each accuracy metric's sum over the partition's evaluated users at every
     k up to it, from the same pass (a partition whose lists are all shorter gets empty positions
     up to ``curve_to``, as the longest list gives them in memory, so that every partition
@@ -492,13 +486,17 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
         except InputError as error:
             raise RuntimeError(_carried(error)) from None
         users = result.per_user
-        out = pd.DataFrame({KIND: "user", USER: users.index.astype(str), ITEM: None, COUNT: None,
-                            "evaluated": users["evaluated"].to_numpy()})
-        for column in per_user:
-            out[column] = users[column].to_numpy(dtype=np.float64) if column in users.columns else np.nan
-        yield out
+        values = np.column_stack([users[column].to_numpy(dtype=np.float64) if column in users.columns
+                                  else np.full(len(users), np.nan) for column in per_user])
+        evaluated = users["evaluated"].to_numpy(dtype=bool)
+        present = ~np.isnan(values) & np.where([c in accuracy for c in per_user], evaluated[:, None], True)
+        ids = users.index.astype(str)
+        if keep_users:
+            yield pd.DataFrame({KIND: "user", USER: ids, ITEM: None, COUNT: None, "evaluated": evaluated,
+                                **dict(zip(per_user, values.T, strict=True))})
+        yield _moments(values, present, int(evaluated.sum()), per_user)
         if bootstrap:
-            yield _weighted_sums(out, per_user, accuracy, bootstrap, seed)
+            yield _weighted_sums(values, present, ids, per_user, bootstrap, seed)
         top = dataset.lists["model"].items[:, :settings.k]
         top = top[(top >= 0).any(axis=1)]  # users with a list, as the in-memory catalog metrics count them
         counts = catalog.recommendation_counts(top, len(dataset.items))
@@ -519,15 +517,29 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
     return kernel
 
 
-def _weighted_sums(users: pd.DataFrame, per_user: list[str], accuracy: set[str], resamples: int,
+def _moments(values: np.ndarray, present: np.ndarray, evaluated: int, per_user: list[str]) -> pd.DataFrame:
+    """A partition's rows of kind ``moment``: per metric column, over the users it is averaged
+    over (``present``), the count (``n``; the evaluated users in ``COUNT``), Σv and Σv², and
+    Σ forward(v) of each transformed metric (``forward:<name>``, in its column). Sums over
+    partitions give the means and the standard deviations."""
+    filled = np.where(present, values, 0.0)
+    rows = {"n": present.sum(axis=0).astype(np.float64), "sum": filled.sum(axis=0),
+            "sum_of_squares": (filled * filled).sum(axis=0)}
+    for metric in _transformed(per_user):
+        at = per_user.index(registry.per_user_columns("accuracy")[metric.of])
+        forward = np.zeros(len(per_user))
+        taken = values[present[:, at], at]
+        forward[at] = registry.AGGREGATES[metric.aggregate].forward(taken).sum()
+        rows[f"forward:{metric.name}"] = forward
+    return pd.DataFrame({KIND: "moment", USER: None, ITEM: list(rows), COUNT: [evaluated] + [0] * (len(rows) - 1),
+                         "evaluated": None, **dict(zip(per_user, np.vstack(list(rows.values())).T, strict=True))})
+
+
+def _weighted_sums(values: np.ndarray, present: np.ndarray, ids, per_user: list[str], resamples: int,
                    seed: int) -> pd.DataFrame:
     """A partition's rows of Σ w·v (kind ``boot_sum``) and Σ w (``boot_n``) per resample, over
-    the users each metric is averaged over."""
-    values = users[per_user].to_numpy(dtype=np.float64)
-    evaluated = users["evaluated"].to_numpy(dtype=bool)[:, None]
-    present = ~np.isnan(values) & np.where([c in accuracy for c in per_user], evaluated, True)
-    sums, weights = poisson_bootstrap.weighted_sums(values, present, poisson_bootstrap.user_keys(users[USER]),
-                                                    resamples, seed)
+    the users each metric is averaged over (``present``; ``ids``: the users' ids as text)."""
+    sums, weights = poisson_bootstrap.weighted_sums(values, present, poisson_bootstrap.user_keys(ids), resamples, seed)
     resample = np.arange(resamples).astype(str)
     return pd.DataFrame({KIND: np.repeat(BOOTSTRAP_KINDS, resamples), USER: None, ITEM: np.tile(resample, 2),
                          COUNT: None, "evaluated": None, **dict(zip(per_user, np.vstack([sums, weights]).T,

@@ -52,7 +52,8 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
             results[name] = evaluate_spark(read(path), truth, k=settings.k, settings=settings, train_df=train,
                                            items_df=items, columns=columns, feature_columns=features,
                                            bootstrap=200 if args.bootstrap is None else args.bootstrap,
-                                           seed=0 if args.seed is None else args.seed)
+                                           seed=0 if args.seed is None else args.seed,
+                                           per_user=store is not None)  # (per-user rows only for the store)
         if store is not None:
             from metrics_core.spark import save_spark_run
 

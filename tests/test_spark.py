@@ -67,6 +67,27 @@ def test_every_metric_equals_the_in_memory_engine(spark, k, options):
     assert "train_df" in ours.skipped["novelty"] and "settings.candidates" in ours.skipped["lauc"]
 
 
+def test_aggregates_alone_equal_those_with_the_per_user_rows(spark):
+    """per_user=False gives the same aggregates, intervals and curves from the partitions'
+    sums, with no per-user DataFrame."""
+    from metrics_core.spark import evaluate_spark
+
+    recs, truth, table = data(2)
+    frames = spark.createDataFrame(recs), spark.createDataFrame(truth)
+    both, alone = (evaluate_spark(*frames, k=6, items_df=spark.createDataFrame(table), partitions=4, curves=True,
+                                  bootstrap=30, per_user=keep) for keep in (True, False))
+    assert alone.per_user is None and both.per_user is not None
+    assert alone.metrics.keys() == both.metrics.keys() and alone.intervals.keys() == both.intervals.keys()
+    memory = evaluate(recs, truth, k=6, items=table)
+    for name, value in alone.metrics.items():
+        assert value == pytest.approx(both.metrics[name], abs=1e-12), name
+        assert value == pytest.approx(memory.metrics[name], abs=1e-9), name
+    for name, bounds in alone.intervals.items():
+        np.testing.assert_allclose(bounds, both.intervals[name], atol=1e-12, err_msg=name)
+    pd.testing.assert_frame_equal(alone.curves, both.curves)
+    alone.unpersist()  # (nothing cached: a no-op)
+
+
 TRAINING_METRICS = {"novelty", "arp", "arp_normalised", "novelty_interactions", "serendipity_popularity",
                     "serendipity", "lauc", "mcc", "fall_out", "accuracy"}
 
