@@ -1,4 +1,5 @@
-"""Compiled loops for the two encoding steps numpy needs several passes or a sort for.
+"""Compiled loops for the steps numpy needs several passes or a sort for: placing and joining in
+the encoding, and matching two models' lists for the primitive-model metrics.
 
 numba compiles them (``cache=True``: once per machine, kept in ``__pycache__``; ``make`` compiles
 them at install, ``python -m metrics_core.inputs.kernels`` does it by hand). They release the
@@ -87,6 +88,25 @@ def blank_duplicates(items_at, n_items, start, stop):
                     seen[item] = tag
 
 
+@numba.njit(cache=True, nogil=True)
+def match_positions(items, other, n_items, start, stop, out):
+    """For users ``start .. stop``: ``out[user, p]`` = the position in ``other[user]`` of the
+    item ``items[user, p]``, -1 when that row does not hold it or the cell is empty. Per user,
+    ``other``'s items are written into a table indexed by item code (their position), read
+    for each cell of ``items``, then cleared (items are distinct within a row)."""
+    at = np.full(n_items, -1, dtype=np.int32)
+    for user in range(start, stop):
+        for position in range(other.shape[1]):
+            if other[user, position] >= 0:
+                at[other[user, position]] = position
+        for position in range(items.shape[1]):
+            item = items[user, position]
+            out[user, position] = at[item] if item >= 0 else -1
+        for position in range(other.shape[1]):
+            if other[user, position] >= 0:
+                at[other[user, position]] = -1
+
+
 def compile_all() -> None:
     """Compile (or load from the cache) every kernel for the types the encoding passes: codes
     and ranks as int32 or int64, scores as float32 or float64, lists read-only or not."""
@@ -102,6 +122,8 @@ def compile_all() -> None:
         join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
                    np.zeros((1, 2), np.float32), True, 1, 0, 1)
     blank_duplicates(np.zeros((1, 2), dtype=np.int32), 1, 0, 1)
+    for code_type in ints:
+        match_positions(np.zeros((1, 2), code_type), np.zeros((1, 2), code_type), 1, 0, 1, np.zeros((1, 2), np.int32))
     from metrics_core.inputs import text_hash  # (the text table's kernels, compiled here too)
 
     text_hash.compile_all()

@@ -11,8 +11,8 @@ Scaling (``primitive_scale``): ``rank`` gives the item at position p (0-based) o
 the score (n − p) / n (the first 1, the last 1/n); ``minmax`` gives (s − min) / (max − min)
 of the list's scores (1 for every item when they are all equal).
 
-The items both top K lists hold are found by :func:`~metrics_core.metrics.shared_items.shared_items`
-(no loop over users).
+The items both top K lists hold are found by :func:`~metrics_core.metrics.shared_items.positions_in`
+(no Python loop over users).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from metrics_core.inputs.encoded import Lists
-from metrics_core.metrics.shared_items import shared_items
+from metrics_core.metrics.shared_items import positions_in
 from metrics_core.sums import row_sums
 
 
@@ -45,14 +45,14 @@ def scaled(lists: Lists, rows: np.ndarray, k: int, scale: str) -> np.ndarray:
     >>> scaled(lists, np.array([0]), 3, "rank"), scaled(lists, np.array([0]), 3, "minmax")
     (array([[1. , 0.5, nan]]), array([[ 1.,  0., nan]]))
     """
-    items = lists.items[rows, :k]
+    items = _top(lists.items, rows, k)
     present = items >= 0
     if scale == "rank":
         n = row_sums(present, np.int64).astype(np.float64)[:, None]
         position = np.arange(items.shape[1])[None, :]
         values = np.divide(n - position, n, out=np.zeros(items.shape), where=n > 0)
     else:
-        scores = np.where(present, lists.scores[rows, :k].astype(np.float64), np.nan)
+        scores = np.where(present, _top(lists.scores, rows, k).astype(np.float64), np.nan)
         with np.errstate(invalid="ignore"):
             low, high = np.nanmin(np.where(present.any(axis=1)[:, None], scores, 0.0), axis=1), \
                 np.nanmax(np.where(present.any(axis=1)[:, None], scores, 0.0), axis=1)
@@ -64,16 +64,21 @@ def scaled(lists: Lists, rows: np.ndarray, k: int, scale: str) -> np.ndarray:
 def against(lists: Lists, primitive: Lists, rows: np.ndarray, k: int, scale: str) -> Matched:
     """The model's top K of users ``rows`` matched with the primitive model's top K (against
     itself, every listed item is found with its own score)."""
-    items = lists.items[rows, :k]
+    items = _top(lists.items, rows, k)
     if primitive is lists:
         model = scaled(lists, rows, k, scale)
         return Matched(model, np.nan_to_num(model), items >= 0, items >= 0)
-    user, position, other_position = shared_items(items, primitive.items[rows, :k])
-    found = np.zeros(items.shape, dtype=bool)
-    found[user, position] = True
-    primitive_values = np.zeros(items.shape)
-    primitive_values[user, position] = scaled(primitive, rows, k, scale)[user, other_position]
+    other_position = positions_in(items, _top(primitive.items, rows, k))
+    found = other_position >= 0
+    primitive_values = np.take_along_axis(scaled(primitive, rows, k, scale), np.maximum(other_position, 0), axis=1)
+    primitive_values[~found] = 0.0
     return Matched(scaled(lists, rows, k, scale), primitive_values, items >= 0, found)
+
+
+def _top(cells: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray:
+    """The first ``k`` columns of users ``rows`` (ascending, distinct): a view when they are all
+    the users, else a copy."""
+    return cells[:, :k] if len(rows) == len(cells) else cells[rows, :k]
 
 
 def serendipity(matched: Matched, hit_top: np.ndarray) -> np.ndarray:
