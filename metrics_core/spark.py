@@ -8,14 +8,17 @@ Each partition is evaluated in memory exactly as :func:`metrics_core.evaluate` w
 (``Dataset.build`` and ``Dataset.evaluate``, with the item table when one is given) and gives
 back
 
-- one row per user with every per-user metric (the per-user DataFrame, for slicing),
-- one row per item with how many top-K lists of the partition contain it, and
-- per bootstrap resample, the Poisson-weighted sums of the per-user values (the intervals).
+- per metric, the count, Σv, Σv² (and Σ forward(v) for GM-MAP) of its per-user values over
+  the users it is averaged over (the evaluated users for accuracy metrics),
+- one row per item with how many top-K lists of the partition contain it,
+- per bootstrap resample, the Poisson-weighted sums of the per-user values (the intervals),
+- with curves, each accuracy metric's sum at every k, and
+- unless ``per_user=False``, one row per user with every per-user metric (the per-user
+  DataFrame, for slicing).
 
-The aggregates are then merged in Spark: a per-user metric's aggregate is its mean over the
-users it is averaged over (the evaluated users for accuracy metrics), and the catalog metrics
-(coverage, Gini, entropy, personalization, distinct items) come from the item counts summed over
-partitions, with the same functions as in memory. Results equal the in-memory engine's on the
+Spark adds those sums up in one pass: a per-user metric's aggregate is its mean, and the catalog
+metrics (coverage, Gini, entropy, personalization, distinct items) come from the item counts
+summed over partitions, with the same functions as in memory. Results equal the in-memory engine's on the
 same data (tests/test_spark.py checks 1e-9).
 
 With training interactions, the whole table's item popularity is counted in Spark and sent to

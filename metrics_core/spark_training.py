@@ -42,7 +42,7 @@ class TrainingFacts:
     @property
     def levels(self) -> np.ndarray:
         """The distinct positive per-item row counts, most first (the popularity ranks)."""
-        return np.unique(self.interactions[self.interactions > 0])[::-1]
+        return popularity.popularity_levels(self.interactions)
 
     def _lookup(self, item_ids: np.ndarray) -> np.ndarray:
         """The place of each id (any type: compared as text) in ``items``, -1 when untrained."""

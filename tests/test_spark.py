@@ -131,6 +131,13 @@ def test_training_metrics_equal_the_in_memory_engine(spark, case):
     if case == "cooccurrence":
         assert {"diversity", "serendipity"} <= set(ours.skipped) and "co-occurrence" in ours.skipped["diversity"]
         assert "diversity" in memory.metrics  # (in memory it is computed)
+    if case == "table":
+        from metrics_core.errors import InputError
+
+        with pytest.raises(InputError, match=r"training interactions.*no column 'item_id'") as error:
+            evaluate_spark(recs_df, spark.createDataFrame(truth), k=8, columns=columns,
+                           train_df=spark.createDataFrame(train.rename(columns={"item_id": "item"})))
+        assert error.value.column == "item_id"
 
 
 @pytest.mark.parametrize("rank", ["numbers", "text", None])

@@ -213,14 +213,12 @@ class Training:
         """Training rows (repeats included)."""
         return self.whole.n_interactions if self.whole is not None else len(self.item)
 
-    @cached_property
-    def interaction_levels(self) -> np.ndarray:
-        """The distinct positive numbers of training rows of an item, most first (popularity
-        rank r is the r-th of them)."""
-        if self.whole is not None:
-            return self.whole.interaction_levels
-        counts = self.interactions_per_item
-        return np.unique(counts[counts > 0])[::-1]
+    @property
+    def interaction_levels(self) -> np.ndarray | None:
+        """The whole data's distinct positive numbers of training rows of an item, most first
+        (popularity rank r is the r-th of them); None when these rows are the whole data (then
+        they are those of :attr:`interactions_per_item`)."""
+        return self.whole.interaction_levels if self.whole is not None else None
 
     @cached_property
     def cooccurrence(self) -> Cooccurrence:

@@ -75,12 +75,22 @@ def popularity_serendipity(top: np.ndarray, hit_top: np.ndarray, item_interactio
     listed = top >= 0
     counts = item_interactions[np.where(listed, top, 0)]
     if levels is None:
-        levels = np.unique(item_interactions[item_interactions > 0])[::-1]  # distinct counts, most first
+        levels = popularity_levels(item_interactions)
     pop_rank = np.searchsorted(-levels, -counts) + 1
     rank = np.arange(1, top.shape[1] + 1)[None, :]
     p_user = (n_catalog + 1 - rank) / n_catalog
     p_any = np.where(counts > 0, (n_catalog + 1 - pop_rank) / n_catalog, 0.0)
     return _row_mean(np.maximum(p_user - p_any, 0.0) * hit_top, listed)
+
+
+def popularity_levels(item_interactions: np.ndarray) -> np.ndarray:
+    """The distinct positive training-interaction counts, most first: popularity rank r (a
+    dense rank, 1 = most interacted) is the r-th of them.
+
+    >>> popularity_levels(np.array([5, 0, 1, 5, 2]))
+    array([5, 2, 1])
+    """
+    return np.unique(item_interactions[item_interactions > 0])[::-1]
 
 
 def popularity_order(item_interactions: np.ndarray) -> np.ndarray:
