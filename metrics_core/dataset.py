@@ -84,6 +84,7 @@ class Dataset:
         encoding: Encoding | None = None,
         feature_columns: list[str] | None = None,
         embedding_column: str | None = None,
+        part: bool = False,
     ) -> Dataset:
         """Read, validate and encode the inputs.
 
@@ -91,7 +92,10 @@ class Dataset:
         mapping name -> source; a path's model name defaults to its stem. ``encoding``
         orders the lists (default: by rank, else by score). ``feature_columns`` (default:
         every numeric column of the item table without missing values) and
-        ``embedding_column`` choose the item features. Raises :class:`InputError` on bad input.
+        ``embedding_column`` choose the item features. ``part=True``: the tables are one part of
+        a larger evaluation (a Spark partition), where recommendations or ground truth without
+        rows is not an error (the part's users have only lists, or only relevant items). Raises
+        :class:`InputError` on bad input.
 
         The recipe: read and check every table (ids read once per table), read the ids of
         every table alike (text everywhere when any table has text ids), code them once,
@@ -109,9 +113,9 @@ class Dataset:
         later = len(recommendations) > 1  # several models: those with integer ids in Parquet are read in two steps
         raw_lists = [_LaterLists.ids_of(str(name), source, columns) if later and _integer_ids_in_parquet(
             source, columns) else read_lists(str(name), *_read(source, f"recommendations '{name}'", notes, id_columns,
-                                                               wanted), columns)
+                                                               wanted), columns, part)
                      for name, source in recommendations.items()]
-        raw_truth = read_truth(*_read(ground_truth, "ground truth", notes, id_columns), columns)
+        raw_truth = read_truth(*_read(ground_truth, "ground truth", notes, id_columns), columns, part)
         sides = {role: _side_table(source, role, columns, notes)
                  for role, source in (("training interactions", train), ("item features", items),
                                       ("user features", users)) if source is not None}
@@ -286,7 +290,7 @@ class Dataset:
     def _evaluation(self, model, settings, lists, rows, result, extra, counts, no_candidates) -> Evaluation:
         n = len(rows)
         columns = registry.per_user_columns("accuracy")
-        means = {column: float(values.mean()) for column, values in result.at_k.items()}
+        means = {column: float(values.mean()) if n else float("nan") for column, values in result.at_k.items()}
         metrics = {name: means[column] for name, column in columns.items() if column in means}
         metrics["fbeta_of_means"] = float(accuracy.fbeta_of_means(np.array(metrics["precision"]),
                                                                   np.array(metrics["recall"]), settings.beta))
@@ -317,8 +321,8 @@ class Dataset:
             codes = per_user.index.to_numpy()
             per_user["listed"] = row_sums(lists.items[codes, :settings.k] >= 0, np.int64)
         per_user.index = pd.Index(self.users.ids[per_user.index.to_numpy()], name=self.columns.user)
-        curves = pd.DataFrame({name: result.sums[column] / n for name, column in columns.items()
-                               if column in result.sums})
+        curves = pd.DataFrame({name: result.sums[column] / n if n else np.full(len(result.k), np.nan)
+                               for name, column in columns.items() if column in result.sums})
         curves.index = pd.Index(result.k.astype(np.int64), name="k")
         curves["fbeta_of_means"] = accuracy.fbeta_of_means(curves["precision"].to_numpy(),
                                                            curves["recall"].to_numpy(), settings.beta)

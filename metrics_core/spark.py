@@ -342,7 +342,8 @@ def _unnested(batches, user: str, keep: tuple[str, ...], tables: dict[str, list[
     """A partition's grouped rows (:func:`_rows_by_user`) back as each table's rows (None for
     an empty partition). ``tables``: each table's columns; ``complete``: whether they came as
     plain arrays (else as arrays of structs). Columns null on every row are left out, as if
-    not given, except those in ``keep`` (so that their validation names them)."""
+    not given, except those in ``keep`` (so that their validation names them) and those of a
+    table without rows here (its users have none of its rows: a table, not a column, missing)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -356,7 +357,8 @@ def _unnested(batches, user: str, keep: tuple[str, ...], tables: dict[str, list[
     def frame(fields: dict, lengths: np.ndarray) -> pd.DataFrame:
         users = table.column(user).take(np.repeat(np.arange(len(lengths)), lengths))
         return pa.table({user: users, **{field: values for field, values in fields.items()
-                                         if values.null_count < len(values) or field in keep}}).to_pandas()
+                                         if values.null_count < len(values) or field in keep or not len(values)}}
+                        ).to_pandas()
 
     def structs(name: str) -> pd.DataFrame:
         lists = table.column(name).combine_chunks()
@@ -474,13 +476,13 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
 
     def evaluated(batches):
         frames = _unnested(batches, columns.user, (columns.user, columns.item), tables, complete)
-        if frames is None or frames[RECOMMENDED].empty or frames[RELEVANT].empty:
+        if frames is None:
             return
         train = frames.get(TRAINED)
-        try:
+        try:  # part=True: a partition's users may all lack lists, or relevant items
             dataset = Dataset.build({"model": frames[RECOMMENDED]}, frames[RELEVANT], items=items, columns=columns,
                                     train=train if train is not None and len(train) else None,
-                                    feature_columns=feature_columns)
+                                    feature_columns=feature_columns, part=True)
             if facts is not None:
                 dataset = with_whole_training(dataset, facts)
             if curve_to is not None and dataset.lists["model"].positions < curve_to:  # all shorter than the longest

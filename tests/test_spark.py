@@ -237,6 +237,36 @@ def test_partitions_no_user_reaches_and_bad_rows_in_a_partition(spark):
     assert "Traceback" not in str(caught.value) and "fill in the id" in caught.value.fix
 
 
+@pytest.mark.parametrize("options", [{}, {"users_without_relevant": "zero"}])
+def test_partitions_whose_users_have_only_lists_or_only_relevant_items(spark, options):
+    """With many partitions, some hold only users with a list and no relevant item, or only
+    users with relevant items and no list. Their users still count as in memory: in the
+    catalog and beyond-accuracy metrics (lists only), as evaluated users scoring 0 (relevant
+    items only), and in the per-user rows and curves."""
+    from metrics_core.spark import evaluate_spark
+
+    rng = np.random.default_rng(4)
+    listed = np.arange(40)  # users 0-39 have lists; 0-5 also relevant items; 100-139 only relevant items
+    recs = pd.DataFrame({"user_id": np.repeat(listed, 5), "item_id": rng.permuted(np.tile(np.arange(30), (40, 1)),
+                                                                                  axis=1)[:, :5].ravel(),
+                         "score": rng.random(200)})
+    truth = pd.DataFrame({"user_id": [*range(6), *range(100, 140)], "item_id": rng.integers(0, 30, 46)})
+    train = pd.DataFrame({"user_id": rng.integers(0, 140, 300), "item_id": rng.integers(0, 30, 300)})
+    table = pd.DataFrame({"item_id": np.arange(35), "f1": rng.random(35), "f2": rng.random(35)})
+    ours = evaluate_spark(spark.createDataFrame(recs), spark.createDataFrame(truth), k=4,
+                          settings=Settings(**options), items_df=spark.createDataFrame(table),
+                          train_df=spark.createDataFrame(train), partitions=40, curves=True)
+    memory = evaluate(recs, truth, k=4, items=table, train=train, **options)
+    assert ours.users == {"evaluated": memory.users["evaluated"], "with_recommendations": 40}
+    for name in ("precision", "ndcg", "coverage", "gini", "novelty", "diversity", "personalization", "arp"):
+        assert name in ours.metrics, name
+    for name, value in ours.metrics.items():
+        assert value == pytest.approx(memory.metrics[name], abs=1e-9), name
+    for name in ours.curves.columns:
+        np.testing.assert_allclose(ours.curves[name], memory.curves[name], atol=1e-12, err_msg=name)
+    assert ours.per_user.count() == len(memory.per_user) == 80
+
+
 def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
     recs, truth, _ = data(1)
     recs.to_parquet(tmp_path / "recs.parquet")

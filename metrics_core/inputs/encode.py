@@ -34,9 +34,11 @@ KERNEL_ITEMS_MAX = 1 << 24  # the compiled join's tables take 12 bytes per item 
 USER_ITEM_HINT = f" with {setting('user_column')} and {setting('item_column')}"
 
 
-def read_lists(name: str, frame: pd.DataFrame, source: str, columns: Columns) -> RawLists:
-    """Validate a recommendations table: ids present, rank or score usable."""
-    validate.require_rows(frame, source)
+def read_lists(name: str, frame: pd.DataFrame, source: str, columns: Columns, empty_ok: bool = False) -> RawLists:
+    """Validate a recommendations table: ids present, rank or score usable (``empty_ok``: a
+    table without rows is allowed, as in one Spark partition)."""
+    if not empty_ok:
+        validate.require_rows(frame, source)
     has_rank = columns.rank in frame.columns
     has_score = columns.score in frame.columns
     validate.require_columns(frame, [columns.user, columns.item], source, USER_ITEM_HINT)
@@ -59,14 +61,16 @@ def read_lists(name: str, frame: pd.DataFrame, source: str, columns: Columns) ->
     return RawLists(name, source, frame, user, item, rank, score)
 
 
-def read_truth(frame: pd.DataFrame, source: str, columns: Columns) -> RawTruth:
+def read_truth(frame: pd.DataFrame, source: str, columns: Columns, empty_ok: bool = False) -> RawTruth:
     """Validate a ground-truth table: ids present, grades finite and non-negative.
 
     A TREC qrels file always has grades (its fourth field, used unless another relevance
     column is named): as in trec_eval, a grade below the threshold (default 1) marks a judged
-    non-relevant document, and negative grades are allowed there.
+    non-relevant document, and negative grades are allowed there. ``empty_ok``: a table without
+    rows is allowed (as in one Spark partition).
     """
-    validate.require_rows(frame, source)
+    if not empty_ok:
+        validate.require_rows(frame, source)
     validate.require_columns(frame, [columns.user, columns.item], source, USER_ITEM_HINT)
     qrels = is_qrels(frame)
     relevance = columns.relevance or ("relevance" if qrels else None)
@@ -251,7 +255,7 @@ def encode_lists(
         tie_key = None if tie_break == "input" else items.descending_text_order()[item]
         position, first = _positions_by_score(user, raw.score, tie_key), 0
         ordered_by = "score"
-    n_positions = int(position.max()) + 1 - first
+    n_positions = int(position.max(initial=first)) + 1 - first  # one empty position without rows
     if n_positions > MAX_POSITIONS:
         bad = position - first >= MAX_POSITIONS
         raise input_error(raw.source, f"{int(bad.sum())} rows have a rank above {MAX_POSITIONS}.",
@@ -356,7 +360,7 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks, raw
 
 def _cells(user: np.ndarray, position: np.ndarray, first: int, n_positions: int) -> np.ndarray:
     """The flat (user, position) cell of each row."""
-    cell_type = np.int32 if (int(user.max()) + 1) * n_positions < 2**31 else np.int64
+    cell_type = np.int32 if (int(user.max(initial=-1)) + 1) * n_positions < 2**31 else np.int64
     cell = np.multiply(user, n_positions, dtype=cell_type)  # one new array, the rest in place
     np.add(cell, position, out=cell, casting="unsafe")  # (positions fit: n_positions <= MAX_POSITIONS)
     if first:

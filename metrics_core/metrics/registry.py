@@ -75,6 +75,9 @@ class Aggregate:
     back: Callable[[np.ndarray], np.ndarray]
 
     def __call__(self, values: np.ndarray) -> float:
+        """The summary of ``values``; NaN without values."""
+        if not len(values):
+            return float("nan")
         return float(self.back(np.mean(self.forward(np.asarray(values, dtype=np.float64)))))
 
 
