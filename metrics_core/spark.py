@@ -53,10 +53,11 @@ from metrics_core.stats import poisson_bootstrap
 from metrics_core.store.runs import normal_interval
 
 RECOMMENDED, RELEVANT, TRAINED = "_recommended", "_relevant", "_trained"  # a user's rows of each table
-ROWS, LONGEST = "_rows", "_longest"  # _counts
+ROWS = "_rows"  # a user's rows of every table (_rows_by_user)
 KIND, USER, ITEM, COUNT = "_kind", "_user", "_item", "_count"
 BOOTSTRAP_KINDS = ("boot_sum", "boot_n")
 CARRIED = "<<rankscope-input-error>>"  # brackets an InputError's parts in a worker's exception
+NULL_FOUND = "<<rankscope-null-in-a-column>>"  # a worker found a null where plain arrays were sent
 NOT_ON_SPARK = {
     "train": "needs training interactions (pass train_df)",
     "candidates": "needs the candidate items: training interactions (train_df) or settings.candidates",
@@ -177,10 +178,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     schema = (f"{KIND} string, {USER} string, {ITEM} string, {COUNT} long, evaluated boolean, "
               + ", ".join(f"`{c}` double" for c in per_user))
     ranked = curves and columns.rank in recs_columns
-    recs_counts = _counts(recs_df, recs_columns, columns.rank if ranked else None)
-    complete = _complete(recs_counts, recs_columns) and _complete(_counts(truth_df, truth_columns), truth_columns) \
-        and (train_df is None or _complete(_counts(train_df, train_columns), train_columns))
-    longest = recs_counts[LONGEST] if ranked else None
+    longest = _longest_rank(recs_df, columns.rank) if ranked else None
     if longest is not None and not np.isfinite(longest):  # NaN or infinite: the partitions name those rows
         longest = None
     curve_to = (max(settings.k, int(longest or 0)) if ranked else
@@ -188,15 +186,27 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     tables = {RECOMMENDED: recs_df.select(*recs_columns), RELEVANT: truth_df.select(*truth_columns)}
     if train_df is not None:
         tables[TRAINED] = train_df
-    kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed,
-                               {name: frame.columns for name, frame in tables.items()}, complete, facts, keep_users)
-    by_user = _rows_by_user(tables, columns.user, partitions, complete)
-    out = by_user.mapInArrow(kernel, schema=schema)
-    if keep_users:
-        out = out.cache()
-    with _partition_errors_as_input_errors():  # one pass: every partition's sums, merged
-        sums = (out.filter(F.col(KIND) != "user").groupBy(KIND, ITEM)
-                .agg(F.sum(COUNT).alias(COUNT), *[F.sum(F.col(f"`{c}`")).alias(c) for c in per_user]).toPandas())
+
+    def one_pass(complete: bool):  # every partition's sums, merged (and the partitions' output)
+        kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed,
+                                   {name: frame.columns for name, frame in tables.items()}, complete, facts,
+                                   keep_users)
+        out = _rows_by_user(tables, columns.user, partitions, complete).mapInArrow(kernel, schema=schema)
+        if keep_users:
+            out = out.cache()
+        try:
+            with _partition_errors_as_input_errors():
+                return out, (out.filter(F.col(KIND) != "user").groupBy(KIND, ITEM)
+                             .agg(F.sum(COUNT).alias(COUNT), *[F.sum(F.col(f"`{c}`")).alias(c) for c in per_user])
+                             .toPandas())
+        except NullInArraysError:
+            out.unpersist()
+            raise
+
+    try:
+        out, sums = one_pass(complete=True)
+    except NullInArraysError:  # a column has a null: again, each table's rows as structs, so validation names them
+        out, sums = one_pass(complete=False)
     moments = sums[sums[KIND] == "moment"].set_index(ITEM)
     evaluated = int(moments.loc["n", COUNT]) if "n" in moments.index else 0
     if not evaluated:
@@ -254,6 +264,8 @@ def _partition_errors_as_input_errors():
     try:
         yield
     except Exception as error:
+        if NULL_FOUND in str(error):
+            raise NullInArraysError() from None
         parts = str(error).split(CARRIED)
         if len(parts) < 3:
             raise
@@ -285,22 +297,17 @@ def _bootstrap_intervals(sums: pd.DataFrame, per_user: list[str], names: dict[st
             if not np.isnan(low)}
 
 
-def _counts(frame, names: list[str], longest_of: str | None = None) -> dict:
-    """One pass over ``frame``: its rows (``ROWS``), the values (non-null) of each column in
-    ``names``, and the largest value of ``longest_of`` (``LONGEST``) read as a number, as the
-    in-memory engine reads ranks ("12" is 12, not below "9"; text that is not a number is left
-    out here, and the partitions' validation names its rows)."""
+class NullInArraysError(Exception):
+    """A partition found a null in a column sent as plain arrays (the pass runs again with structs)."""
+
+
+def _longest_rank(frame, rank: str) -> float | None:
+    """The largest value of column ``rank`` read as a number, as the in-memory engine reads ranks
+    ("12" is 12, not below "9"; text that is not a number is left out here, and the partitions'
+    validation names its rows); None without one."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    found = [F.count(F.lit(1)).alias(ROWS), *[F.count(F.col(f"`{c}`")).alias(c) for c in names]]
-    if longest_of:
-        found.append(F.max(F.col(f"`{longest_of}`").try_cast("double")).alias(LONGEST))
-    return _first_row(frame.agg(*found))
-
-
-def _complete(counts: dict, names: list[str]) -> bool:
-    """Whether no column in ``names`` has a null (``counts`` from :func:`_counts`)."""
-    return all(counts[c] == counts[ROWS] for c in names)
+    return _first_row(frame.agg(F.max(F.col(f"`{rank}`").try_cast("double")).alias("longest")))["longest"]
 
 
 def _rows_by_user(tables: dict, user: str, partitions: int, complete: bool):
@@ -309,12 +316,13 @@ def _rows_by_user(tables: dict, user: str, partitions: int, complete: bool):
 
     Spark converts rows to Arrow for Python one at a time: sending a user's 100 rows as one row
     makes that transfer much cheaper (1M users x 100 on local[2]: 64 s with the grouping,
-    against 92 s for the plain rows). With no null anywhere (``complete``), each column is one
-    array of plain values per user (``{name}0``, ``{name}1``, ... for each table, in the
-    frame's column order: ``collect_list`` drops nulls, so this needs complete columns); else
-    each table's rows are one array of structs (a struct whose fields are null is kept, so no
-    row is lost and no column misaligned, and the partition's validation names the bad rows).
-    Plain arrays group about 15% faster and reach Python faster still."""
+    against 92 s for the plain rows). With ``complete``, each column is one array of plain
+    values per user (``{name}0``, ``{name}1``, ... for each table, in the frame's column
+    order), with the user's rows of all tables counted (``ROWS``): ``collect_list`` drops
+    nulls, so a column with a null gives a shorter array, which :func:`_unnested` finds by
+    those lengths. Else each table's rows are one array of structs (a struct whose fields are
+    null is kept, so no row is lost and no column misaligned, and the partition's validation
+    names the bad rows). Plain arrays group about 15% faster and reach Python faster still."""
     from functools import reduce
 
     from pyspark.sql import functions as F  # noqa: N812
@@ -334,14 +342,17 @@ def _rows_by_user(tables: dict, user: str, partitions: int, complete: bool):
                                               if c not in frame.columns])
 
     every = reduce(lambda one, other: one.unionByName(other), [padded(frame) for frame in shaped])
-    return every.repartition(partitions, user).groupBy(user).agg(*[F.collect_list(c).alias(c) for c in types])
+    counted = [F.count(F.lit(1)).alias(ROWS)] if complete else []
+    return every.repartition(partitions, user).groupBy(user).agg(*[F.collect_list(c).alias(c) for c in types],
+                                                                 *counted)
 
 
 def _unnested(batches, user: str, keep: tuple[str, ...], tables: dict[str, list[str]],
               complete: bool) -> dict[str, pd.DataFrame] | None:
     """A partition's grouped rows (:func:`_rows_by_user`) back as each table's rows (None for
     an empty partition). ``tables``: each table's columns; ``complete``: whether they came as
-    plain arrays (else as arrays of structs). Columns null on every row are left out, as if
+    plain arrays (else as arrays of structs; a null in plain arrays raises ``NULL_FOUND``, and
+    the caller sends structs instead). Columns null on every row are left out, as if
     not given, except those in ``keep`` (so that their validation names them) and those of a
     table without rows here (its users have none of its rows: a table, not a column, missing)."""
     import pyarrow as pa
@@ -368,11 +379,17 @@ def _unnested(batches, user: str, keep: tuple[str, ...], tables: dict[str, list[
 
     def arrays(name: str, columns: list[str]) -> pd.DataFrame:
         lists = [table.column(f"{name}{i}").combine_chunks() for i in range(len(columns) - 1)]
+        lengths = [pc.list_value_length(values).to_numpy(zero_copy_only=False) for values in lists]
+        if any(not np.array_equal(other, lengths[0]) for other in lengths[1:]):
+            raise RuntimeError(NULL_FOUND)  # one column's array is shorter: it had a null
         return frame({c: values.flatten() for c, values in zip((c for c in columns if c != user), lists, strict=True)},
-                     pc.list_value_length(lists[0]).to_numpy())
+                     lengths[0])
 
     if complete:
-        return {name: arrays(name, names) for name, names in tables.items()}
+        frames = {name: arrays(name, names) for name, names in tables.items()}
+        if sum(len(frame) for frame in frames.values()) != pc.sum(table.column(ROWS)).as_py():
+            raise RuntimeError(NULL_FOUND)  # every column of a table equally short: they had nulls
+        return frames
     return {name: structs(name) for name in tables}
 
 
@@ -385,7 +402,7 @@ def _partitions(recs_df) -> int:
 
 def _longest_list(recs_df, user: str, k: int) -> int:
     """The k every partition's curves reach when lists are ordered by score: max(K, the most
-    rows of one user). (With ranks, the largest rank: :func:`_counts`.)"""
+    rows of one user). (With ranks, the largest rank: :func:`_longest_rank`.)"""
     from pyspark.sql import functions as F  # noqa: N812
 
     return max(k, int(recs_df.groupBy(user).count().agg(F.max("count")).first()[0] or 0))

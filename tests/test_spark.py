@@ -312,23 +312,36 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
         assert value == pytest.approx(in_memory["metrics"][name], abs=1e-9), name
 
 
-def test_columns_with_nulls_take_the_struct_path_and_agree(spark):
-    """Complete columns travel as plain arrays per user; a column with a null takes the arrays
-    of structs (``collect_list`` would drop the null and misalign the columns). An all-null
-    score column is left out, as if not given, and both paths equal the in-memory engine."""
-    from metrics_core.spark import _complete, _counts, evaluate_spark
+def test_a_null_in_any_column_sends_the_rows_again_as_structs(spark, monkeypatch):
+    """Columns travel as plain arrays per user, with the user's rows counted. ``collect_list``
+    drops a null, so a partition whose arrays are shorter than each other, or all shorter than
+    the rows, stops the pass, which runs again with each table's rows as structs (they keep
+    the null in its row). Complete columns need one pass; an all-null score column is left
+    out, as if not given; both equal the in-memory engine. A null item and a null rank in two
+    rows of one user (two arrays equally short) are found by the count and named as in memory."""
+    import metrics_core.spark as engine
+    from metrics_core.errors import InputError
 
+    passes = []
+    grouped = engine._rows_by_user
+    monkeypatch.setattr(engine, "_rows_by_user", lambda *args: passes.append(args[3]) or grouped(*args))
     recs, truth, _ = data(3, users=60)
     columns = Columns(relevance="relevance", threshold=1)
-    plain = spark.createDataFrame(recs)
-    names = list(recs.columns)
-    assert _complete(_counts(plain, names), names)
-    with_null = spark.createDataFrame(recs.assign(score=None).astype({"score": "float64"}))
-    assert not _complete(_counts(with_null, names), names)
     memory = evaluate(recs.drop(columns="score"), truth, k=4, columns=columns)
-    for frame in (with_null, plain.drop("score")):
-        ours = evaluate_spark(frame, spark.createDataFrame(truth), k=4, columns=columns, partitions=3, curves=True)
+    with_null = spark.createDataFrame(recs.assign(score=None).astype({"score": "float64"}))
+    for frame, expected in ((spark.createDataFrame(recs).drop("score"), [True]), (with_null, [True, False])):
+        passes.clear()
+        ours = engine.evaluate_spark(frame, spark.createDataFrame(truth), k=4, columns=columns, partitions=3,
+                                     curves=True)
+        assert passes == expected
         for name, value in ours.metrics.items():
             assert value == pytest.approx(memory.metrics[name], abs=1e-9), name
         for name in ours.curves.columns:
             np.testing.assert_allclose(ours.curves[name], memory.curves[name], atol=1e-12, err_msg=name)
+    two_nulls = pd.DataFrame({"user_id": [1, 1, 1, 2], "item_id": [1.0, np.nan, 3.0, 4.0],
+                              "rank": [1.0, 2.0, np.nan, 1.0]})
+    passes.clear()
+    with pytest.raises(InputError) as caught:
+        engine.evaluate_spark(spark.createDataFrame(two_nulls), spark.createDataFrame(truth), k=2, partitions=2)
+    assert passes == [True, False]
+    assert caught.value.column == "item_id" and "no id" in caught.value.problem and "rank=2" in str(caught.value)
