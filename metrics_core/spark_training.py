@@ -64,10 +64,12 @@ class TrainingFacts:
 
 
 def training_facts(train_df, columns: Columns) -> TrainingFacts:
-    """Count the whole training table in Spark (one row per item comes back to the driver)."""
+    """Count the whole training table in Spark (one row per item comes back to the driver).
+    Rows without an item id are left out here: the partition holding them names them, as rows
+    of the training table (the items here can become the catalog sent to every partition)."""
     from pyspark.sql import functions as F  # noqa: N812 (the usual name)
 
-    per_item = (train_df.groupBy(columns.item)
+    per_item = (train_df.where(F.col(columns.item).isNotNull()).groupBy(columns.item)
                 .agg(F.countDistinct(columns.user).alias("users"), F.count(F.lit(1)).alias("interactions"))
                 .toPandas())
     n_users = train_df.select(columns.user).distinct().count()

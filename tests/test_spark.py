@@ -138,6 +138,15 @@ def test_training_metrics_equal_the_in_memory_engine(spark, case):
             evaluate_spark(recs_df, spark.createDataFrame(truth), k=8, columns=columns,
                            train_df=spark.createDataFrame(train.rename(columns={"item_id": "item"})))
         assert error.value.column == "item_id"
+    if case == "no table":  # the catalog comes from the training items: a null one is the training table's
+        from metrics_core.errors import InputError
+
+        holed = train.astype({"item_id": "float64"}).assign(item_id=lambda f: f.item_id.where(f.index != 5))
+        with pytest.raises(InputError) as error:
+            evaluate_spark(recs_df, spark.createDataFrame(truth), k=8, columns=columns,
+                           train_df=spark.createDataFrame(holed), partitions=16)
+        assert error.value.column == "item_id" and "no id" in error.value.problem
+        assert str(error.value).startswith("training interactions (Spark DataFrame)")
 
 
 @pytest.mark.parametrize("rank", ["numbers", "text", None])
