@@ -17,8 +17,9 @@ arrays.
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from metrics_core.inputs.jit import numba
 
 
 @numba.njit(cache=True, nogil=True)

@@ -21,13 +21,13 @@ coded into the first thread's table, which gives each thread's codes their final
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pyarrow as pa
 from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic
 
+from metrics_core.inputs.jit import numba
 from metrics_core.parallel import THREADS, map_chunks
 
 BATCH = 16  # rows whose table reads are issued together
