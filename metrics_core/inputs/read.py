@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.errors import InputError, Note, input_error
+from metrics_core.inputs.text_ids import COMPILED_MIN
 from metrics_core.inputs.validate import NUMBERS_AS_TEXT, column_list
 
 TREC_RUN_COLUMNS = ["user_id", "iteration", "item_id", "rank", "score", "tag"]
@@ -94,7 +95,7 @@ def read_table(
         return read_bytes(source.data, source.name, role)
     if isinstance(source, StoredTable):
         label = f"{role} ({source.name})"
-        frame = _checked(lambda: _read_parquet(source.path, columns, label), label)
+        frame = _checked(lambda: _read_parquet(source.path, columns, label, ids), label)
         if Path(source.name).suffix.lower() == ".qrels":
             frame.attrs[QRELS] = True
         return frame, label
@@ -146,7 +147,7 @@ def _checked(parse, label: str) -> pd.DataFrame:
 def _read_path(path: Path, columns: list[str] | None, label: str, ids: list[str] | None) -> pd.DataFrame:
     suffix = path.suffix.lower()
     if suffix in PARQUET_SUFFIXES:
-        return _read_parquet(path, columns, label)
+        return _read_parquet(path, columns, label, ids)
     if suffix in TREC_SUFFIXES:
         return read_trec(path, qrels=suffix == ".qrels", label=label)
     with path.open("rb") as handle:
@@ -272,12 +273,15 @@ def require_unique_columns(names: list[str], label: str) -> None:
                           "rename or drop the repeated columns so that every column has its own name.")
 
 
-def _read_parquet(source, columns: list[str] | None, label: str) -> pd.DataFrame:
+def _read_parquet(source, columns: list[str] | None, label: str, ids: list[str] | None = None) -> pd.DataFrame:
     """The columns of a Parquet file, a path or a binary file object (only ``columns`` when
     given and present). A stored pandas index is not read; rows are numbered from 0 as in the
     file. Number columns without nulls are decoded straight into numpy arrays
     (:func:`_numbers_by_row_group`); the others by Arrow's reader into one buffer each, used by
-    numpy or pandas as it is."""
+    numpy or pandas as it is. Text id columns (among ``ids``) become pandas categoricals of
+    their texts: read as the file's dictionary codes when it stores them so
+    (:func:`_stored_as_codes`), else, from :data:`COMPILED_MIN` rows of a path, coded as they
+    are read (:func:`_coded_while_read`)."""
     import pyarrow.parquet as pq
 
     file = pq.ParquetFile(source)
@@ -289,11 +293,75 @@ def _read_parquet(source, columns: list[str] | None, label: str) -> pd.DataFrame
         names = [name for name in dict.fromkeys(columns) if name in names] or names
     numbers = {name: dtype for name in names if (dtype := _number_type(file, name)) is not None}
     values = (_numbers_by_row_group(file, source, numbers) if numbers else None) or {}
+    text_ids = [name for name in names if name in (ids or ()) and _is_text(file, name)]
+    coded = [name for name in text_ids if _stored_as_codes(file, name)]
+    if isinstance(source, str | os.PathLike) and file.metadata.num_rows >= COMPILED_MIN:
+        values.update({name: text for name in text_ids if name not in coded
+                       and (text := _coded_while_read(source, file, name)) is not None})
     others = [name for name in names if name not in values]
     if others:
+        coded = [name for name in coded if name in others]
+        if coded:  # (a second reader of the same source: read_dictionary is an option of the reader)
+            file = pq.ParquetFile(source, read_dictionary=coded)
         table = file.read(columns=others)
         values.update({name: _column_values(table.column(name)) for name in others})
     return pd.DataFrame({name: values[name] for name in names}, copy=False)
+
+
+CODED_BYTES_PER_ROW = 8  # see _stored_as_codes
+
+
+def _is_text(file, name: str) -> bool:
+    """Whether column ``name`` holds text as offsets and bytes (Arrow's string or large_string)."""
+    import pyarrow as pa
+
+    kind = file.schema_arrow.field(name).type
+    return pa.types.is_string(kind) or pa.types.is_large_string(kind)
+
+
+def _coded_while_read(path, file, name: str) -> pd.Categorical | None:
+    """A large text id column that the file stores as plain text (distinct user ids, say) as a
+    categorical of its distinct texts, coded by the compiled hash table as its row groups are
+    read (:func:`metrics_core.inputs.text_hash.code_row_groups`): 100M UUID-like ids in about
+    7 s on two cores, against about 4 s to read their text and 4.8 s more to code it. None when
+    a row group's statistics count a null (the general read's checks name those rows) or the
+    table cannot take the column."""
+    leaf, meta = _leaf(file, name), file.metadata
+    if leaf is None or any((stats := meta.row_group(group).column(leaf).statistics) is not None
+                           and stats.has_null_count and stats.null_count for group in range(meta.num_row_groups)):
+        return None
+    from metrics_core.inputs import text_hash  # (numba: imported only for large columns)
+
+    coded = text_hash.code_row_groups(path, name)
+    if coded is None:
+        return None
+    codes, distinct = coded
+    texts = pd.CategoricalDtype(pd.Index(pd.array(distinct, dtype=pd.StringDtype("pyarrow"))))
+    return pd.Categorical.from_codes(codes, dtype=texts, validate=False)
+
+
+def _stored_as_codes(file, name: str) -> bool:
+    """Whether text column ``name`` (:func:`_is_text`) is stored as dictionary codes in every row group, so that
+    reading the codes and each row group's dictionary beats reading every row's text.
+
+    Parquet writers code a column through a dictionary page until that page is full (1 MiB in
+    Arrow), then fall back to plain text, which a column of item ids seldom reaches and one of
+    distinct user ids soon does. A coded row takes at most 4 bytes, a plain one 4 bytes plus
+    its text, so a column chunk with a dictionary page and at most
+    :data:`CODED_BYTES_PER_ROW` uncompressed bytes a row (the dictionary page included) is
+    taken as coded. The guess only chooses the faster reader: Arrow reads plain pages into the
+    dictionary too, and either way the values are the same. 1M users x 100 with SKU-like item
+    ids in 96 row groups: the item column in 1.9 s and 0.6 s to merge the dictionaries,
+    against 9.0 s for the texts and about 2.7 s to code them."""
+    leaf, meta = _leaf(file, name), file.metadata
+    if leaf is None or meta.num_rows == 0:
+        return False
+    for group in range(meta.num_row_groups):
+        chunk = meta.row_group(group).column(leaf)
+        rows = meta.row_group(group).num_rows
+        if not chunk.has_dictionary_page or chunk.total_uncompressed_size > CODED_BYTES_PER_ROW * rows:
+            return False
+    return True
 
 
 def _number_type(file, name: str) -> np.dtype | None:
@@ -304,17 +372,15 @@ def _number_type(file, name: str) -> np.dtype | None:
     all fit in 32 bits by the statistics' minimum and maximum are decoded as int32 (ids,
     ranks and grades usually do): the same values in half the memory, and item codes that
     need no narrowing copy. The statistics are those of the Parquet leaf column named
-    ``name``: a struct column before it has a leaf per field, so Arrow's field number would
-    point at another column."""
+    ``name`` (:func:`_leaf`)."""
     import pyarrow as pa
 
     kind = file.schema_arrow.field(name).type
     if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)) or file.metadata.num_rows == 0:
         return None
-    leaves = [i for i in range(len(file.schema)) if file.schema.column(i).path == name]
-    if len(leaves) != 1:
+    index = _leaf(file, name)
+    if index is None:
         return None
-    index = leaves[0]
     meta = file.metadata
     stats = [meta.row_group(group).column(index).statistics for group in range(meta.num_row_groups)]
     if any(s is None or not s.has_null_count or s.null_count for s in stats):
@@ -325,6 +391,13 @@ def _number_type(file, name: str) -> np.dtype | None:
         if INT32.min <= low and high <= INT32.max:
             return np.dtype(np.int32)
     return dtype
+
+
+def _leaf(file, name: str) -> int | None:
+    """The number of the Parquet leaf column named ``name`` (a struct column before it has a
+    leaf per field, so Arrow's field number would point at another column), None if not one."""
+    leaves = [i for i in range(len(file.schema)) if file.schema.column(i).path == name]
+    return leaves[0] if len(leaves) == 1 else None
 
 
 def _numbers_by_row_group(file, source, types: dict[str, np.dtype]) -> dict | None:

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from metrics_core import Dataset, evaluate
+from metrics_core.errors import InputError
 from metrics_core.inputs.read import read_bytes, read_table
 
 
@@ -225,3 +226,70 @@ def test_a_csv_with_a_short_line_gets_pandas_message(tmp_path):
     (tmp_path / "recs.csv").write_text("user_id,item_id,rank\n1,10,1\n1,11,2,9\n")
     with pytest.raises(Exception, match="could not be read"):
         read_table(tmp_path / "recs.csv", "recommendations", ids=["user_id", "item_id"])
+
+
+def text_id_table(n: int, seed: int = 0):
+    """Users mostly distinct (their dictionary page overflows into plain text), items from a
+    few SKUs (coded throughout), with texts of several lengths, a NUL, a space and non-ASCII."""
+    import numpy as np
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    users = np.array([f"user-{i:06d}" for i in range(n // 3)] + ["a\x00", " é ", "7.00"], dtype=object)
+    items = np.array(["sku-1", "sku-22", "SKU-333", "x", "ü"], dtype=object)
+    return pa.table({"user_id": users[rng.integers(0, len(users), n)], "item_id": items[rng.integers(0, 5, n)],
+                     "rank": np.tile(np.arange(1, 11), n // 10 + 1)[:n]})
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_text_ids_stored_as_codes_or_coded_while_read_give_the_ids_of_the_plain_read(tmp_path, threads,
+                                                                                     monkeypatch):
+    """Item ids the file stores as dictionary codes are read as those codes; user ids it stores
+    as plain text are coded by the compiled table as the row groups are read (in batches that
+    cross row groups, on any number of threads). Both give the texts, and then the ids, of
+    reading every row's text."""
+    import pyarrow.parquet as pq
+
+    from metrics_core.inputs import read as read_module
+    from metrics_core.inputs import text_hash, validate
+
+    monkeypatch.setattr("metrics_core.parallel.THREADS", threads)
+    monkeypatch.setattr(read_module, "COMPILED_MIN", 0)
+    monkeypatch.setattr(text_hash, "BATCH_ROWS", 700)
+    table = text_id_table(10_000)
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=1_000, dictionary_pagesize_limit=2_000)
+    file = pq.ParquetFile(path)
+    assert read_module._stored_as_codes(file, "item_id") and not read_module._stored_as_codes(file, "user_id")
+    read, _ = read_table(path, "t", ids=["user_id", "item_id"])
+    plain, _ = read_table(path, "t")  # (no ids named: every row's text)
+    for name in ["user_id", "item_id"]:
+        assert isinstance(read[name].dtype, pd.CategoricalDtype)
+        assert read[name].astype(object).tolist() == table.column(name).to_pylist()
+        assert plain[name].tolist() == table.column(name).to_pylist()
+        coded, texts = validate.ids(read, name, "t", [name]), validate.ids(plain, name, "t", [name])
+        assert list(coded.values) == list(texts.values) and list(coded.texts()) == list(texts.texts())
+    assert read["rank"].tolist() == table.column("rank").to_pylist()
+
+
+@pytest.mark.parametrize("statistics", [True, False])
+def test_a_null_text_id_read_either_way_is_named_like_any_missing_id(tmp_path, statistics, monkeypatch):
+    """With the row groups' null counts the compiled coding is not tried; without them it stops
+    at the null's batch and the column is read the general way. The error names the row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from metrics_core.inputs import read as read_module
+
+    monkeypatch.setattr(read_module, "COMPILED_MIN", 0)
+    table = text_id_table(5_000)
+    users, items = table.column("user_id").to_pylist(), table.column("item_id").to_pylist()
+    users[4_321], items[17] = None, None
+    for name, values in (("user_id", users), ("item_id", items)):
+        path = tmp_path / f"{name}.parquet"
+        pq.write_table(table.set_column(table.schema.get_field_index(name), name, pa.array(values)), path,
+                       row_group_size=1_000, write_statistics=statistics, dictionary_pagesize_limit=2_000)
+        with pytest.raises(InputError) as error:
+            Dataset.build(path, pd.DataFrame({"user_id": ["user-000001"], "item_id": ["x"]}))
+        assert "1 rows have no id" in str(error.value) and name in str(error.value)
+        assert str(4_321 if name == "user_id" else 17) in str(error.value)
