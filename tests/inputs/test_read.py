@@ -151,19 +151,20 @@ def test_a_null_in_an_integer_column_after_a_struct_column_stays_missing(tmp_pat
     np.testing.assert_array_equal(again["rank"].to_numpy(), read["rank"].to_numpy())
 
 
-def test_an_integer_outside_int32_is_read_exactly_when_the_statistics_say_it_fits(tmp_path, monkeypatch):
-    """A checked cast: a range the statistics got wrong falls back to the general read, never a
-    wrapped value (2^40 would become 0 as int32)."""
+@pytest.mark.parametrize("outside", [2**40, -2**31 - 1])
+def test_an_integer_outside_int32_is_read_exactly_when_the_statistics_say_it_fits(tmp_path, monkeypatch, outside):
+    """A checked narrowing: a range the statistics got wrong falls back to the general read,
+    never a wrapped value (2^40 would become 0 as int32, -2^31 - 1 would become 2^31 - 1)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from metrics_core.inputs import read as read_module
 
     path = tmp_path / "recs.parquet"
-    pq.write_table(pa.table({"user_id": pa.array([1, 2**40, 3], pa.int64())}), path)
+    pq.write_table(pa.table({"user_id": pa.array([1, outside, 3], pa.int64())}), path)
     monkeypatch.setattr(read_module, "_number_type", lambda file, name: np.dtype(np.int32))  # lying statistics
     read, _ = read_table(path, "recommendations")
-    assert read["user_id"].tolist() == [1, 2**40, 3]
+    assert read["user_id"].tolist() == [1, outside, 3]
 
 
 def test_parquet_the_reader_cannot_decode_is_an_input_error(tmp_path, monkeypatch):
