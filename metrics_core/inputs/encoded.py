@@ -49,10 +49,10 @@ class Truth:
     ``relevant_count[u]`` is R, the number of relevant items of user ``u``. ``graded`` is
     False when every grade is equal (NDCG then only needs the hits). ``judged`` holds the
     judged non-relevant pairs (rows graded below the threshold, and not relevant through
-    another row) as sorted ``user * n_items + item`` keys; empty without grades.
+    another row) as sorted ``user * n_items + item`` keys; empty without grades. ``user``, each
+    row's user, is made from ``relevant_count`` when asked (few steps need it).
     """
 
-    user: np.ndarray
     item: np.ndarray
     grade: np.ndarray
     relevant_count: np.ndarray
@@ -61,6 +61,11 @@ class Truth:
     notes: list[Note] = field(default_factory=list)
     judged: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     n_items: int = 0
+
+    @cached_property
+    def user(self) -> np.ndarray:
+        """The user code of each row (int64)."""
+        return np.repeat(np.arange(len(self.relevant_count), dtype=np.int64), self.relevant_count)
 
     @cached_property
     def starts(self) -> np.ndarray:

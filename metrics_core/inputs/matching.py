@@ -61,7 +61,7 @@ def mismatch_note(model: str, lists: Lists, truth: Truth, users: IdIndex, items:
     ``"truth item"`` to :func:`id_kind` of the raw columns.
     """
     listed = np.flatnonzero(lists.listed)
-    if not len(listed) or not len(truth.user):
+    if not len(listed) or not len(truth.item):
         return None
     sample = listed[np.unique(np.linspace(0, len(listed) - 1, min(len(listed), SAMPLE_USERS)).astype(np.int64))]
     cells = np.asarray(lists.items[sample]).ravel()
