@@ -14,9 +14,11 @@ from metrics_core.errors import Note, input_error, setting
 from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.encode import (
+    KERNEL_MIN,
     encode_lists,
     encode_training,
     encode_truth,
+    load_kernels_meanwhile,
     read_lists,
     read_truth,
     whole_list_heads,
@@ -136,6 +138,8 @@ class Dataset:
         user_index = IdIndex.union([raw.user if raw.heads is None else raw.heads for raw in raw_lists]
                                    + [ids for key, ids in user_ids.items() if not isinstance(key, tuple)])
         item_index = IdIndex.union(list(item_ids.values()))
+        if any(len(raw.user) >= KERNEL_MIN for raw in raw_lists):
+            load_kernels_meanwhile()
         truth = encode_truth(raw_truth, user_index, item_index, columns.threshold if raw_truth.grade is not None
                              else 1.0)
         lists = {}

@@ -13,6 +13,8 @@ pairs are located in with ``searchsorted``.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pandas as pd
 
@@ -88,6 +90,25 @@ def read_truth(frame: pd.DataFrame, source: str, columns: Columns, empty_ok: boo
     user = validate.ids(frame, columns.user, source, context)
     item = validate.ids(frame, columns.item, source, context)
     return RawTruth(source, frame, user, item, grade)
+
+
+def load_kernels_meanwhile() -> None:
+    """Start loading the compiled loops (:mod:`metrics_core.inputs.kernels`: importing numba and
+    loading the usual types from its cache, about 0.35 s of one core in a fresh process) on a
+    thread of its own. :class:`~metrics_core.dataset.Dataset` calls it for large lists just
+    before it encodes the ground truth, which keeps one core of two busy; the lists' placing and
+    joining then find the loops loaded. (Loading them beside the reading, which keeps both
+    cores busy, made the command slower.) A failure here is left to the encoding's own import,
+    which raises it where it is needed."""
+    def load() -> None:
+        try:
+            from metrics_core.inputs.kernels import load_usual
+
+            load_usual()
+        except Exception:  # (see above)
+            return
+
+    threading.Thread(target=load, name="load compiled loops", daemon=True).start()
 
 
 def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float) -> Truth:

@@ -108,6 +108,26 @@ def match_positions(items, other, n_items, start, stop, out):
                 at[other[user, position]] = -1
 
 
+def load_usual() -> None:
+    """Load from numba's cache the loops for the types a large Parquet or DataFrame input
+    usually gives, so that the first real call finds them loaded: 32-bit item codes and ranks
+    and 64-bit scores as read-only columns (pandas hands out read-only views), user codes
+    read-only (the read ids themselves) or not (looked up), lists read-only or not."""
+    def read_only(values: np.ndarray) -> np.ndarray:
+        values.flags.writeable = False
+        return values
+
+    ranks, items, scores = (read_only(np.ones(1, kind)) for kind in (np.int32, np.int32, np.float64))
+    for users in (np.zeros(1, np.int32), read_only(np.zeros(1, np.int32))):
+        scatter_rows(users, ranks, 1, 2, items, np.zeros(2, np.int32), 0, 1)
+        scatter_rows(users, ranks, 1, 2, scores, np.zeros(2), 0, 1)
+    for writeable in (True, False):
+        items = np.zeros((1, 2), dtype=np.int32)
+        items.flags.writeable = writeable
+        join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
+                   np.zeros((0, 0), np.float32), False, 1, 0, 1)
+
+
 def compile_all() -> None:
     """Compile (or load from the cache) every kernel for the types the encoding passes: codes
     and ranks as int32 or int64, scores as float32 or float64, lists read-only or not."""
@@ -125,6 +145,7 @@ def compile_all() -> None:
     blank_duplicates(np.zeros((1, 2), dtype=np.int32), 1, 0, 1)
     for code_type in ints:
         match_positions(np.zeros((1, 2), code_type), np.zeros((1, 2), code_type), 1, 0, 1, np.zeros((1, 2), np.int32))
+    load_usual()  # (read-only columns: pandas' views)
     from metrics_core.inputs import text_hash  # (the text table's kernels, compiled here too)
 
     text_hash.compile_all()

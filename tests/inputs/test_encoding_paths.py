@@ -285,3 +285,63 @@ def test_truth_sorted_by_one_key_equals_the_pair_sort_and_lexsort_and_a_plain_re
     np.testing.assert_array_equal(users.ids[one_key.user], best.user_id)
     np.testing.assert_array_equal(items.ids[one_key.item], best.item_id)
     np.testing.assert_array_equal(one_key.grade, best.grade)
+
+
+LOADED_THEN_ENCODED = """
+import sys
+import numpy as np
+from metrics_core.inputs import encode, kernels
+from tests.inputs.test_encoding_paths import encoded, whole_lists
+recs, truth = whole_lists(n_users=50, length=10, item_space=40, seed=2)
+recs = recs.astype({"user_id": np.int32, "item_id": np.int32})
+if sys.argv[1] == "shuffled":
+    recs = recs.sample(frac=1.0, random_state=3)
+kernels.load_usual()
+loaded = {name: list(getattr(kernels, name).signatures) for name in ("scatter_rows", "join_users")}
+encode.KERNEL_MIN = 0
+encoded(recs, truth.assign(grade=1))  # (binary relevance: no grades are written)
+used = {name: list(getattr(kernels, name).signatures) for name in loaded}
+assert used == loaded, (loaded, used)
+assert all(used.values()) or sys.argv[1] == "whole lists"
+"""
+
+
+@pytest.mark.parametrize("shape", ["whole lists", "shuffled"])
+def test_the_loops_loaded_meanwhile_are_the_ones_the_encoding_calls(shape, monkeypatch):
+    """Large lists start loading the compiled loops before the ground truth is encoded; for the
+    types a Parquet file usually gives (32-bit ids and ranks, 64-bit scores) the encoding then
+    needs no signature that was not loaded already (checked in a fresh process, where nothing
+    else has loaded any). Small lists load nothing."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    recs, truth = whole_lists(n_users=50, length=10, item_space=40, seed=2)
+    started = []
+    monkeypatch.setattr(dataset_module, "load_kernels_meanwhile", lambda: started.append(True))
+    encoded(recs, truth)
+    assert started == []  # below KERNEL_MIN rows
+    monkeypatch.setattr(dataset_module, "KERNEL_MIN", 0)
+    encoded(recs, truth)
+    assert started == [True]
+    subprocess.run([sys.executable, "-c", LOADED_THEN_ENCODED, shape], check=True,
+                   cwd=Path(__file__).resolve().parents[2])
+
+
+def test_loading_the_loops_meanwhile_fails_quietly_and_leaves_the_error_to_the_encoding(monkeypatch):
+    """A failed import on the loading thread prints nothing; the encoding's own import raises it."""
+    import sys
+    import threading
+
+    monkeypatch.setitem(sys.modules, "metrics_core.inputs.kernels", None)  # importing it raises ImportError
+    failures = []
+    monkeypatch.setattr(threading, "excepthook", failures.append)
+    encode.load_kernels_meanwhile()
+    for thread in threading.enumerate():
+        if thread.name == "load compiled loops":
+            thread.join()
+    assert failures == []
+    recs, truth = whole_lists(n_users=50, length=10, item_space=40, seed=2)
+    monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    with pytest.raises(ImportError):
+        encoded(recs.sample(frac=1.0, random_state=3), truth)
