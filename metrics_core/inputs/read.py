@@ -83,7 +83,8 @@ def read_table(
     memory). DataFrames are returned as they are, never modified: encoding copies what it
     needs. A CSV is read by Arrow's reader when ``ids`` (the id columns) are named, by pandas
     otherwise (see :func:`_read_csv_arrow`); text read by Arrow, from a CSV or Parquet, stays in
-    Arrow's memory (pandas' ``str``), never a Python string per row. TREC files (``.run``/``.trec``: ``qid Q0 docno
+    Arrow's memory (pandas' ``str``, or for Parquet text ids a categorical of their texts: see
+    :func:`_read_parquet`), never a Python string per row. TREC files (``.run``/``.trec``: ``qid Q0 docno
     rank score tag``; ``.qrels``: ``qid iter docno relevance``) are read as ``user_id, item_id,
     rank, score`` and ``user_id, item_id, relevance``.
     """
