@@ -23,9 +23,9 @@ def chunks(total: int, size: int) -> list[tuple[int, int]]:
     return [(start, min(total, start + size)) for start in range(0, total, size)]
 
 
-def thread_shares(total: int) -> list[tuple[int, int]]:
-    """``0 .. total`` in one range per thread (:data:`THREADS` ranges of about equal length)."""
-    return chunks(total, -(-total // THREADS))
+def thread_shares(total: int, threads: int = THREADS) -> list[tuple[int, int]]:
+    """``0 .. total`` in one range per thread (``threads`` ranges of about equal length)."""
+    return chunks(total, -(-total // threads))
 
 
 def map_chunks(work: Callable[[int, int], Result], bounds: list[tuple[int, int]],

@@ -12,7 +12,10 @@ threads at once, and the app evaluates in one thread per session).
 (importing numba, defining the loops, starting LLVM and loading them from the cache: about
 0.5 s each once, and 0.15, 0.03 and 0.32 s on another day with numba's files in the page
 cache), more than small inputs take in numpy; the tests check that both paths give the same
-arrays.
+arrays. For large lists :func:`~metrics_core.inputs.encode.load_kernels_meanwhile` starts that
+import and :func:`load_usual` on a thread of its own while the ground truth is encoded, so the
+encoding's first call finds them loaded (about 0.35 s of one core in a fresh process since numba
+loads without ``scipy.linalg``: :mod:`metrics_core.inputs.jit`).
 """
 
 from __future__ import annotations

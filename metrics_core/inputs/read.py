@@ -342,8 +342,9 @@ def _coded_while_read(path, file, name: str) -> pd.Categorical | None:
 
 
 def _stored_as_codes(file, name: str) -> bool:
-    """Whether text column ``name`` (:func:`_is_text`) is stored as dictionary codes in every row group, so that
-    reading the codes and each row group's dictionary beats reading every row's text.
+    """Whether text column ``name`` (:func:`_is_text`) is stored as dictionary codes in every
+    row group, so that reading the codes and each row group's dictionary beats reading every
+    row's text.
 
     Parquet writers code a column through a dictionary page until that page is full (1 MiB in
     Arrow), then fall back to plain text, which a column of item ids seldom reaches and one of

@@ -28,7 +28,7 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from metrics_core.inputs.jit import numba
-from metrics_core.parallel import THREADS, chunks, map_chunks
+from metrics_core.parallel import THREADS, map_chunks, thread_shares
 
 BATCH = 16  # rows whose table reads are issued together
 SLOTS = 4  # slots per table line (4 fingerprints + 4 codes: 64 bytes)
@@ -329,7 +329,7 @@ def code_row_groups(path, name: str, threads: int = THREADS) -> tuple[np.ndarray
         return None
     starts = np.cumsum([0] + [meta.row_group(group).num_rows for group in range(meta.num_row_groups)])
     codes = np.empty(rows, dtype=np.int32)
-    shares = chunks(meta.num_row_groups, -(-meta.num_row_groups // threads))
+    shares = thread_shares(meta.num_row_groups, threads)
 
     def code_share(first: int, stop: int) -> Table | None:
         table = Table(min(int(starts[stop] - starts[first]), 1 << 16), 1 << 20)
