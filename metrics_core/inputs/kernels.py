@@ -34,14 +34,16 @@ def scatter_rows(user, position, first, n_positions, values, out, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
-def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, graded, n_items, start, stop):
+def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, graded, listed, n_items, start, stop):
     """Mark the hits of users ``start .. stop`` and count their duplicate items and rank gaps.
 
     Per user: its relevant items are tagged in a table indexed by item code (tag = user + 1,
     so the table is never cleared), then its cells are read in position order: an item seen
     before in the row is a duplicate (its later position is not a hit: the caller blanks it),
     else a tagged item is a hit (with its grade when ``graded``). A list has a rank gap when
-    fewer cells are filled than its last filled position. Returns ``(duplicates, gaps)``.
+    fewer cells are filled than its last filled position; ``listed[user]`` says whether any
+    cell is filled. Returns ``(duplicates, gaps, filled)``, ``filled`` the count of filled cells
+    (the caller compares it with the rows placed: fewer means two rows took one cell).
     The tables take 12 bytes per item code (user codes and one user's relevant count fit
     int32); the caller bounds the number of items.
     """
@@ -50,6 +52,7 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
     offset = np.zeros(n_items, dtype=np.int32)  # the item's row among its user's ground-truth rows
     duplicates = 0
     gaps = 0
+    filled_cells = 0
     for user in range(start, stop):
         tag = user + 1
         first = truth_starts[user]
@@ -74,7 +77,9 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
                     grade[user, position] = truth_grade[first + offset[item]]
         if filled < last:
             gaps += 1
-    return duplicates, gaps
+        listed[user] = filled > 0
+        filled_cells += filled
+    return duplicates, gaps, filled_cells
 
 
 @numba.njit(cache=True, nogil=True)
@@ -128,7 +133,7 @@ def load_usual() -> None:
         items = np.zeros((1, 2), dtype=np.int32)
         items.flags.writeable = writeable
         join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
-                   np.zeros((0, 0), np.float32), False, 1, 0, 1)
+                   np.zeros((0, 0), np.float32), False, np.zeros(1, bool), 1, 0, 1)
 
 
 def compile_all() -> None:
@@ -144,7 +149,7 @@ def compile_all() -> None:
         items = np.zeros((1, 2), dtype=np.int32)
         items.flags.writeable = writeable
         join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
-                   np.zeros((1, 2), np.float32), True, 1, 0, 1)
+                   np.zeros((1, 2), np.float32), True, np.zeros(1, bool), 1, 0, 1)
     blank_duplicates(np.zeros((1, 2), dtype=np.int32), 1, 0, 1)
     for code_type in ints:
         match_positions(np.zeros((1, 2), code_type), np.zeros((1, 2), code_type), 1, 0, 1, np.zeros((1, 2), np.int32))

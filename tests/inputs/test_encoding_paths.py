@@ -90,6 +90,7 @@ def test_compiled_loops_place_and_join_like_numpy(shape, graded, monkeypatch):
     notes = {n.code: n.count for n in compiled.lists["model"].notes}
     assert notes == {n.code: n.count for n in numpy_built.lists["model"].notes}
     assert notes["duplicate_items"] > 14 and ("rank_gaps" in notes) == (shape == "shuffled with gaps")
+    np.testing.assert_array_equal(compiled.lists["model"].listed, np.isin(compiled.users.ids, recs.user_id))
     np.testing.assert_array_equal(compiled.lists["model"].scores, numpy_built.lists["model"].scores)
 
 
@@ -124,10 +125,14 @@ def test_scores_of_any_number_type_are_placed_by_the_compiled_loop(score_type, m
     np.testing.assert_array_equal(compiled.lists["model"].scores, numpy_built.lists["model"].scores)
 
 
-def test_two_rows_with_one_rank_are_named_when_the_compiled_loop_placed_them(monkeypatch):
+@pytest.mark.parametrize("compiled_join", [True, False])
+def test_two_rows_with_one_rank_are_named_when_the_compiled_loop_placed_them(compiled_join, monkeypatch):
+    """The join counts the filled cells; fewer than the rows placed raises, whichever joined."""
     from metrics_core.errors import InputError
 
     monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    if not compiled_join:
+        monkeypatch.setattr(encode, "KERNEL_ITEMS_MAX", 1)
     recs = pd.DataFrame({"user_id": [2, 1, 1, 2], "item_id": [5, 6, 7, 8], "rank": [1, 1, 2, 1]})
     with pytest.raises(InputError, match="share a rank") as error:
         encoded(recs, pd.DataFrame({"user_id": [1], "item_id": [6], "grade": [1]}))
