@@ -9,7 +9,6 @@ moving the K slider or switching pages never repeats the parsing and the join.
 from __future__ import annotations
 
 import contextlib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 
 import pandas as pd
@@ -242,18 +241,13 @@ def dataset() -> Dataset:
     return dataset_of(workspace())
 
 
-def _evaluate_every_model(data: Dataset, current: Settings) -> dict[str, Evaluation]:
-    with ThreadPoolExecutor(min(2, len(data.models))) as pool:  # numpy releases the GIL
-        return dict(pool.map(lambda name: (name, data.evaluate(name, current)), data.models))
-
-
 def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
     """Every model's evaluation at the current settings (computed once per settings)."""
     current = current or settings()
     data = dataset()
     with st.spinner("Computing metrics…"):
         return CACHE.get(f"evaluations:{data_key()}:{tuple(asdict(current).items())}",
-                         lambda: _evaluate_every_model(data, current))
+                         lambda: data.evaluate_all(current))
 
 
 def evaluation(model: str, current: Settings | None = None) -> Evaluation:

@@ -202,9 +202,10 @@ def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rank-column", default="rank")
 
 
-def load_dataset(args: argparse.Namespace) -> Dataset:
+def load_dataset(args: argparse.Namespace, score_positions: int | None = None) -> Dataset:
     """The dataset of the command's files; with ``--save`` the files are put in the store first
-    and read from there (a CSV is parsed once, into the stored Parquet)."""
+    and read from there (a CSV is parsed once, into the stored Parquet). ``score_positions``: see
+    :meth:`Dataset.build`."""
     columns = _columns(args)
     sources: dict[str, str] = {}
     for value in args.recommendations:
@@ -221,7 +222,8 @@ def load_dataset(args: argparse.Namespace) -> Dataset:
         tables = args.stored[1]
     return Dataset.build(dict(tables["models"]), tables["ground_truth"], train=tables["train"], items=tables["items"],
                          users=tables["users"], columns=columns, encoding=encoding_for(args.preset),
-                         feature_columns=features, embedding_column=args.embedding_column)
+                         feature_columns=features, embedding_column=args.embedding_column,
+                         score_positions=score_positions)
 
 
 def _columns(args: argparse.Namespace) -> Columns:
@@ -245,7 +247,8 @@ def run_evaluate(args: argparse.Namespace) -> int:
         option = "--bootstrap" if args.bootstrap is not None else "--seed"
         raise input_error(option, "evaluate's intervals are bootstrapped on the Spark engine only.",
                           "add --engine spark, or use 'rankscope compare' for bootstrap intervals in memory.")
-    dataset = load_dataset(args)
+    # the metrics at K read the scores of the first K + 1 positions (a score threshold reads them all)
+    dataset = load_dataset(args, score_positions=settings.k + 1 if settings.score_threshold is None else None)
     results = dataset.evaluate_all(settings, curves=False)
     warn_about_ids(results)
     save_if_asked(args, dataset, results)

@@ -11,6 +11,7 @@ from typing import TypeVar
 THREADS = max(1, min(4, os.cpu_count() or 1))
 PARALLEL_MIN = 1 << 20  # arrays at least this long are worth splitting between threads
 Result = TypeVar("Result")
+Item = TypeVar("Item")
 
 
 def chunks(total: int, size: int) -> list[tuple[int, int]]:
@@ -31,7 +32,13 @@ def thread_shares(total: int, threads: int = THREADS) -> list[tuple[int, int]]:
 def map_chunks(work: Callable[[int, int], Result], bounds: list[tuple[int, int]],
                threads: int = THREADS) -> list[Result]:
     """``[work(start, stop) for each bound]``, in order, on up to ``threads`` threads."""
-    if threads > 1 and len(bounds) > 1:
-        with ThreadPoolExecutor(min(threads, len(bounds))) as pool:
-            return list(pool.map(lambda bound: work(*bound), bounds))
-    return [work(*bound) for bound in bounds]
+    return map_threads(lambda bound: work(*bound), bounds, threads)
+
+
+def map_threads(work: Callable[[Item], Result], items: list[Item], threads: int = THREADS) -> list[Result]:
+    """``[work(item) for item in items]``, in order, on up to ``threads`` threads (the first
+    exception, in order, is raised)."""
+    if threads > 1 and len(items) > 1:
+        with ThreadPoolExecutor(min(threads, len(items))) as pool:
+            return list(pool.map(work, items))
+    return [work(item) for item in items]

@@ -263,12 +263,14 @@ def encode_lists(
     truth: Truth,
     order: Order = "rank",
     tie_break: TieBreak = "input",
+    score_positions: int | None = None,
 ) -> Lists:
     """Place each row at its position, blank duplicates, and mark hits against ``truth``.
 
     Position comes from the rank when there is one and ``order`` is "rank"; otherwise from
     the score, higher first, ties broken by input row order ("input") or by item id compared
-    as text, larger first ("item_desc", as trec_eval).
+    as text, larger first ("item_desc", as trec_eval). ``score_positions``: keep the scores of
+    the first that many positions only (all when None).
     """
     item = items.codes(raw.item)
     user = None  # coded only when needed: rows that come as whole lists need one code per list
@@ -293,7 +295,8 @@ def encode_lists(
     blocks = None if heads is None else users.codes(heads)
     if blocks is None and user is None:
         user = users.codes(raw.user)
-    items_at, scores = _place(user, item, position, first, raw.score, n_users, n_positions, blocks)
+    score_width = n_positions if score_positions is None else min(score_positions, n_positions)
+    items_at, scores = _place(user, item, position, first, raw.score, n_users, n_positions, blocks, score_width)
     count_gaps = ordered_by == "rank" and blocks is None  # whole lists have none
     joined = _join(items_at, truth, len(items), count_gaps)  # duplicates: blanked
     if blocks is None and joined.filled < len(user):  # two rows took one cell: raises
@@ -307,7 +310,7 @@ def encode_lists(
         notes.append(Note("rank_gaps", f"{gaps} lists have gaps in their ranks (e.g. 1, 2, 5); the "
                           "missing positions are empty.", gaps))
     if scores is not None and duplicates:
-        scores = np.where(items_at < 0, np.nan, scores)
+        scores = np.where(items_at[:, :score_width] < 0, np.nan, scores)
     return Lists(raw.name, items_at, joined.hit, joined.grade if truth.graded else None, scores, joined.listed,
                  ordered_by, notes)
 
@@ -331,8 +334,9 @@ def _positions_by_score(user: np.ndarray, score: np.ndarray, tie_key: np.ndarray
     return position
 
 
-def _place(user, item, position, first, score, n_users, n_positions, blocks):
-    """The users x positions arrays of item codes (-1: empty) and scores (NaN: empty).
+def _place(user, item, position, first, score, n_users, n_positions, blocks, score_width):
+    """The users x positions array of item codes (-1: empty) and the users x ``score_width``
+    array of scores of the first ``score_width`` positions (NaN: empty).
 
     ``blocks`` is the user code of each list when the rows come as whole lists in order (see
     :func:`whole_list_heads`), else None and ``user`` codes every row. ``position`` counts
@@ -345,7 +349,7 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks):
         # views; the join copies the items only if it must blank a duplicate)
         items_at = item.reshape(n_users, n_positions)
         items_at.flags.writeable = False
-        scores = None if score is None else score.reshape(n_users, n_positions)
+        scores = None if score is None else score.reshape(n_users, n_positions)[:, :score_width]
         if scores is not None:
             scores.flags.writeable = False
         return items_at, scores
@@ -360,8 +364,8 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks):
         items_at[unlisted] = -1
         scores = None
         if score is not None:
-            scores = np.empty((n_users, n_positions), dtype=score.dtype)
-            scores[where] = score.reshape(-1, n_positions)
+            scores = np.empty((n_users, score_width), dtype=score.dtype)
+            scores[where] = score.reshape(-1, n_positions)[:, :score_width]
             scores[unlisted] = np.nan
         return items_at, scores
     items_at = _full(n_users * n_positions, -1, np.int32)
@@ -369,22 +373,24 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks):
     if score is not None:  # when there are as many rows as cells, each cell gets a score or two rows share
         # a cell, which the caller raises: the scores need no NaN first (nor that pass's page faults)
         every_cell = len(user) == len(items_at)
-        scores = np.empty(len(items_at), score.dtype) if every_cell else _full(len(items_at), np.nan, score.dtype)
+        scores = np.empty(n_users * score_width, score.dtype) if every_cell else _full(n_users * score_width,
+                                                                                       np.nan, score.dtype)
     if len(items_at) >= KERNEL_MIN:  # rows in any order: each written straight to its cell, in one pass
         from metrics_core.inputs.kernels import scatter_rows
 
         position = position if position.dtype in (np.int32, np.int64) else position.astype(np.int64)
-        for values, out in ((item, items_at), (score, scores)):
+        for values, out, width in ((item, items_at, n_positions), (score, scores, score_width)):
             if out is not None:
-                map_chunks(lambda start, stop, values=values, out=out: scatter_rows(
-                    user, position, first, n_positions, values, out, start, stop), thread_shares(len(user)))
+                map_chunks(lambda start, stop, values=values, out=out, width=width: scatter_rows(
+                    user, position, first, width, values, out, start, stop), thread_shares(len(user)))
     else:
         cell = _cells(user, position, first, n_positions)
         _scatter(items_at, cell, item)
         if scores is not None:
-            _scatter(scores, cell, score)
+            kept = position - first < score_width if score_width < n_positions else slice(None)
+            _scatter(scores, _cells(user[kept], position[kept], first, score_width), score[kept])
     items_at = items_at.reshape(n_users, n_positions)
-    return items_at, None if scores is None else scores.reshape(n_users, n_positions)
+    return items_at, None if scores is None else scores.reshape(n_users, score_width)
 
 
 def _cells(user: np.ndarray, position: np.ndarray, first: int, n_positions: int) -> np.ndarray:

@@ -84,7 +84,8 @@ class Lists:
 
     ``hit[u, p]`` marks relevant items and ``grade[u, p]`` their grade (None when every
     grade is 1). ``scores`` holds the model's scores aligned to ``items`` (NaN where empty),
-    or None for rank-only input. ``listed[u]`` says whether user ``u`` has any row in the
+    or None for rank-only input; of the first positions only when the dataset was built so
+    (``score_positions``). ``listed[u]`` says whether user ``u`` has any row in the
     model's file.
     """
 
@@ -126,8 +127,10 @@ class Lists:
         def padded(values: np.ndarray | None, empty) -> np.ndarray | None:
             return None if values is None else np.pad(values, ((0, 0), (0, extra)), constant_values=empty)
 
-        return Lists(self.name, padded(self.items, -1), padded(self.hit, False), padded(self.grade, 0),
-                     padded(self.scores, np.nan), self.listed, self.ordered_by, self.notes)
+        scores = padded(self.scores, np.nan) if self.scores is None or self.scores.shape == self.items.shape \
+            else self.scores  # (scores of the first positions only stay so)
+        return Lists(self.name, padded(self.items, -1), padded(self.hit, False), padded(self.grade, 0), scores,
+                     self.listed, self.ordered_by, self.notes)
 
     def judged_cells(self, truth: Truth) -> np.ndarray:
         """Whether each list cell holds a judged non-relevant item of its user (computed once)."""

@@ -26,11 +26,14 @@ from metrics_core.inputs.jit import numba
 
 
 @numba.njit(cache=True, nogil=True)
-def scatter_rows(user, position, first, n_positions, values, out, start, stop):
-    """``out[user * n_positions + position - first] = values`` for rows ``start .. stop``: one
-    pass, no array of cell numbers (numpy writes one and reads it back for each column)."""
+def scatter_rows(user, position, first, width, values, out, start, stop):
+    """``out[user * width + position - first] = values`` for rows ``start .. stop`` whose
+    position is below ``width`` (the others are not kept): one pass, no array of cell numbers
+    (numpy writes one and reads it back for each column)."""
     for row in range(start, stop):
-        out[user[row] * n_positions + position[row] - first] = values[row]
+        column = position[row] - first
+        if column < width:
+            out[user[row] * width + column] = values[row]
 
 
 @numba.njit(cache=True, nogil=True)

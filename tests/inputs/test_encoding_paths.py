@@ -350,3 +350,38 @@ def test_loading_the_loops_meanwhile_fails_quietly_and_leaves_the_error_to_the_e
     monkeypatch.setattr(encode, "KERNEL_MIN", 0)
     with pytest.raises(ImportError):
         encoded(recs.sample(frac=1.0, random_state=3), truth)
+
+
+@pytest.mark.parametrize("shape", ["whole lists", "some users without a list", "shuffled", "score order"])
+@pytest.mark.parametrize("compiled", [False, True])
+def test_scores_of_the_first_positions_only_give_the_same_metrics_at_k(shape, compiled, monkeypatch):
+    """``score_positions=K + 1`` keeps the scores the metrics at K read (score entropy, the
+    primitive model's min-max scaling, ties at the cut-off): every number equals the full
+    build's, on every placing path; what reads more scores raises instead of guessing."""
+    from metrics_core.errors import InputError
+
+    recs, truth = whole_lists(n_users=40, length=12, item_space=90, seed=11)
+    recs["score"] = np.round(recs["score"] + np.random.default_rng(3).random(len(recs)), 1)  # ties
+    if shape == "some users without a list":
+        recs = recs[recs.user_id % 3 != 0]
+        truth = truth[truth.user_id % 5 != 0]  # (and some lists without relevant items)
+    if shape in ("shuffled", "score order"):
+        recs = recs[(recs["rank"] != 4) | (recs.user_id % 2 == 0)].sample(frac=1.0, random_state=12)
+    if shape == "score order":
+        recs = recs.drop(columns=["rank"])
+    if compiled:
+        monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    models = {"a": recs, "b": recs.assign(score=lambda f: f.score[::-1].to_numpy())}
+    chosen = Settings(k=5, primitive_scale="minmax")
+    full = encoded(models, truth).evaluate_all(chosen, curves=False)
+    kept = encoded(models, truth, score_positions=6)
+    assert kept.lists["a"].scores.shape[1] == 6
+    for name, result in kept.evaluate_all(chosen, curves=False).items():
+        assert result.metrics == pytest.approx(full[name].metrics, nan_ok=True, rel=0, abs=0)
+        pd.testing.assert_frame_equal(result.per_user, full[name].per_user)
+        assert [(n.code, n.count) for n in result.warnings] == [(n.code, n.count) for n in full[name].warnings]
+    np.testing.assert_array_equal(kept.lists["a"].scores, encoded(models, truth).lists["a"].scores[:, :6])
+    for wanted in (lambda: kept.evaluate("a", Settings(k=6)), lambda: kept.evaluate("a", Settings(score_threshold=0)),
+                   lambda: kept.score_distribution("a"), lambda: kept.cases()):
+        with pytest.raises(InputError, match="score_positions"):
+            wanted()

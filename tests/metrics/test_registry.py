@@ -77,3 +77,16 @@ def test_registry_entries_are_consistent():
         assert not (metric.family == "catalog" and metric.interval), f"{metric.name}: catalog metrics have no interval"
         assert not metric.curve or metric.family == "accuracy", metric.name
         assert not (metric.whole_list and metric.curve), f"{metric.name}: a whole-list metric has no curve over k"
+
+
+def test_models_evaluated_together_on_threads_equal_each_evaluated_alone():
+    """``evaluate_all`` runs the models on threads: the same numbers, per-user rows and curves,
+    and the models in their order."""
+    data = dataset(5)
+    together = data.evaluate_all(Settings(k=4))
+    assert list(together) == data.models
+    for name in data.models:
+        alone = dataset(5).evaluate(name, Settings(k=4))
+        assert together[name].metrics == pytest.approx(alone.metrics, nan_ok=True)
+        pd.testing.assert_frame_equal(together[name].per_user, alone.per_user)
+        pd.testing.assert_frame_equal(together[name].curves, alone.curves)
