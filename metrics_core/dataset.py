@@ -261,9 +261,13 @@ class Dataset:
             )
         counts["evaluated"] = len(rows)
         candidates = self.candidates(settings)
-        result = accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates, curves)
-        extra = beyond_accuracy.beyond_pass(lists, settings, self.beyond_inputs(model, settings)) if beyond else \
-            beyond_accuracy.not_requested()
+        inputs = self.beyond_inputs(model, settings) if beyond else None
+
+        def beyond_metrics() -> beyond_accuracy.BeyondPass:
+            return beyond_accuracy.beyond_pass(lists, settings, inputs) if inputs else beyond_accuracy.not_requested()
+
+        result, extra = map_threads(lambda run: run(), [  # (two threads: each leaves a core idle at times)
+            lambda: accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates, curves), beyond_metrics])
         return self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None)
 
     def retrieved(self, model: str, score_threshold: float | None = None) -> Lists:

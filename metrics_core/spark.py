@@ -499,7 +499,8 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
         try:  # part=True: a partition's users may all lack lists, or relevant items
             dataset = Dataset.build({"model": frames[RECOMMENDED]}, frames[RELEVANT], items=items, columns=columns,
                                     train=train if train is not None and len(train) else None,
-                                    feature_columns=feature_columns, part=True)
+                                    feature_columns=feature_columns, part=True,
+                                    score_positions=settings.k + 1 if settings.score_threshold is None else None)
             if facts is not None:
                 dataset = with_whole_training(dataset, facts)
             if curve_to is not None and dataset.lists["model"].positions < curve_to:  # all shorter than the longest
