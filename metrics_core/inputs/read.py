@@ -20,7 +20,7 @@ import pandas as pd
 
 from metrics_core.errors import InputError, Note, input_error
 from metrics_core.inputs.text_ids import COMPILED_MIN
-from metrics_core.inputs.validate import NUMBERS_AS_TEXT, column_list
+from metrics_core.inputs.validate import ALL_CATEGORIES_USED, NUMBERS_AS_TEXT, column_list
 
 TREC_RUN_COLUMNS = ["user_id", "iteration", "item_id", "rank", "score", "tag"]
 TREC_QRELS_COLUMNS = ["user_id", "iteration", "item_id", "relevance"]
@@ -282,7 +282,7 @@ def _read_parquet(source, columns: list[str] | None, label: str, ids: list[str] 
     numpy or pandas as it is. Text id columns (among ``ids``) become pandas categoricals of
     their texts: read as the file's dictionary codes when it stores them so
     (:func:`_stored_as_codes`), else, from :data:`COMPILED_MIN` rows of a path, coded as they
-    are read (:func:`_coded_while_read`)."""
+    are read (:func:`_coded_while_read`; every category used, as ``frame.attrs`` says)."""
     import pyarrow.parquet as pq
 
     file = pq.ParquetFile(source)
@@ -296,9 +296,11 @@ def _read_parquet(source, columns: list[str] | None, label: str, ids: list[str] 
     values = (_numbers_by_row_group(file, source, numbers) if numbers else None) or {}
     text_ids = [name for name in names if name in (ids or ()) and _is_text(file, name)]
     coded = [name for name in text_ids if _stored_as_codes(file, name)]
+    factorized = []
     if isinstance(source, str | os.PathLike) and file.metadata.num_rows >= COMPILED_MIN:
         values.update({name: text for name in text_ids if name not in coded
                        and (text := _coded_while_read(source, file, name)) is not None})
+        factorized = [name for name in text_ids if name in values]
     others = [name for name in names if name not in values]
     if others:
         coded = [name for name in coded if name in others]
@@ -306,7 +308,10 @@ def _read_parquet(source, columns: list[str] | None, label: str, ids: list[str] 
             file = pq.ParquetFile(source, read_dictionary=coded)
         table = file.read(columns=others)
         values.update({name: _column_values(table.column(name)) for name in others})
-    return pd.DataFrame({name: values[name] for name in names}, copy=False)
+    frame = pd.DataFrame({name: values[name] for name in names}, copy=False)
+    if factorized:
+        frame.attrs[ALL_CATEGORIES_USED] = factorized
+    return frame
 
 
 CODED_BYTES_PER_ROW = 8  # see _stored_as_codes

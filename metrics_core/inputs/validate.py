@@ -11,6 +11,8 @@ from metrics_core.inputs.text_ids import TextIds, factorize_text, is_text
 
 MAX_COLUMNS_SHOWN = 20
 NUMBERS_AS_TEXT = "rankscope.numbers_as_text"  # frame.attrs key: columns read as text that may hold numbers (CSV)
+ALL_CATEGORIES_USED = "rankscope.all_categories_used"  # frame.attrs key: categorical columns whose categories
+# are each some row's (a factorization made them), so finding the used ones is skipped
 
 
 def column_list(columns) -> str:
@@ -134,7 +136,8 @@ def _ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> n
         categories = series.cat.categories
         if pd.api.types.is_string_dtype(categories.dtype):
             return _text_ids(series.cat.codes.to_numpy(), pd.Series(categories),
-                             numeric=column in frame.attrs.get(NUMBERS_AS_TEXT, ()), all_used=False)
+                             numeric=column in frame.attrs.get(NUMBERS_AS_TEXT, ()),
+                             all_used=column in frame.attrs.get(ALL_CATEGORIES_USED, ()))
         series = series.astype(categories.dtype)  # numbers held as categories: read as the numbers
     if pd.api.types.is_integer_dtype(series.dtype):  # unsigned, or a nullable integer type without gaps
         unsigned = not pd.api.types.is_signed_integer_dtype(series.dtype)

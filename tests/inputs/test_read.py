@@ -263,6 +263,7 @@ def test_text_ids_stored_as_codes_or_coded_while_read_give_the_ids_of_the_plain_
     file = pq.ParquetFile(path)
     assert read_module._stored_as_codes(file, "item_id") and not read_module._stored_as_codes(file, "user_id")
     read, _ = read_table(path, "t", ids=["user_id", "item_id"])
+    assert read.attrs[validate.ALL_CATEGORIES_USED] == ["user_id"]  # (a file's dictionary may hold unused texts)
     plain, _ = read_table(path, "t")  # (no ids named: every row's text)
     for name in ["user_id", "item_id"]:
         assert isinstance(read[name].dtype, pd.CategoricalDtype)
