@@ -247,8 +247,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         option = "--bootstrap" if args.bootstrap is not None else "--seed"
         raise input_error(option, "evaluate's intervals are bootstrapped on the Spark engine only.",
                           "add --engine spark, or use 'rankscope compare' for bootstrap intervals in memory.")
-    # the metrics at K read the scores of the first K + 1 positions (a score threshold reads them all)
-    dataset = load_dataset(args, score_positions=settings.k + 1 if settings.score_threshold is None else None)
+    dataset = load_dataset(args, score_positions=settings.score_positions)  # (only the scores the metrics read)
     results = dataset.evaluate_all(settings, curves=False)
     warn_about_ids(results)
     save_if_asked(args, dataset, results)

@@ -236,7 +236,7 @@ class Dataset:
         if model not in self.lists:
             raise input_error("settings", f"no model named {model!r}.", f"choose one of: {', '.join(self.models)}.")
         lists = self.retrieved(model, settings.score_threshold)
-        _require_scores(lists, settings.k + 1, f"k = {settings.k}")
+        _require_scores(lists, settings.score_positions or lists.positions, f"k = {settings.k}")
         relevant = self.truth.relevant_count > 0
         listed = lists.listed
         counts = {
@@ -304,8 +304,9 @@ class Dataset:
     def evaluate_all(self, settings: Settings | None = None, curves: bool = True) -> dict[str, Evaluation]:
         """:meth:`evaluate` of every model, on a few threads (numpy releases the GIL in its array
         work, and one model's steps leave a core idle at times: three models of 1M users x 100,
-        2.4-2.8 s against 2.9-4.0 s one after the other). What the models share and computes on
-        first use is computed first."""
+        2.4-2.8 s against 2.9-4.0 s one after the other). The users' history vectors, which every
+        model reads, are computed first, once; the ground truth's values made on first use are
+        the same whichever thread makes them."""
         if self.training is not None and self.vectors is not None:
             self.history  # noqa: B018 (computed once here, not by two threads)
         return dict(zip(self.models, map_threads(lambda name: self.evaluate(name, settings, curves), self.models),

@@ -161,6 +161,14 @@ class Settings:
         if self.candidates is not None and self.candidates < 1:
             raise input_error("settings", f"candidates = {self.candidates!r}.", "give a positive item count.")
 
+    @property
+    def score_positions(self) -> int | None:
+        """How many of each list's first positions have scores the metrics at ``k`` read: k + 1
+        (score entropy and the primitive model's min-max scaling read the top k, the tie warning
+        position k + 1); None (every position) with a score threshold, which reads them all.
+        ``Dataset.build(score_positions=...)`` keeps only these."""
+        return self.k + 1 if self.score_threshold is None else None
+
 
 FIELD_TYPES = get_type_hints(Settings)
 

@@ -500,7 +500,7 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
             dataset = Dataset.build({"model": frames[RECOMMENDED]}, frames[RELEVANT], items=items, columns=columns,
                                     train=train if train is not None and len(train) else None,
                                     feature_columns=feature_columns, part=True,
-                                    score_positions=settings.k + 1 if settings.score_threshold is None else None)
+                                    score_positions=settings.score_positions)
             if facts is not None:
                 dataset = with_whole_training(dataset, facts)
             if curve_to is not None and dataset.lists["model"].positions < curve_to:  # all shorter than the longest

@@ -5,7 +5,7 @@ numba compiles them (``cache=True``: once per machine, kept in ``__pycache__``; 
 them at install, ``python -m metrics_core.inputs.kernels`` does it by hand). They release the
 GIL (``nogil``) and each call covers one range of rows or users, so :func:`map_chunks` runs them
 on a few threads like the numpy steps (numba's own thread pools are not safe to enter from two
-threads at once, and the app evaluates in one thread per session).
+threads at once, and the app's sessions run at once, each evaluating its models on threads).
 
 :mod:`metrics_core.inputs.encode` imports this module only for large inputs (from its
 ``KERNEL_MIN`` cells): in a fresh process the first call costs 0.5-1.4 s before any work

@@ -374,7 +374,8 @@ def test_scores_of_the_first_positions_only_give_the_same_metrics_at_k(shape, co
     models = {"a": recs, "b": recs.assign(score=lambda f: f.score[::-1].to_numpy())}
     chosen = Settings(k=5, primitive_scale="minmax")
     full = encoded(models, truth).evaluate_all(chosen, curves=False)
-    kept = encoded(models, truth, score_positions=6)
+    assert chosen.score_positions == 6 and Settings(k=5, score_threshold=0.5).score_positions is None
+    kept = encoded(models, truth, score_positions=chosen.score_positions)
     assert kept.lists["a"].scores.shape[1] == 6
     for name, result in kept.evaluate_all(chosen, curves=False).items():
         assert result.metrics == pytest.approx(full[name].metrics, nan_ok=True, rel=0, abs=0)
