@@ -18,6 +18,7 @@ from metrics_core.inputs.encode import (
     encode_lists,
     encode_training,
     encode_truth,
+    in_user_blocks,
     load_kernels_meanwhile,
     read_lists,
     read_truth,
@@ -28,6 +29,7 @@ from metrics_core.inputs.features import ItemVectors, default_feature_columns, i
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.matching import id_kind, mismatch_note
 from metrics_core.inputs.read import PARQUET_SUFFIXES, read_notes, read_table, split_long_table
+from metrics_core.inputs.stream import encode_streamed, longest_list
 from metrics_core.inputs.text_ids import TextIds, is_text
 from metrics_core.metrics import accuracy, registry
 from metrics_core.metrics import beyond as beyond_accuracy
@@ -118,10 +120,10 @@ class Dataset:
         notes: list[Note] = []
         wanted = [columns.user, columns.item, columns.rank, columns.score]
         id_columns = [columns.user, columns.item]
-        later = len(recommendations) > 1  # several models: those with integer ids in Parquet are read in two steps
-        raw_lists = [_LaterLists.ids_of(str(name), source, columns) if later and _integer_ids_in_parquet(
-            source, columns) else read_lists(str(name), *_read(source, f"recommendations '{name}'", notes, id_columns,
-                                                               wanted), columns, part)
+        several = len(recommendations) > 1
+        raw_lists = [_LaterLists.ids_of(str(name), source, columns) if _in_two_steps(source, columns, encoding, several)
+                     else read_lists(str(name), *_read(source, f"recommendations '{name}'", notes, id_columns, wanted),
+                                     columns, part)
                      for name, source in recommendations.items()]
         raw_truth = read_truth(*_read(ground_truth, "ground truth", notes, id_columns), columns, part)
         sides = {role: _side_table(source, role, columns, notes)
@@ -144,7 +146,7 @@ class Dataset:
         user_index = IdIndex.union([raw.user if raw.heads is None else raw.heads for raw in raw_lists]
                                    + [ids for key, ids in user_ids.items() if not isinstance(key, tuple)])
         item_index = IdIndex.union(list(item_ids.values()))
-        if any(len(raw.user) >= KERNEL_MIN for raw in raw_lists):
+        if any(len(raw.user_rows if isinstance(raw, _LaterLists) else raw.user) >= KERNEL_MIN for raw in raw_lists):
             load_kernels_meanwhile()
         truth = encode_truth(raw_truth, user_index, item_index, columns.threshold if raw_truth.grade is not None
                              else 1.0)
@@ -152,10 +154,9 @@ class Dataset:
         while raw_lists:  # each model's rows are let go once its lists are made: a lower peak with many models
             raw = raw_lists.pop(0)
             del user_ids["model", raw.name], item_ids["model", raw.name]
-            if isinstance(raw, _LaterLists):
-                raw = raw.read(columns, notes, encoding)
-            lists[raw.name] = encode_lists(raw, user_index, item_index, truth, encoding.order, encoding.tie_break,
-                                           score_positions)
+            lists[raw.name] = raw.encode(user_index, item_index, truth, columns, notes, encoding, score_positions) \
+                if isinstance(raw, _LaterLists) else encode_lists(raw, user_index, item_index, truth, encoding.order,
+                                                                  encoding.tie_break, score_positions)
         del raw
         for encoded in lists.values():
             note = mismatch_note(encoded.name, encoded, truth, user_index, item_index, kinds[encoded.name])
@@ -483,6 +484,21 @@ SIDE_ID_COLUMNS = {"training interactions": ("user", "item"), "item features": (
                    "user features": ("user",)}
 
 
+def _in_two_steps(source, columns: Columns, encoding: Encoding, several: bool) -> bool:
+    """Whether a model's ids are read first and its rank and score later (:class:`_LaterLists`):
+    a Parquet file with integer ids, when there are several models (their rows are not all
+    held at once) or when its rank and score can be streamed into the cells
+    (:mod:`metrics_core.inputs.stream`: ordered by rank, from :data:`KERNEL_MIN` rows)."""
+    if not _integer_ids_in_parquet(source, columns):
+        return False
+    if several:
+        return True
+    import pyarrow.parquet as pq
+
+    return encoding.order == "rank" and pq.ParquetFile(source).metadata.num_rows >= KERNEL_MIN and longest_list(
+        source, columns) is not None
+
+
 def _integer_ids_in_parquet(source, columns: Columns) -> bool:
     """Whether ``source`` is a Parquet file whose user and item columns hold integers."""
     if not isinstance(source, str | os.PathLike) or Path(source).suffix.lower() not in PARQUET_SUFFIXES:
@@ -501,19 +517,23 @@ def _integer_ids_in_parquet(source, columns: Columns) -> bool:
 
 @dataclass
 class _LaterLists:
-    """A model whose rank and score columns are read once its ids are needed: several models'
-    rows together would hold them all at once, so first only the id columns are read (kept, for
-    its rows, and each id once, for the id index), then each model's rank and score in turn,
-    encoded and let go before the next model's.
+    """A model whose rank and score columns are read once its ids are coded: first only the id
+    columns are read (kept, for its rows, and each id once, for the id index), then its rank
+    and score, streamed into the cells (:meth:`encode`) or read whole. Several models' rows
+    are then never all held at once: each model's rank and score are encoded and let go before
+    the next model's.
 
     ``user`` and ``item`` are the distinct ids (then as unified with the other tables');
-    ``ids`` is the table of the id columns as read."""
+    ``ids`` is the table of the id columns as read, ``user_rows`` and ``item_rows`` its
+    validated ids."""
 
     name: str
     source: object
     ids: pd.DataFrame
     user: np.ndarray | TextIds
     item: np.ndarray | TextIds
+    user_rows: np.ndarray | TextIds
+    item_rows: np.ndarray | TextIds
     heads = None
 
     @classmethod
@@ -523,8 +543,27 @@ class _LaterLists:
         frame, label = _read(source, role, [], id_columns, id_columns)
         validate.require_rows(frame, label)
         validate.require_columns(frame, id_columns, label)
-        return cls(name, source, frame, *(_distinct(validate.ids(frame, column, label, id_columns))
-                                          for column in id_columns))
+        user, item = (validate.ids(frame, column, label, id_columns) for column in id_columns)
+        return cls(name, source, frame, _distinct(user), _distinct(item), user, item)
+
+    def encode(self, users: IdIndex, items: IdIndex, truth: Truth, columns: Columns, notes: list[Note],
+               encoding: Encoding, score_positions: int | None) -> Lists:
+        """The model's lists: ordered by rank, with at least :data:`KERNEL_MIN` cells and rows
+        that are not whole lists in order, its rank and score are streamed into the cells
+        (:func:`~metrics_core.inputs.stream.encode_streamed`); otherwise, or when that path
+        declines the file, they are read whole (:meth:`read`) and encoded as any table's."""
+        positions = longest_list(self.source, columns) if encoding.order == "rank" else None
+        if positions is not None and len(users) * positions >= KERNEL_MIN:
+            user_rows, item_rows = (validate.unify_ids([distinct, rows])[1] for distinct, rows in
+                                    ((self.user, self.user_rows), (self.item, self.item_rows)))
+            if not in_user_blocks(user_rows, positions):  # (whole lists in order are the read columns, reshaped)
+                lists = encode_streamed(self.name, self.source, columns, users.codes(user_rows),
+                                        items.codes(item_rows), len(users), len(items), positions, truth,
+                                        score_positions)
+                if lists is not None:
+                    return lists
+        raw = self.read(columns, notes, encoding)
+        return encode_lists(raw, users, items, truth, encoding.order, encoding.tie_break, score_positions)
 
     def read(self, columns: Columns, notes: list[Note], encoding: Encoding) -> RawLists:
         """The model's rows (the id columns read first, with the rank and score read now), its

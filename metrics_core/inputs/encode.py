@@ -298,9 +298,23 @@ def encode_lists(
     score_width = n_positions if score_positions is None else min(score_positions, n_positions)
     items_at, scores = _place(user, item, position, first, raw.score, n_users, n_positions, blocks, score_width)
     count_gaps = ordered_by == "rank" and blocks is None  # whole lists have none
-    joined = _join(items_at, truth, len(items), count_gaps)  # duplicates: blanked
-    if blocks is None and joined.filled < len(user):  # two rows took one cell: raises
+    lists = lists_from_cells(raw.name, items_at, scores, truth, len(items), None if blocks is not None else len(user),
+                             ordered_by, count_gaps, notes)
+    if lists is None:  # two rows took one cell: raises
         _raise_shared_cells(_cells(user, position, first, n_positions), n_users * n_positions, raw)
+    return lists
+
+
+def lists_from_cells(name: str, items_at: np.ndarray, scores: np.ndarray | None, truth: Truth, n_items: int,
+                     rows: int | None, ordered_by: Order, count_gaps: bool, notes: list[Note]) -> Lists | None:
+    """The :class:`Lists` of placed cells (``items_at``: item codes, -1 empty; ``scores`` of
+    the first positions, or None), joined to ``truth`` (:func:`_join`: duplicates blanked, with
+    their scores), with notes on duplicates and (``count_gaps``) rank gaps added to ``notes``.
+    None when fewer cells are filled than ``rows`` were placed (None: not counted), that is
+    when two rows took one cell."""
+    joined = _join(items_at, truth, n_items, count_gaps)
+    if rows is not None and joined.filled < rows:
+        return None
     items_at, duplicates, gaps = joined.items, joined.duplicates, joined.gaps
     if duplicates:
         notes.append(Note("duplicate_items", f"{duplicates} recommended items appear twice in the same "
@@ -310,8 +324,8 @@ def encode_lists(
         notes.append(Note("rank_gaps", f"{gaps} lists have gaps in their ranks (e.g. 1, 2, 5); the "
                           "missing positions are empty.", gaps))
     if scores is not None and duplicates:
-        scores = np.where(items_at[:, :score_width] < 0, np.nan, scores)
-    return Lists(raw.name, items_at, joined.hit, joined.grade if truth.graded else None, scores, joined.listed,
+        scores = np.where(items_at[:, :scores.shape[1]] < 0, np.nan, scores)
+    return Lists(name, items_at, joined.hit, joined.grade if truth.graded else None, scores, joined.listed,
                  ordered_by, notes)
 
 
@@ -368,12 +382,12 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks, sco
             scores[where] = score.reshape(-1, n_positions)[:, :score_width]
             scores[unlisted] = np.nan
         return items_at, scores
-    items_at = _full(n_users * n_positions, -1, np.int32)
+    items_at = full(n_users * n_positions, -1, np.int32)
     scores = None
     if score is not None:  # when there are as many rows as cells, each cell gets a score or two rows share
         # a cell, which the caller raises: the scores need no NaN first (nor that pass's page faults)
         every_cell = len(user) == len(items_at)
-        scores = np.empty(n_users * score_width, score.dtype) if every_cell else _full(n_users * score_width,
+        scores = np.empty(n_users * score_width, score.dtype) if every_cell else full(n_users * score_width,
                                                                                        np.nan, score.dtype)
     if len(items_at) >= KERNEL_MIN:  # rows in any order: each written straight to its cell, in one pass
         from metrics_core.inputs.kernels import scatter_rows
@@ -422,27 +436,42 @@ def _list_heads(user_ids: np.ndarray, position: np.ndarray, first: int) -> np.nd
     if len(user_ids) == 0:
         return None
     n_positions = int(position.max()) + 1 - first
-    if n_positions < 1 or len(user_ids) % n_positions:
+    heads = _user_blocks(user_ids, n_positions)
+    if heads is None:
+        return None
+    rows = max(1, CHECK_CHUNK_CELLS // n_positions)
+    in_order = np.tile(np.arange(first, first + n_positions, dtype=position.dtype), rows)
+    flat_position = position.reshape(-1)
+    for start in range(0, len(flat_position), len(in_order)):  # chunks: the comparison masks stay in cache
+        part = flat_position[start:start + len(in_order)]
+        if not (part == in_order[:len(part)]).all():
+            return None
+    return heads
+
+
+def in_user_blocks(user_ids: np.ndarray | TextIds, n_positions: int) -> bool:
+    """Whether the rows come in blocks of ``n_positions`` rows of one user, users ascending in
+    id order (as whole lists of that length do, whatever their ranks say)."""
+    return _user_blocks(user_ids.codes if is_text(user_ids) else user_ids, n_positions) is not None
+
+
+def _user_blocks(user_ids: np.ndarray, n_positions: int) -> np.ndarray | None:
+    """The user of each block when :func:`in_user_blocks`, else None."""
+    if n_positions < 1 or len(user_ids) == 0 or len(user_ids) % n_positions:
         return None
     ids_2d = user_ids.reshape(-1, n_positions)
     heads = ids_2d[:, 0]
     if not (heads[1:] > heads[:-1]).all() or not (heads == ids_2d[:, -1]).all():
         return None
-    rows = max(1, CHECK_CHUNK_CELLS // n_positions)
-    in_order = np.tile(np.arange(first, first + n_positions, dtype=position.dtype), rows)
-    flat_position = position.reshape(-1)
-    step = len(in_order)
-    for start in range(0, len(user_ids), step):  # chunks: the comparison masks stay in cache
-        part = flat_position[start:start + step]
-        if not (part == in_order[:len(part)]).all():
-            return None
-        ids = user_ids[start:start + step + 1]  # never decreasing and equal at both ends of each block:
-        if not (ids[1:] >= ids[:-1]).all():  # constant per block
+    step = max(1, CHECK_CHUNK_CELLS // n_positions) * n_positions
+    for start in range(0, len(user_ids), step):  # never decreasing and equal at both ends of each block:
+        ids = user_ids[start:start + step + 1]  # constant per block (chunks: the masks stay in cache)
+        if not (ids[1:] >= ids[:-1]).all():
             return None
     return heads
 
 
-def _full(size: int, value, dtype) -> np.ndarray:
+def full(size: int, value, dtype) -> np.ndarray:
     """``np.full`` filled on a few threads: a new array's pages are faulted in as it is first
     written, and at hundreds of MB that first touch costs more than the writing."""
     out = np.empty(size, dtype=dtype)

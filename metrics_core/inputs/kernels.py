@@ -37,6 +37,34 @@ def scatter_rows(user, position, first, width, values, out, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
+def place_ranked(user, item, rank, score, positions, width, items_at, scores):
+    """Place rows in any order by their rank: row ``r``'s item goes to cell ``user[r] *
+    positions + rank[r] - 1`` of ``items_at`` and, when ``rank[r] <= width``, its score to cell
+    ``user[r] * width + rank[r] - 1`` of ``scores`` (``width`` 0: no scores). One row group of a
+    file at a time, its rank and score just decoded (:mod:`metrics_core.inputs.stream`).
+
+    A row whose rank is outside ``1 .. positions`` is not placed, and one whose score is not
+    finite (at any rank) is counted: the caller then reads the file the general way, whose
+    checks name those rows. Returns ``(bad rows, longest rank placed)``."""
+    bad = 0
+    longest = 0
+    for row in range(len(user)):
+        column = rank[row] - 1
+        if column < 0 or column >= positions:
+            bad += 1
+            continue
+        longest = max(longest, column + 1)
+        items_at[user[row] * positions + column] = item[row]
+        if width:
+            value = score[row]
+            if not np.isfinite(value):
+                bad += 1
+            elif column < width:
+                scores[user[row] * width + column] = value
+    return bad, longest
+
+
+@numba.njit(cache=True, nogil=True)
 def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, graded, listed, n_items, start, stop):
     """Mark the hits of users ``start .. stop`` and count their duplicate items and rank gaps.
 
@@ -123,7 +151,8 @@ def load_usual() -> None:
     """Load from numba's cache the loops for the types a large Parquet or DataFrame input
     usually gives, so that the first real call finds them loaded: 32-bit item codes and ranks
     and 64-bit scores as read-only columns (pandas hands out read-only views), user codes
-    read-only (the read ids themselves) or not (looked up), lists read-only or not."""
+    read-only (the read ids themselves) or not (looked up), lists read-only or not, and the
+    streamed placing's read-only codes with 64- or 32-bit ranks."""
     def read_only(values: np.ndarray) -> np.ndarray:
         values.flags.writeable = False
         return values
@@ -132,6 +161,8 @@ def load_usual() -> None:
     for users in (np.zeros(1, np.int32), read_only(np.zeros(1, np.int32))):
         scatter_rows(users, ranks, 1, 2, items, np.zeros(2, np.int32), 0, 1)
         scatter_rows(users, ranks, 1, 2, scores, np.zeros(2), 0, 1)
+    for rank_type in (np.int64, np.int32):  # (streamed: the file's ranks as Arrow decodes them)
+        place_ranked(items, items, read_only(np.ones(1, rank_type)), scores, 2, 2, np.zeros(2, np.int32), np.zeros(2))
     for writeable in (True, False):
         items = np.zeros((1, 2), dtype=np.int32)
         items.flags.writeable = writeable
@@ -154,6 +185,13 @@ def compile_all() -> None:
         join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
                    np.zeros((1, 2), np.float32), True, np.zeros(1, bool), 1, 0, 1)
     blank_duplicates(np.zeros((1, 2), dtype=np.int32), 1, 0, 1)
+    codes = np.zeros(1, np.int32)
+    codes.flags.writeable = False
+    for rank_type in ints:
+        for score_type in (np.float32, np.float64):
+            ranks, scores = np.ones(1, rank_type), np.ones(1, score_type)
+            ranks.flags.writeable = scores.flags.writeable = False
+            place_ranked(codes, codes, ranks, scores, 2, 2, np.zeros(2, np.int32), np.zeros(2, score_type))
     for code_type in ints:
         match_positions(np.zeros((1, 2), code_type), np.zeros((1, 2), code_type), 1, 0, 1, np.zeros((1, 2), np.int32))
     load_usual()  # (read-only columns: pandas' views)

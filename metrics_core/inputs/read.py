@@ -385,12 +385,8 @@ def _number_type(file, name: str) -> np.dtype | None:
     kind = file.schema_arrow.field(name).type
     if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)) or file.metadata.num_rows == 0:
         return None
-    index = _leaf(file, name)
-    if index is None:
-        return None
-    meta = file.metadata
-    stats = [meta.row_group(group).column(index).statistics for group in range(meta.num_row_groups)]
-    if any(s is None or not s.has_null_count or s.null_count for s in stats):
+    stats = leaf_statistics(file, name)
+    if not without_nulls(stats):
         return None
     dtype = np.dtype(kind.to_pandas_dtype())
     if dtype.kind in "iu" and dtype.itemsize > 4 and all(s.has_min_max for s in stats):
@@ -398,6 +394,21 @@ def _number_type(file, name: str) -> np.dtype | None:
         if INT32.min <= low and high <= INT32.max:
             return np.dtype(np.int32)
     return dtype
+
+
+def leaf_statistics(file, name: str) -> list | None:
+    """The statistics of each row group (None where a row group has none) of the Parquet leaf
+    column named ``name`` (:func:`_leaf`), None when there is no such column."""
+    index = _leaf(file, name)
+    if index is None:
+        return None
+    meta = file.metadata
+    return [meta.row_group(group).column(index).statistics for group in range(meta.num_row_groups)]
+
+
+def without_nulls(stats: list | None) -> bool:
+    """Whether the row groups' statistics (:func:`leaf_statistics`) all say: no null."""
+    return stats is not None and all(s is not None and s.has_null_count and not s.null_count for s in stats)
 
 
 def _leaf(file, name: str) -> int | None:

@@ -294,27 +294,36 @@ def test_truth_sorted_by_one_key_equals_the_pair_sort_and_lexsort_and_a_plain_re
 
 LOADED_THEN_ENCODED = """
 import sys
+import tempfile
+from pathlib import Path
 import numpy as np
+from metrics_core import dataset
 from metrics_core.inputs import encode, kernels
 from tests.inputs.test_encoding_paths import encoded, whole_lists
 recs, truth = whole_lists(n_users=50, length=10, item_space=40, seed=2)
 recs = recs.astype({"user_id": np.int32, "item_id": np.int32})
-if sys.argv[1] == "shuffled":
+if sys.argv[1] != "whole lists":
     recs = recs.sample(frac=1.0, random_state=3)
 kernels.load_usual()
-loaded = {name: list(getattr(kernels, name).signatures) for name in ("scatter_rows", "join_users")}
-encode.KERNEL_MIN = 0
-encoded(recs, truth.assign(grade=1))  # (binary relevance: no grades are written)
+names = ("place_ranked", "join_users") if sys.argv[1] == "streamed" else ("scatter_rows", "join_users")
+loaded = {name: list(getattr(kernels, name).signatures) for name in names}
+encode.KERNEL_MIN = dataset.KERNEL_MIN = 0
+with tempfile.TemporaryDirectory() as folder:
+    if sys.argv[1] == "streamed":  # (a Parquet file's int64 ranks and float64 scores, as Arrow decodes them)
+        recs.astype({"rank": np.int64}).to_parquet(Path(folder) / "recs.parquet")
+        recs = {"model": Path(folder) / "recs.parquet"}
+    encoded(recs, truth.assign(grade=1))  # (binary relevance: no grades are written)
 used = {name: list(getattr(kernels, name).signatures) for name in loaded}
 assert used == loaded, (loaded, used)
 assert all(used.values()) or sys.argv[1] == "whole lists"
 """
 
 
-@pytest.mark.parametrize("shape", ["whole lists", "shuffled"])
+@pytest.mark.parametrize("shape", ["whole lists", "shuffled", "streamed"])
 def test_the_loops_loaded_meanwhile_are_the_ones_the_encoding_calls(shape, monkeypatch):
     """Large lists start loading the compiled loops before the ground truth is encoded; for the
-    types a Parquet file usually gives (32-bit ids and ranks, 64-bit scores) the encoding then
+    types a Parquet file usually gives (32-bit ids and ranks, 64-bit scores; 64-bit ranks
+    streamed as Arrow decodes them) the encoding then
     needs no signature that was not loaded already (checked in a fresh process, where nothing
     else has loaded any). Small lists load nothing."""
     import subprocess
