@@ -486,22 +486,30 @@ SIDE_ID_COLUMNS = {"training interactions": ("user", "item"), "item features": (
 
 def _in_two_steps(source, columns: Columns, encoding: Encoding, several: bool) -> bool:
     """Whether a model's ids are read first and its rank and score later (:class:`_LaterLists`):
-    a Parquet file with integer ids, when there are several models (their rows are not all
-    held at once) or when its rank and score can be streamed into the cells
-    (:mod:`metrics_core.inputs.stream`: ordered by rank, from :data:`KERNEL_MIN` rows)."""
-    if not _integer_ids_in_parquet(source, columns):
-        return False
+    with several models, a Parquet file with integer ids (their rows are then not all held at
+    once); with one, a Parquet file (any ids) whose rank and score may be streamed into the
+    cells (:mod:`metrics_core.inputs.stream`: ordered by rank, from :data:`KERNEL_MIN` rows).
+    A file that cannot be opened is read the usual way, which names the problem."""
     if several:
-        return True
+        return _integer_ids_in_parquet(source, columns)
+    if encoding.order != "rank" or not _parquet_path(source):
+        return False
     import pyarrow.parquet as pq
 
-    return encoding.order == "rank" and pq.ParquetFile(source).metadata.num_rows >= KERNEL_MIN and longest_list(
-        source, columns) is not None
+    try:
+        return pq.ParquetFile(source).metadata.num_rows >= KERNEL_MIN and longest_list(source, columns) is not None
+    except (OSError, ValueError):
+        return False
+
+
+def _parquet_path(source) -> bool:
+    """Whether ``source`` is the path of a Parquet file (by its suffix)."""
+    return isinstance(source, str | os.PathLike) and Path(source).suffix.lower() in PARQUET_SUFFIXES
 
 
 def _integer_ids_in_parquet(source, columns: Columns) -> bool:
     """Whether ``source`` is a Parquet file whose user and item columns hold integers."""
-    if not isinstance(source, str | os.PathLike) or Path(source).suffix.lower() not in PARQUET_SUFFIXES:
+    if not _parquet_path(source):
         return False
     try:
         import pyarrow.parquet as pq
@@ -554,8 +562,7 @@ class _LaterLists:
         declines the file, they are read whole (:meth:`read`) and encoded as any table's."""
         positions = longest_list(self.source, columns) if encoding.order == "rank" else None
         if positions is not None and len(users) * positions >= KERNEL_MIN:
-            user_rows, item_rows = (validate.unify_ids([distinct, rows])[1] for distinct, rows in
-                                    ((self.user, self.user_rows), (self.item, self.item_rows)))
+            user_rows, item_rows = self._rows_ids()
             if not in_user_blocks(user_rows, positions):  # (whole lists in order are the read columns, reshaped)
                 lists = encode_streamed(self.name, self.source, columns, users.codes(user_rows),
                                         items.codes(item_rows), len(users), len(items), positions, truth,
@@ -565,6 +572,11 @@ class _LaterLists:
         raw = self.read(columns, notes, encoding)
         return encode_lists(raw, users, items, truth, encoding.order, encoding.tie_break, score_positions)
 
+    def _rows_ids(self) -> tuple[np.ndarray | TextIds, np.ndarray | TextIds]:
+        """The rows' user and item ids, read as the other tables' (text when any table's are)."""
+        return (validate.unify_ids([self.user, self.user_rows])[1],
+                validate.unify_ids([self.item, self.item_rows])[1])
+
     def read(self, columns: Columns, notes: list[Note], encoding: Encoding) -> RawLists:
         """The model's rows (the id columns read first, with the rank and score read now), its
         ids read as the other tables' (text when any table's are)."""
@@ -573,9 +585,7 @@ class _LaterLists:
         rest = rest.drop(columns=[name for name in self.ids.columns if name in rest.columns])
         frame = pd.concat([self.ids, rest], axis=1)
         frame.attrs = rest.attrs
-        raw = read_lists(self.name, frame, label, columns)
-        raw.user = validate.unify_ids([self.user, raw.user])[1]
-        raw.item = validate.unify_ids([self.item, raw.item])[1]
+        raw = read_lists(self.name, frame, label, columns, ids=self._rows_ids())
         _find_whole_lists(raw, encoding)
         return raw
 

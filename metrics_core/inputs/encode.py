@@ -37,9 +37,11 @@ KERNEL_ITEMS_MAX = 1 << 24  # the compiled join's tables take 12 bytes per item 
 USER_ITEM_HINT = f" with {setting('user_column')} and {setting('item_column')}"
 
 
-def read_lists(name: str, frame: pd.DataFrame, source: str, columns: Columns, empty_ok: bool = False) -> RawLists:
+def read_lists(name: str, frame: pd.DataFrame, source: str, columns: Columns, empty_ok: bool = False,
+               ids: tuple[np.ndarray | TextIds, np.ndarray | TextIds] | None = None) -> RawLists:
     """Validate a recommendations table: ids present, rank or score usable (``empty_ok``: a
-    table without rows is allowed, as in one Spark partition)."""
+    table without rows is allowed, as in one Spark partition; ``ids``: the user and item ids,
+    validated already)."""
     if not empty_ok:
         validate.require_rows(frame, source)
     has_rank = columns.rank in frame.columns
@@ -53,8 +55,7 @@ def read_lists(name: str, frame: pd.DataFrame, source: str, columns: Columns, em
             f"{setting('rank_column')} or {setting('score_column')}.",
         )
     context = [columns.user, columns.item, columns.rank, columns.score]
-    user = validate.ids(frame, columns.user, source, context)
-    item = validate.ids(frame, columns.item, source, context)
+    user, item = ids or (validate.ids(frame, column, source, context) for column in (columns.user, columns.item))
     rank = validate.ranks(frame, columns.rank, source, context) if has_rank else None
     score = (
         validate.numbers(frame, columns.score, source, context, "score",

@@ -97,6 +97,23 @@ def test_several_models_each_stream_and_a_sorted_one_is_read_whole(tmp_path, str
     assert_same_lists(streamed, encoded({"a": a, "b": b}, truth))
 
 
+def test_text_ids_stream_when_shuffled_and_are_read_whole_when_sorted(tmp_path, streaming):
+    """Text ids (coded as read, or stored as dictionary codes) stream like integer ids; sorted
+    whole lists are checked for user blocks on the texts' codes and read whole."""
+    def as_text(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame.assign(user_id="u" + frame.user_id.astype(str).str.zfill(5),
+                            item_id="SKU-" + frame.item_id.astype(str))
+
+    shuffled, truth = shuffled_lists(seed=8)
+    whole, _ = whole_lists(n_users=70, length=14, item_space=50, seed=8)
+    for name, recs in {"shuffled": as_text(shuffled), "sorted": as_text(whole)}.items():
+        streaming.clear()
+        recs.to_parquet(tmp_path / f"{name}.parquet", row_group_size=128)
+        assert_same_lists(encoded({"model": tmp_path / f"{name}.parquet"}, as_text(truth)),
+                          encoded({"model": recs}, as_text(truth)))
+        assert streaming == (["streamed"] if name == "shuffled" else [])
+
+
 def test_lists_ordered_by_score_are_not_streamed(tmp_path, streaming):
     recs, truth = shuffled_lists()
     recs.to_parquet(tmp_path / "model.parquet")
