@@ -135,7 +135,7 @@ def _ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> n
     if isinstance(series.dtype, pd.CategoricalDtype):
         categories = series.cat.categories
         if pd.api.types.is_string_dtype(categories.dtype):
-            return _text_ids(series.cat.codes.to_numpy(), pd.Series(categories),
+            return _text_ids(series.array.codes, pd.Series(categories),  # (a view: .cat.codes copies 100M codes)
                              numeric=column in frame.attrs.get(NUMBERS_AS_TEXT, ()),
                              all_used=column in frame.attrs.get(ALL_CATEGORIES_USED, ()))
         series = series.astype(categories.dtype)  # numbers held as categories: read as the numbers
