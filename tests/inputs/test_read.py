@@ -245,10 +245,10 @@ def text_id_table(n: int, seed: int = 0):
 @pytest.mark.parametrize("threads", [1, 3])
 def test_text_ids_stored_as_codes_or_coded_while_read_give_the_ids_of_the_plain_read(tmp_path, threads,
                                                                                      monkeypatch):
-    """Item ids the file stores as dictionary codes are read as those codes; user ids it stores
-    as plain text are coded by the compiled table as the row groups are read (in batches that
-    cross row groups, on any number of threads). Both give the texts, and then the ids, of
-    reading every row's text."""
+    """Item ids the file stores as dictionary codes are coded one row group's dictionary at a
+    time; user ids it stores as plain text are coded by the compiled table as the row groups are
+    read (in batches that cross row groups, on any number of threads). Both give the texts, and
+    then the ids, of reading every row's text."""
     import pyarrow.parquet as pq
 
     from metrics_core.inputs import read as read_module
@@ -263,7 +263,7 @@ def test_text_ids_stored_as_codes_or_coded_while_read_give_the_ids_of_the_plain_
     file = pq.ParquetFile(path)
     assert read_module._stored_as_codes(file, "item_id") and not read_module._stored_as_codes(file, "user_id")
     read, _ = read_table(path, "t", ids=["user_id", "item_id"])
-    assert read.attrs[validate.ALL_CATEGORIES_USED] == ["user_id"]  # (a file's dictionary may hold unused texts)
+    assert read.attrs[validate.ALL_CATEGORIES_USED] == ["user_id", "item_id"]
     plain, _ = read_table(path, "t")  # (no ids named: every row's text)
     for name in ["user_id", "item_id"]:
         assert isinstance(read[name].dtype, pd.CategoricalDtype)
@@ -272,6 +272,32 @@ def test_text_ids_stored_as_codes_or_coded_while_read_give_the_ids_of_the_plain_
         coded, texts = validate.ids(read, name, "t", [name]), validate.ids(plain, name, "t", [name])
         assert list(coded.values) == list(texts.values) and list(coded.texts()) == list(texts.texts())
     assert read["rank"].tolist() == table.column("rank").to_pylist()
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_texts_a_files_dictionary_holds_that_no_row_uses_are_not_ids(tmp_path, large, monkeypatch):
+    """A writer may store dictionary texts no row uses; read as codes (large: one row group's
+    dictionary at a time, by the compiled table), they are not ids, and the ids are the plain
+    read's."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from metrics_core.inputs import read as read_module
+    from metrics_core.inputs import validate
+
+    if large:
+        monkeypatch.setattr(read_module, "COMPILED_MIN", 0)
+    indices = np.tile(np.array([1, 3, 1, 2], dtype=np.int32), 500)
+    items = pa.DictionaryArray.from_arrays(pa.array(indices), pa.array(["unused", "sku-1", "x", "ü", "never"]))
+    path = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"user_id": np.arange(len(indices)) % 7, "item_id": items}), path,
+                   row_group_size=500, store_schema=False)  # (without Arrow's schema the column reads as text)
+    read, _ = read_table(path, "t", ids=["item_id"])
+    assert isinstance(read["item_id"].dtype, pd.CategoricalDtype)
+    coded = validate.ids(read, "item_id", "t", ["item_id"])
+    assert list(coded.values) == ["sku-1", "x", "ü"]
+    assert list(coded.texts()) == items.to_pylist()
+    assert (validate.ALL_CATEGORIES_USED in read.attrs) == large
 
 
 @pytest.mark.parametrize("statistics", [True, False])
