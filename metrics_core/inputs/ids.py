@@ -34,6 +34,9 @@ class IdIndex:
         if not arrays:
             return cls(np.array([], dtype=np.int64))
         if is_text(arrays[0]):
+            first = arrays[0].values
+            if all(len(a.values) == len(first) and np.array_equal(a.values, first) for a in arrays[1:]):
+                return cls(first)  # (sorted and distinct already: every table has the same ids, the usual case)
             return cls(sorted_distinct(np.concatenate([a.values for a in arrays]))[0])
         low = min(int(a.min()) for a in arrays)
         high = max(int(a.max()) for a in arrays)

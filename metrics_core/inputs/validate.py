@@ -212,7 +212,19 @@ def _text_ids(codes: np.ndarray, distinct, numeric: bool = False, all_used: bool
         as_int = pd.to_numeric(text, errors="coerce")
         if as_int.dtype == np.int64:
             return as_int.to_numpy(dtype=np.int64)[codes]
-    return TextIds.from_codes(codes, text.to_numpy(dtype=object), all_used=all_used)
+    return TextIds.from_codes(codes, _arrow_text(text), all_used=all_used)
+
+
+def _arrow_text(text: pd.Series):
+    """``text`` as one Arrow array when pandas holds it in Arrow (no ``str`` object per text),
+    else as ``str`` objects."""
+    import pyarrow as pa
+
+    arrow = getattr(text.array, "__arrow_array__", None)
+    if arrow is None:
+        return text.to_numpy(dtype=object)
+    column = arrow()
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
 def unify_ids(arrays: list[np.ndarray | TextIds]) -> list[np.ndarray | TextIds]:

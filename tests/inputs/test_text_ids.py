@@ -29,9 +29,12 @@ def test_codes_into_any_texts_become_codes_into_sorted_distinct_texts_in_use(val
     ids = TextIds.from_codes(rows, np.array(values, dtype=object))
     assert list(ids.values) == sorted({values[r] for r in rows.tolist()})  # sorted, distinct, each in use
     assert list(ids.texts()) == [values[r] for r in rows.tolist()]  # every row keeps its text
+    as_arrow = TextIds.from_codes(rows, pa.array(values))  # (Arrow text, as pandas holds it: sorted as it is)
+    assert as_arrow.values.tolist() == ids.values.tolist() and as_arrow.codes.tolist() == ids.codes.tolist()
     if len(rows) and set(rows.tolist()) == set(range(len(values))):  # every value used: the shorter path
-        shorter = TextIds.from_codes(rows, np.array(values, dtype=object), all_used=True)
-        assert shorter.values.tolist() == ids.values.tolist() and shorter.codes.tolist() == ids.codes.tolist()
+        for given_values in (np.array(values, dtype=object), pa.array(values, pa.string())):
+            shorter = TextIds.from_codes(rows, given_values, all_used=True)
+            assert shorter.values.tolist() == ids.values.tolist() and shorter.codes.tolist() == ids.codes.tolist()
 
 
 @settings(max_examples=60, deadline=None)
@@ -54,6 +57,17 @@ def test_text_ids_get_the_index_codes_of_their_texts_and_minus_one_outside_it(in
     ids = TextIds.factorize(np.array(rows, dtype=object))
     expected = [sorted(index_texts).index(text) if text in index_texts else -1 for text in rows]
     assert index.codes(ids).tolist() == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(["a", "b", "é", "a\x00", ""]), min_size=1, max_size=8), min_size=1,
+                max_size=3), st.booleans())
+def test_the_index_of_text_ids_is_every_text_once_sorted_whether_or_not_the_tables_hold_the_same(tables, same):
+    """Tables holding the same texts (the usual case) give them as they are; others are merged."""
+    if same:
+        tables = [tables[0]] * len(tables)
+    index = IdIndex.union([TextIds.factorize(np.array(texts, dtype=object)) for texts in tables])
+    assert index.ids.tolist() == sorted({text for texts in tables for text in texts})
 
 
 def test_text_ids_with_the_index_own_texts_keep_their_codes_without_a_lookup():
