@@ -38,8 +38,8 @@ class IdIndex:
             if all(len(a.values) == len(first) and np.array_equal(a.values, first) for a in arrays[1:]):
                 return cls(first)  # (sorted and distinct already: every table has the same ids, the usual case)
             return cls(sorted_distinct(np.concatenate([a.values for a in arrays]))[0])
-        low = min(int(a.min()) for a in arrays)
-        high = max(int(a.max()) for a in arrays)
+        extremes = [extremes_of(a) for a in arrays]
+        low, high = min(e[0] for e in extremes), max(e[1] for e in extremes)
         if high - low < LOOKUP_TABLE_LIMIT:
             present = np.zeros(high - low + 1, dtype=bool)
             for a in arrays:
@@ -72,7 +72,8 @@ class IdIndex:
             if not len(values):
                 return np.zeros(0, dtype=self._table.dtype)
             high = self._low + len(self._table) - 1
-            if values.min() >= self._low and values.max() <= high:
+            low, most = extremes_of(values)
+            if low >= self._low and most <= high:
                 if len(self._table) == len(self.ids):  # ids are low, low+1, ...: the code is an offset
                     return _offset(values, self._low) if self._low else values
                 heads = _runs(values)
@@ -101,6 +102,23 @@ class IdIndex:
         """
         _, ascending = sorted_distinct(as_text(self.ids))  # (the ids are distinct, and so are their texts)
         return len(self.ids) - 1 - ascending
+
+
+def extremes_of(values: np.ndarray) -> tuple[int, int]:
+    """``(min, max)`` of a non-empty integer array: on a few threads, each reading its share in
+    cache-sized blocks, so that the maximum reads what the minimum just brought into the cache
+    (100M int32 ids: one pass over memory on two cores, where ``values.min()`` and
+    ``values.max()`` make two on one)."""
+    def share(start: int, stop: int) -> tuple[int, int]:
+        low, high = int(values[start]), int(values[start])
+        for first in range(start, stop, INDEX_CHUNK):
+            block = values[first:min(stop, first + INDEX_CHUNK)]
+            low, high = min(low, int(block.min())), max(high, int(block.max()))
+        return low, high
+
+    n = len(values)
+    parts = map_chunks(share, chunks(n, n) if n < PARALLEL_MIN else thread_shares(n))
+    return min(p[0] for p in parts), max(p[1] for p in parts)
 
 
 def _index_chunks(values: np.ndarray, low: int):

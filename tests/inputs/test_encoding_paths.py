@@ -395,3 +395,18 @@ def test_scores_of_the_first_positions_only_give_the_same_metrics_at_k(shape, co
                    lambda: kept.score_distribution("a"), lambda: kept.cases()):
         with pytest.raises(InputError, match="score_positions"):
             wanted()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(-2**31, 2**31 - 1), min_size=1, max_size=60), st.integers(1, 7), st.integers(1, 9))
+def test_the_extremes_of_ids_read_in_blocks_on_threads_are_numpy_s(values, block, parallel_min):
+    """The id index's minimum and maximum (shares per thread, blocks within a share)."""
+    from metrics_core.inputs import ids as ids_module
+
+    array = np.array(values, dtype=np.int64)
+    saved = ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN
+    try:
+        ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN = block, parallel_min
+        assert ids_module.extremes_of(array) == (array.min(), array.max())
+    finally:
+        ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN = saved
