@@ -497,7 +497,9 @@ def _in_two_steps(source, columns: Columns, encoding: Encoding, several: bool) -
     import pyarrow.parquet as pq
 
     try:
-        return pq.ParquetFile(source).metadata.num_rows >= KERNEL_MIN and longest_list(source, columns) is not None
+        with pq.ParquetFile(source) as file:
+            rows = file.metadata.num_rows
+        return rows >= KERNEL_MIN and longest_list(source, columns) is not None
     except (OSError, ValueError):
         return False
 

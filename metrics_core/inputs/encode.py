@@ -357,8 +357,8 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks, sco
     :func:`whole_list_heads`), else None and ``user`` codes every row. ``position`` counts
     from ``first`` (1 for ranks, 0 for score order). Two rows of ``user`` for one cell leave
     one of them: the caller counts the filled cells (:func:`_join` does) and raises."""
-    if score is not None and score.dtype not in (np.float32, np.float64):  # (integers, float16: no compiled loop)
-        score = score.astype(np.float64)
+    if score is not None:
+        score = score.astype(placed_score_type(score.dtype), copy=False)
     if blocks is not None and len(blocks) == n_users and item.dtype == np.int32:
         # every user has a whole list, in order: the input arrays already are the matrices (read-only
         # views; the join copies the items only if it must blank a duplicate)
@@ -384,12 +384,7 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks, sco
             scores[unlisted] = np.nan
         return items_at, scores
     items_at = full(n_users * n_positions, -1, np.int32)
-    scores = None
-    if score is not None:  # when there are as many rows as cells, each cell gets a score or two rows share
-        # a cell, which the caller raises: the scores need no NaN first (nor that pass's page faults)
-        every_cell = len(user) == len(items_at)
-        scores = np.empty(n_users * score_width, score.dtype) if every_cell else full(n_users * score_width,
-                                                                                       np.nan, score.dtype)
+    scores = None if score is None else score_cells(n_users * score_width, len(user) == len(items_at), score.dtype)
     if len(items_at) >= KERNEL_MIN:  # rows in any order: each written straight to its cell, in one pass
         from metrics_core.inputs.kernels import scatter_rows
 
@@ -470,6 +465,19 @@ def _user_blocks(user_ids: np.ndarray, n_positions: int) -> np.ndarray | None:
         if not (ids[1:] >= ids[:-1]).all():
             return None
     return heads
+
+
+def placed_score_type(dtype: np.dtype) -> np.dtype:
+    """The type scores are placed as: float32 and float64 as they are, others (integers, float16:
+    no compiled loop takes them) as float64."""
+    return np.dtype(dtype) if dtype in (np.float32, np.float64) else np.dtype(np.float64)
+
+
+def score_cells(size: int, every_cell: bool, dtype: np.dtype) -> np.ndarray:
+    """The flat score cells before rows are placed: NaN (empty), unless there are as many rows
+    as cells (``every_cell``), when each cell gets a score or two rows share a cell and the
+    result is not used, so no NaN is written first (nor that pass's page faults paid)."""
+    return np.empty(size, dtype) if every_cell else full(size, np.nan, dtype)
 
 
 def full(size: int, value, dtype) -> np.ndarray:

@@ -116,8 +116,7 @@ def extremes_of(values: np.ndarray) -> tuple[int, int]:
             low, high = min(low, int(block.min())), max(high, int(block.max()))
         return low, high
 
-    n = len(values)
-    parts = map_chunks(share, chunks(n, n) if n < PARALLEL_MIN else thread_shares(n))
+    parts = _in_parallel(len(values), share)
     return min(p[0] for p in parts), max(p[1] for p in parts)
 
 
@@ -133,9 +132,10 @@ def _index_chunks(values: np.ndarray, low: int):
         yield start, start + len(part), indices
 
 
-def _in_parallel(n: int, work) -> None:
-    """``work(start, stop)`` over ``0 .. n`` split in one range per thread (small arrays: one)."""
-    map_chunks(work, chunks(n, n) if n < PARALLEL_MIN else thread_shares(n))
+def _in_parallel(n: int, work):
+    """``work(start, stop)`` over ``0 .. n`` split in one range per thread (small arrays: one);
+    the results, in order."""
+    return map_chunks(work, chunks(n, n) if n < PARALLEL_MIN else thread_shares(n))
 
 
 def _mark_present(present: np.ndarray, values: np.ndarray, low: int) -> None:

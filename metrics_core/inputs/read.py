@@ -335,9 +335,8 @@ def _coded_while_read(path, file, name: str, stored_as_codes: bool) -> pd.Catego
     SKU-like ids in about 1.1 s, against 3.4 s for Arrow's read and pandas' merge of the 96
     dictionaries). None when a row group's statistics count a null (the general read's checks
     name those rows) or the table cannot take the column."""
-    leaf, meta = _leaf(file, name), file.metadata
-    if leaf is None or any((stats := meta.row_group(group).column(leaf).statistics) is not None
-                           and stats.has_null_count and stats.null_count for group in range(meta.num_row_groups)):
+    stats = leaf_statistics(file, name)
+    if stats is None or any(s is not None and s.has_null_count and s.null_count for s in stats):
         return None
     from metrics_core.inputs import text_hash  # (numba: imported only for large columns)
 
@@ -361,8 +360,10 @@ def _stored_as_codes(file, name: str) -> bool:
     :data:`CODED_BYTES_PER_ROW` uncompressed bytes a row (the dictionary page included) is
     taken as coded. The guess only chooses the faster reader: Arrow reads plain pages into the
     dictionary too, and either way the values are the same. 1M users x 100 with SKU-like item
-    ids in 96 row groups: the item column in 1.9 s and 0.6 s to merge the dictionaries,
-    against 9.0 s for the texts and about 2.7 s to code them."""
+    ids in 96 row groups, read by Arrow: the item column in 1.9 s and 0.6 s to merge the
+    dictionaries, against 9.0 s for the texts and about 2.7 s to code them (a path of at least
+    :data:`COMPILED_MIN` rows is coded one row group's dictionary at a time instead:
+    :func:`_coded_while_read`)."""
     leaf, meta = _leaf(file, name), file.metadata
     if leaf is None or meta.num_rows == 0:
         return False

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from metrics_core.inputs.columns import Columns
-from metrics_core.inputs.encode import MAX_POSITIONS, full, lists_from_cells
+from metrics_core.inputs.encode import MAX_POSITIONS, full, lists_from_cells, placed_score_type, score_cells
 from metrics_core.inputs.encoded import Lists, Truth
 from metrics_core.parallel import THREADS, map_chunks, thread_shares
 
@@ -36,16 +36,16 @@ def longest_list(path, columns: Columns) -> int | None:
 
     from metrics_core.inputs.read import leaf_statistics, without_nulls
 
-    file = pq.ParquetFile(path)
-    schema = file.schema_arrow
-    if columns.rank not in schema.names or not pa.types.is_integer(schema.field(columns.rank).type):
-        return None
-    if columns.score in schema.names:
-        kind = schema.field(columns.score).type
-        if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)) or not without_nulls(
-                leaf_statistics(file, columns.score)):
+    with pq.ParquetFile(path) as file:
+        schema = file.schema_arrow
+        if columns.rank not in schema.names or not pa.types.is_integer(schema.field(columns.rank).type):
             return None
-    ranks = leaf_statistics(file, columns.rank)
+        if columns.score in schema.names:
+            kind = schema.field(columns.score).type
+            if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)) or not without_nulls(
+                    leaf_statistics(file, columns.score)):
+                return None
+        ranks = leaf_statistics(file, columns.rank)
     if not ranks or not without_nulls(ranks) or not all(s.has_min_max for s in ranks):
         return None
     low, high = min(int(s.min) for s in ranks), max(int(s.max) for s in ranks)
@@ -70,24 +70,21 @@ def _place_streamed(path, columns: Columns, user: np.ndarray, item: np.ndarray, 
                     score_width: int) -> tuple[np.ndarray, np.ndarray | None] | None:
     """The users x ``positions`` item codes (-1: empty) and users x ``score_width`` scores (NaN:
     empty) of the file's rows, their row groups shared between threads (each with its own
-    reader); None when a rank or score cannot be placed or the longest list is shorter."""
+    reader); None when a rank or score cannot be placed, the longest list is shorter, or Arrow
+    cannot decode a row group (the general read then names the problem)."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     from metrics_core.inputs.kernels import place_ranked
 
-    file = pq.ParquetFile(path)
-    meta, schema = file.metadata, file.schema_arrow
+    with pq.ParquetFile(path) as file:
+        meta, schema = file.metadata, file.schema_arrow
     has_score = columns.score in schema.names
     starts = np.cumsum([0] + [meta.row_group(group).num_rows for group in range(meta.num_row_groups)])
     user, item = (_read_only(codes.astype(np.int32, copy=False)) for codes in (user, item))
     items_at = full(n_users * positions, -1, np.int32)
-    score_type = np.dtype(schema.field(columns.score).type.to_pandas_dtype() if has_score else np.float64)
-    if score_type not in (np.float32, np.float64):  # (integers, float16: as the general path places them)
-        score_type = np.dtype(np.float64)
-    # as many rows as cells: each cell gets a score, or two rows share one and the result is not used
-    every_cell = len(user) == len(items_at)
-    scores = np.empty(n_users * score_width if has_score else 0, score_type) if every_cell or not has_score \
-        else full(n_users * score_width, np.nan, score_type)
+    score_type = placed_score_type(schema.field(columns.score).type.to_pandas_dtype() if has_score else np.float64)
+    scores = score_cells(n_users * score_width if has_score else 0, len(user) == len(items_at), score_type)
     no_score = _read_only(np.zeros(0, score_type))
     names = [columns.rank, columns.score] if has_score else [columns.rank]
 
@@ -110,7 +107,10 @@ def _place_streamed(path, columns: Columns, user: np.ndarray, item: np.ndarray, 
                 bad, longest = bad + group_bad, max(longest, group_longest)
         return bad, longest
 
-    placed = map_chunks(place, thread_shares(meta.num_row_groups), threads=THREADS)
+    try:
+        placed = map_chunks(place, thread_shares(meta.num_row_groups), threads=THREADS)
+    except (pa.ArrowException, OSError):  # (a page Arrow cannot decode: the general read names the file)
+        return None
     if sum(bad for bad, _ in placed) or max(longest for _, longest in placed) != positions:
         return None
     return (items_at.reshape(n_users, positions),

@@ -28,7 +28,7 @@ from numba.core import types
 from numba.extending import intrinsic
 
 from metrics_core.inputs.jit import numba
-from metrics_core.parallel import THREADS, map_chunks, thread_shares
+from metrics_core.parallel import THREADS, map_chunks, map_threads, thread_shares
 
 BATCH = 16  # rows whose table reads are issued together
 SLOTS = 4  # slots per table line (4 fingerprints + 4 codes: 64 bytes)
@@ -323,31 +323,20 @@ def code_row_groups(path, name: str, threads: int = THREADS) -> tuple[np.ndarray
     way, whose checks name the rows)."""
     import pyarrow.parquet as pq
 
-    meta = pq.ParquetFile(path).metadata
-    rows = meta.num_rows
-    if rows >= 2**31:
-        return None
-    starts = np.cumsum([0] + [meta.row_group(group).num_rows for group in range(meta.num_row_groups)])
-    codes = np.empty(rows, dtype=np.int32)
-    shares = thread_shares(meta.num_row_groups, threads)
-
-    def code_share(first: int, stop: int) -> Table | None:
-        table = Table(min(int(starts[stop] - starts[first]), 1 << 16), 1 << 20)
-        row = int(starts[first])
+    def code_share(table: Table, groups: range, codes: np.ndarray) -> bool:
+        row = 0
         with pq.ParquetFile(path) as reader:  # (each thread its own reader)
-            for batch in reader.iter_batches(BATCH_ROWS, row_groups=range(first, stop), columns=[name],
-                                             use_threads=False):
+            for batch in reader.iter_batches(BATCH_ROWS, row_groups=groups, columns=[name], use_threads=False):
                 column = pa.chunked_array([batch.column(0)])
                 if column.null_count:
-                    return None
+                    return False
                 for offsets, data, at in _pieces(column):
                     if not table.code(offsets, data, codes[row + at:row + at + len(offsets) - 1]):
-                        return None
+                        return False
                 row += len(column)
-        return table
+        return True
 
-    tables = map_chunks(code_share, shares, threads)
-    return _merged(tables, [(int(starts[first]), int(starts[stop])) for first, stop in shares], codes)
+    return _by_row_group_shares(path, code_share, threads)
 
 
 def code_dictionaries(path, name: str, threads: int = THREADS) -> tuple[np.ndarray, pa.LargeStringArray] | None:
@@ -360,29 +349,45 @@ def code_dictionaries(path, name: str, threads: int = THREADS) -> tuple[np.ndarr
     None as for :func:`code_row_groups`."""
     import pyarrow.parquet as pq
 
-    meta = pq.ParquetFile(path).metadata
+    def code_share(table: Table, groups: range, codes: np.ndarray) -> bool:
+        row = 0
+        with pq.ParquetFile(path, read_dictionary=[name]) as reader:  # (each thread its own reader)
+            for group in groups:
+                for chunk in reader.read_row_group(group, columns=[name], use_threads=False).column(0).chunks:
+                    if chunk.null_count or not _dictionary_of_texts(chunk.type):
+                        return False
+                    if not _code_chunk(table, chunk, codes[row:row + len(chunk)]):
+                        return False
+                    row += len(chunk)
+        return True
+
+    return _by_row_group_shares(path, code_share, threads)
+
+
+def _by_row_group_shares(path, code_share, threads: int) -> tuple[np.ndarray, pa.LargeStringArray] | None:
+    """What :func:`code_row_groups` and :func:`code_dictionaries` share: the file's row groups
+    in one share per thread, each share coded by ``code_share(table, row groups, codes)`` into a
+    table of its own (``codes``: the share's rows; False when the table cannot take them or a
+    row is null), then the tables merged (:func:`_merged`). None for 2^31 rows or more (the
+    codes are int32) and whenever a share fails."""
+    import pyarrow.parquet as pq
+
+    with pq.ParquetFile(path) as file:
+        meta = file.metadata
     rows = meta.num_rows
     if rows >= 2**31:
         return None
     starts = np.cumsum([0] + [meta.row_group(group).num_rows for group in range(meta.num_row_groups)])
     codes = np.empty(rows, dtype=np.int32)
-    shares = thread_shares(meta.num_row_groups, threads)
+    group_shares = thread_shares(meta.num_row_groups, threads)
+    row_shares = [(int(starts[first]), int(starts[stop])) for first, stop in group_shares]
 
-    def code_share(first: int, stop: int) -> Table | None:
-        table = Table(1 << 16, 1 << 20)
-        row = int(starts[first])
-        with pq.ParquetFile(path, read_dictionary=[name]) as reader:  # (each thread its own reader)
-            for group in range(first, stop):
-                for chunk in reader.read_row_group(group, columns=[name], use_threads=False).column(0).chunks:
-                    if chunk.null_count or not _dictionary_of_texts(chunk.type):
-                        return None
-                    if not _code_chunk(table, chunk, codes[row:row + len(chunk)]):
-                        return None
-                    row += len(chunk)
-        return table
+    def code(share: int) -> Table | None:
+        (first, stop), (start, end) = group_shares[share], row_shares[share]
+        table = Table(min(end - start, 1 << 16), 1 << 20)
+        return table if code_share(table, range(first, stop), codes[start:end]) else None
 
-    tables = map_chunks(code_share, shares, threads)
-    return _merged(tables, [(int(starts[first]), int(starts[stop])) for first, stop in shares], codes)
+    return _merged(map_threads(code, list(range(len(group_shares))), threads), row_shares, codes)
 
 
 def _dictionary_of_texts(kind) -> bool:

@@ -146,6 +146,23 @@ def test_rows_the_stream_cannot_place_are_named_by_the_general_read(bad, tmp_pat
     assert str(error.value).replace("(model.parquet)", "") == str(from_frame.value).replace("(DataFrame)", "")
 
 
+def test_a_row_group_arrow_cannot_decode_is_named_by_the_general_read_not_a_traceback(tmp_path, streaming,
+                                                                                     monkeypatch):
+    recs, truth = shuffled_lists()
+    recs.to_parquet(tmp_path / "model.parquet", row_group_size=97)
+    real = pq.ParquetFile.read_row_group
+
+    def corrupt_ranks(self, group, columns=None, **options):
+        if columns and "rank" in columns and group == 3:
+            raise pa.ArrowInvalid("Corrupt snappy compressed data.")
+        return real(self, group, columns=columns, **options)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", corrupt_ranks)
+    with pytest.raises(InputError, match=r"could not be read \(ArrowInvalid: Corrupt snappy") as error:
+        encoded({"model": tmp_path / "model.parquet"}, truth)
+    assert streaming == ["declined"] and "model.parquet" in str(error.value)
+
+
 def test_a_longest_list_shorter_than_the_statistics_said_is_read_the_general_way(tmp_path, streaming, monkeypatch):
     """The cells' width must be the longest list's, as the general path finds it."""
     recs, truth = shuffled_lists()
