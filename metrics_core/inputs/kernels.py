@@ -129,22 +129,64 @@ def blank_duplicates(items_at, n_items, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
-def match_positions(items, other, n_items, start, stop, out):
-    """For users ``start .. stop``: ``out[user, p]`` = the position in ``other[user]`` of the
-    item ``items[user, p]``, -1 when that row does not hold it or the cell is empty. Per user,
-    ``other``'s items are written into a table indexed by item code (their position), read
-    for each cell of ``items``, then cleared (items are distinct within a row)."""
+def primitive_rows(items, other, hit, scores, other_scores, minmax, rows, k, n_items, start, stop, gain, unseen):
+    """Serendipity against the primitive model and unexpectedness (as
+    :mod:`metrics_core.metrics.primitive` defines them) of users ``rows[start:stop]``, from
+    both models' lists (``items``, ``other``: users x positions codes, -1 empty), the model's
+    ``hit`` cells and, when ``minmax``, both models' scores: ``gain[i]`` and ``unseen[i]``
+    for user ``rows[i]`` (unseen NaN for an empty top K).
+
+    Per user, the primitive's top K is written into a table indexed by item code (its
+    position), read for each cell of the model's top K, then cleared (items are distinct
+    within a row). A cell at position p of a top K of n items scales to (n − p) / n, or with
+    ``minmax`` to (s − min) / (max − min) of its list's scores (1 when they are all equal)."""
     at = np.full(n_items, -1, dtype=np.int32)
-    for user in range(start, stop):
-        for position in range(other.shape[1]):
-            if other[user, position] >= 0:
-                at[other[user, position]] = position
-        for position in range(items.shape[1]):
+    width, other_width = min(k, items.shape[1]), min(k, other.shape[1])
+    for i in range(start, stop):
+        user = rows[i]
+        n, low, high = 0, np.inf, -np.inf
+        for position in range(width):
+            if items[user, position] >= 0:
+                n += 1
+                if minmax:
+                    low, high = min(low, scores[user, position]), max(high, scores[user, position])
+        m, other_low, other_high = 0, np.inf, -np.inf
+        for position in range(other_width):
+            item = other[user, position]
+            if item >= 0:
+                at[item] = position
+                m += 1
+                if minmax:
+                    value = other_scores[user, position]
+                    other_low, other_high = min(other_low, value), max(other_high, value)
+        total, missing = 0.0, 0
+        for position in range(width):
             item = items[user, position]
-            out[user, position] = at[item] if item >= 0 else -1
-        for position in range(other.shape[1]):
+            if item < 0:
+                continue
+            found = at[item]
+            if found < 0:
+                missing += 1
+            if not hit[user, position]:
+                continue
+            if minmax:
+                mine = (scores[user, position] - low) / (high - low) if high > low else 1.0
+            else:
+                mine = (n - position) / n
+            theirs = 0.0
+            if found >= 0:
+                if minmax:
+                    theirs = (other_scores[user, found] - other_low) / (other_high - other_low) \
+                        if other_high > other_low else 1.0
+                else:
+                    theirs = (m - found) / m
+            if mine > theirs:
+                total += mine - theirs
+        for position in range(other_width):
             if other[user, position] >= 0:
                 at[other[user, position]] = -1
+        gain[i] = total
+        unseen[i] = missing / n if n > 0 else np.nan
 
 
 def load_usual() -> None:
@@ -192,8 +234,14 @@ def compile_all() -> None:
             ranks, scores = np.ones(1, rank_type), np.ones(1, score_type)
             ranks.flags.writeable = scores.flags.writeable = False
             place_ranked(codes, codes, ranks, scores, 2, 2, np.zeros(2, np.int32), np.zeros(2, score_type))
-    for code_type in ints:
-        match_positions(np.zeros((1, 2), code_type), np.zeros((1, 2), code_type), 1, 0, 1, np.zeros((1, 2), np.int32))
+    rows, hit, no_scores = np.zeros(1, np.int64), np.zeros((1, 2), bool), np.zeros((0, 0))
+    for minmax in (False, True):
+        for score_type in (np.float32, np.float64):
+            for other_type in (np.float32, np.float64):
+                scores, other_scores = ((np.zeros((1, 2), score_type), np.zeros((1, 2), other_type)) if minmax
+                                        else (no_scores, no_scores))
+                primitive_rows(np.zeros((1, 2), np.int32), np.zeros((1, 2), np.int32), hit, scores, other_scores,
+                               minmax, rows, 2, 1, 0, 1, np.zeros(1), np.zeros(1))
     load_usual()  # (read-only columns: pandas' views)
     from metrics_core.inputs import text_hash  # (the text table's kernels, compiled here too)
 

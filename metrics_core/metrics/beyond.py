@@ -181,6 +181,5 @@ def _primitive_metrics(out: BeyondPass, lists: Lists, rows, hit_top, inputs: Bey
     if settings.primitive_scale == "minmax" and (lists.scores is None or inputs.primitive.scores is None):
         out.skipped.update(dict.fromkeys(names, "primitive_scale = minmax needs scores in both models"))
         return
-    found = primitive.against(lists, inputs.primitive, rows, settings.k, settings.primitive_scale)
-    out.per_user["serendipity_primitive"] = primitive.serendipity(found, hit_top)
-    out.per_user["unexpectedness"] = primitive.unexpectedness(found)
+    out.per_user["serendipity_primitive"], out.per_user["unexpectedness"] = primitive.serendipity_and_unexpectedness(
+        lists, inputs.primitive, rows, hit_top, settings.k, settings.primitive_scale, inputs.n_items)

@@ -12,7 +12,10 @@ the score (n − p) / n (the first 1, the last 1/n); ``minmax`` gives (s − min
 of the list's scores (1 for every item when they are all equal).
 
 The items both top K lists hold are found by :func:`~metrics_core.metrics.shared_items.positions_in`
-(no Python loop over users).
+(no Python loop over users). From :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells both
+metrics come from one compiled pass instead
+(:func:`~metrics_core.inputs.kernels.primitive_rows`, on a few threads): numpy's steps
+write and read about ten users x K arrays (1M users x 10: 0.45 s of CPU against 0.02 s).
 """
 
 from __future__ import annotations
@@ -21,8 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metrics_core.inputs.encode import KERNEL_ITEMS_MAX, KERNEL_MIN
 from metrics_core.inputs.encoded import Lists
 from metrics_core.metrics.shared_items import positions_in
+from metrics_core.parallel import map_chunks, thread_shares
 from metrics_core.sums import row_sums
 
 
@@ -59,6 +64,26 @@ def scaled(lists: Lists, rows: np.ndarray, k: int, scale: str) -> np.ndarray:
         spread = (high - low)[:, None]
         values = np.divide(scores - low[:, None], spread, out=np.ones(items.shape), where=spread > 0)
     return np.where(present, values, np.nan)
+
+
+def serendipity_and_unexpectedness(lists: Lists, primitive: Lists, rows: np.ndarray, hit_top: np.ndarray, k: int,
+                                   scale: str, n_items: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`serendipity` and :func:`unexpectedness` of users ``rows`` (``hit_top``: their top
+    K's hits; ``n_items``: the number of item codes), the model's top K matched with the
+    primitive model's; from :data:`KERNEL_MIN` cells in one compiled pass."""
+    if len(rows) * min(k, lists.positions) < KERNEL_MIN or n_items > KERNEL_ITEMS_MAX:
+        matched = against(lists, primitive, rows, k, scale)
+        return serendipity(matched, hit_top), unexpectedness(matched)
+    from metrics_core.inputs.kernels import primitive_rows
+
+    minmax = scale == "minmax"
+    no_scores = np.zeros((0, 0))
+    scores, other_scores = (lists.scores, primitive.scores) if minmax else (no_scores, no_scores)
+    gain, unseen = np.empty(len(rows)), np.empty(len(rows))
+    map_chunks(lambda start, stop: primitive_rows(lists.items, primitive.items, lists.hit, scores, other_scores, minmax,
+                                                  rows, k, n_items, start, stop, gain, unseen),
+               thread_shares(len(rows)))
+    return gain, unseen
 
 
 def against(lists: Lists, primitive: Lists, rows: np.ndarray, k: int, scale: str) -> Matched:

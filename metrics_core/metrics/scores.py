@@ -21,7 +21,7 @@ def score_entropy(top_scores: np.ndarray) -> np.ndarray:
     out = np.empty(len(top_scores))
     rows = max(1, CHUNK_CELLS // max(1, top_scores.shape[1]))
     for start in range(0, len(top_scores), rows):
-        out[start:start + rows] = _softmax_entropy(top_scores[start:start + rows].astype(np.float64))
+        out[start:start + rows] = _softmax_entropy(top_scores[start:start + rows].astype(np.float64, copy=False))
     return out
 
 

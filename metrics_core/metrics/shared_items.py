@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics_core.inputs.encode import KERNEL_ITEMS_MAX, KERNEL_MIN
-from metrics_core.parallel import map_chunks, thread_shares
-
 
 def shared_items(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(user row, position in a, position in b)`` of every item both lists of a row hold,
@@ -48,23 +45,14 @@ def shared_items(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
 
 def positions_in(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """For each cell of ``a`` (users x positions item codes, -1 empty), the position in the
-    same row of ``b`` that holds its item, -1 when none does (items unique within a row).
-
-    From :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells a compiled loop reads each row
-    of ``b`` into a table by item code (1M users x 10 against 10: about a tenth of the row
-    sort's time); below it, :func:`shared_items`.
+    same row of ``b`` that holds its item, -1 when none does (items unique within a row), by
+    :func:`shared_items`.
 
     >>> positions_in(np.array([[1, 2, 3], [4, -1, -1]]), np.array([[3, 2, 9], [-1, -1, -1]]))
     array([[-1,  1,  0],
            [-1, -1, -1]], dtype=int32)
     """
     out = np.full(a.shape, -1, dtype=np.int32)
-    n_items = int(max(a.max(initial=-1), b.max(initial=-1))) + 1
-    if a.size >= KERNEL_MIN and n_items <= KERNEL_ITEMS_MAX:
-        from metrics_core.inputs.kernels import match_positions
-
-        map_chunks(lambda start, stop: match_positions(a, b, n_items, start, stop, out), thread_shares(len(a)))
-        return out
     user, position, other = shared_items(a, b)
     out[user, position] = other
     return out

@@ -137,6 +137,64 @@ def test_primitive_metrics_bounds_and_self_comparison(seed):
         assert (itself.loc[itself["evaluated"], ["serendipity_primitive", "unexpectedness"]] == 0).all().all()
 
 
+def primitive_by_hand(items, other, hit, scores, other_scores, user, k, scale):
+    """Serendipity against the primitive model and unexpectedness of one user, as METRICS.md
+    words them: each top K scaled within itself, the primitive's score of an item it lacks 0."""
+    def scaled(row, values):
+        listed = [(position, int(item)) for position, item in enumerate(row[:k]) if item >= 0]
+        if scale == "rank":
+            return {item: (len(listed) - position) / len(listed) for position, item in listed}
+        kept = [float(values[position]) for position, _ in listed]
+        low, high = min(kept, default=0.0), max(kept, default=0.0)
+        return {item: (float(values[position]) - low) / (high - low) if high > low else 1.0
+                for position, item in listed}
+
+    mine, theirs = scaled(items[user], scores[user] if scores is not None else None), \
+        scaled(other[user], other_scores[user] if other_scores is not None else None)
+    relevant = {int(item) for position, item in enumerate(items[user][:k]) if item >= 0 and hit[user, position]}
+    gain = sum(max(value - theirs.get(item, 0.0), 0.0) for item, value in mine.items() if item in relevant)
+    unseen = sum(item not in theirs for item in mine) / len(mine) if mine else math.nan
+    return gain, unseen
+
+
+@pytest.mark.parametrize(("k", "other_width", "seed"), [(3, 6, 0), (6, 4, 1), (10, 12, 2), (12, 12, 3)])
+@pytest.mark.parametrize("scale", ["rank", "minmax"])
+def test_primitive_metrics_compiled_and_numpy_equal_a_user_by_user_reading(k, other_width, seed, scale,
+                                                                          monkeypatch):
+    """The compiled pass (large inputs) and numpy's steps (small ones) give, user by user, what
+    the definition says: lists with empty cells anywhere, tied scores, float32 scores in one
+    model, a primitive model with shorter lists, and a subset of users."""
+    from metrics_core.inputs.encoded import Lists
+    from metrics_core.metrics import primitive
+
+    rng = np.random.default_rng(seed)
+    n_users, width, n_items = 200, 10, 30
+
+    def random_lists(name, positions, score_type):
+        items = np.array([rng.choice(n_items, positions, replace=False) for _ in range(n_users)], dtype=np.int32)
+        items[rng.random(items.shape) < 0.25] = -1
+        items[:7] = -1  # users without a list
+        scores = np.round(rng.random(items.shape), 1).astype(score_type)  # (rounded: ties)
+        scores[items < 0] = np.nan
+        return Lists(name, items, rng.random(items.shape) < 0.4, None, scores, (items >= 0).any(axis=1), "rank")
+
+    model, other = random_lists("model", width, np.float64), random_lists("primitive", other_width, np.float32)
+    rows = np.flatnonzero(rng.random(n_users) < 0.8)
+    hit_top = model.hit[rows, :k]
+    expected = np.array([primitive_by_hand(model.items, other.items, model.hit, model.scores, other.scores, user, k,
+                                           scale) for user in rows])
+    by_numpy = primitive.serendipity_and_unexpectedness(model, other, rows, hit_top, k, scale, n_items)
+    monkeypatch.setattr(primitive, "KERNEL_MIN", 0)
+    compiled = primitive.serendipity_and_unexpectedness(model, other, rows, hit_top, k, scale, n_items)
+    itself = primitive.serendipity_and_unexpectedness(model, model, rows, hit_top, k, scale, n_items)
+    for found in (by_numpy, compiled):
+        np.testing.assert_allclose(found[0], expected[:, 0], rtol=1e-12, atol=1e-15)
+        np.testing.assert_array_equal(np.isnan(found[1]), np.isnan(expected[:, 1]))
+        np.testing.assert_allclose(found[1], expected[:, 1], rtol=1e-12)
+    assert (itself[0] == 0).all() and (itself[1][~np.isnan(itself[1])] == 0).all()
+    assert np.isnan(itself[1]).sum() == np.isnan(expected[:, 1]).sum() > 0
+
+
 def test_dcg_uses_the_grade_when_every_grade_is_equal():
     recs = pd.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "rank": [1, 2]})
     truth = pd.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "grade": [2, 2]})

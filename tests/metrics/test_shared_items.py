@@ -64,10 +64,8 @@ def test_no_users_and_no_shared_items():
 
 @pytest.mark.parametrize(("width_a", "width_b"), [(1, 1), (10, 10), (5, 12), (10, 40), (100, 7)])
 @pytest.mark.parametrize("seed", [0, 1])
-def test_positions_in_the_other_row_by_both_paths_equal_a_dictionary_per_row(width_a, width_b, seed):
-    """The compiled loop (called directly, on two threads' ranges) and the row sort below
-    KERNEL_MIN give, per cell, the other row's position of its item, as a dictionary does."""
-    from metrics_core.inputs.kernels import match_positions
+def test_positions_in_the_other_row_equal_a_dictionary_per_row(width_a, width_b, seed):
+    """Per cell, the other row's position of its item, as a dictionary gives it."""
     from metrics_core.metrics.shared_items import positions_in
 
     rng = np.random.default_rng(seed)
@@ -77,7 +75,3 @@ def test_positions_in_the_other_row_by_both_paths_equal_a_dictionary_per_row(wid
     user, position, other = by_dictionary(a, b)
     expected[user, position] = other
     np.testing.assert_array_equal(positions_in(a, b), expected)
-    compiled = np.full(a.shape, 7, dtype=np.int32)  # every cell must be written
-    for start, stop in ((0, 37), (37, 100)):
-        match_positions(a, b, n_items, start, stop, compiled)
-    np.testing.assert_array_equal(compiled, expected)
