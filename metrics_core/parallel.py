@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
 THREADS = max(1, min(4, os.cpu_count() or 1))
@@ -42,3 +42,12 @@ def map_threads(work: Callable[[Item], Result], items: list[Item], threads: int 
         with ThreadPoolExecutor(min(threads, len(items))) as pool:
             return list(pool.map(work, items))
     return [work(item) for item in items]
+
+
+def meanwhile(work: Callable[[], Result]) -> Future[Result]:
+    """Start ``work`` on a thread of its own; the future's ``result()`` waits for it and raises
+    what it raised."""
+    pool = ThreadPoolExecutor(1)
+    started = pool.submit(work)
+    pool.shutdown(wait=False)
+    return started

@@ -306,3 +306,16 @@ def test_a_hostile_model_name_cannot_break_the_report(three_users):
     assert page.count("</script>") == 2  # only the two elements' own end tags
     spec = chart_calls[chart_calls.index("{"):chart_calls.rindex(", {actions")]
     assert name in json.dumps(json.loads(spec))  # the data itself is unchanged
+
+
+def test_with_both_tables_wrong_the_recommendations_error_comes_first_and_the_truth_is_still_checked():
+    """The ground truth is read on a thread while the last model's ids are checked: a model's
+    error is still the one raised, and a ground truth read so is checked as before."""
+    recs = pd.DataFrame({"user_id": [1, None], "item_id": [1, 2], "rank": [1, 2]})
+    truth = pd.DataFrame({"user_id": [1, 2], "item": [1, 2]})
+    with pytest.raises(InputError) as raised:
+        evaluate(recs, truth, k=2)
+    assert "recommendations" in str(raised.value) and "no id" in str(raised.value)
+    with pytest.raises(InputError) as raised:
+        evaluate(recs.dropna(), truth, k=2)
+    assert "ground truth" in str(raised.value) and "'item_id'" in str(raised.value)
