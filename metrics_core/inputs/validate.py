@@ -123,8 +123,8 @@ def _ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> n
     series = frame[column]
     if isinstance(series.dtype, np.dtype) and series.dtype.kind == "i":
         return series.to_numpy()  # plain integers cannot be missing
-    missing = series.isna().to_numpy()
-    if missing.any():
+    missing = _missing(series)
+    if missing is not None:
         raise input_error(
             source,
             f"{int(missing.sum())} rows have no id.",
@@ -176,6 +176,18 @@ def _ids(frame: pd.DataFrame, column: str, source: str, context: list[str]) -> n
         )
     codes, distinct = pd.factorize(values)  # (7 and "7" are told apart here and become one id below)
     return _text_ids(codes, pd.Series(distinct, dtype=object))
+
+
+def _missing(series: pd.Series) -> np.ndarray | None:
+    """The rows of ``series`` with no value, None when there are none. A categorical's codes
+    are read for -1 (the smallest code) instead: no mask of 100M rows when none is missing."""
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        codes = series.array.codes
+        if not len(codes) or codes.min() >= 0:
+            return None
+        return codes < 0
+    missing = series.isna().to_numpy()
+    return missing if missing.any() else None
 
 
 def _float_ids(values: np.ndarray, frame: pd.DataFrame, column: str, source: str,

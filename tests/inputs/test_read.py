@@ -242,18 +242,21 @@ def text_id_table(n: int, seed: int = 0):
                      "rank": np.tile(np.arange(1, 11), n // 10 + 1)[:n]})
 
 
-@pytest.mark.parametrize("threads", [1, 3])
-def test_text_ids_stored_as_codes_or_coded_while_read_give_the_ids_of_the_plain_read(tmp_path, threads,
+@pytest.mark.parametrize(("threads", "unchecked"), [(1, True), (3, True), (3, False)])
+def test_text_ids_stored_as_codes_or_coded_while_read_give_the_ids_of_the_plain_read(tmp_path, threads, unchecked,
                                                                                      monkeypatch):
     """Item ids the file stores as dictionary codes are coded one row group's dictionary at a
     time; user ids it stores as plain text are coded by the compiled table as the row groups are
     read (in batches that cross row groups, on any number of threads). Both give the texts, and
-    then the ids, of reading every row's text."""
+    then the ids, of reading every row's text; their categories are made without pandas'
+    uniqueness check, or with it when pandas lacks the way around it (``unchecked`` False)."""
     import pyarrow.parquet as pq
 
     from metrics_core.inputs import read as read_module
     from metrics_core.inputs import text_hash, validate
 
+    if not unchecked:
+        monkeypatch.delattr(pd.CategoricalDtype, "_from_fastpath", raising=False)
     monkeypatch.setattr("metrics_core.parallel.THREADS", threads)
     monkeypatch.setattr(read_module, "COMPILED_MIN", 0)
     monkeypatch.setattr(text_hash, "BATCH_ROWS", 700)
