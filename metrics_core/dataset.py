@@ -502,12 +502,13 @@ SIDE_ID_COLUMNS = {"training interactions": ("user", "item"), "item features": (
 
 def _in_two_steps(source, columns: Columns, encoding: Encoding, several: bool) -> bool:
     """Whether a model's ids are read first and its rank and score later (:class:`_LaterLists`):
-    with several models, a Parquet file with integer ids (their rows are then not all held at
-    once); with one, a Parquet file (any ids) whose rank and score may be streamed into the
-    cells (:mod:`metrics_core.inputs.stream`: ordered by rank, from :data:`KERNEL_MIN` rows).
-    A file that cannot be opened is read the usual way, which names the problem."""
+    with several models, a Parquet file with both id columns, of any type (their rows are then
+    not all held at once; a file without them is read whole, whose message lists its columns);
+    with one, a Parquet file whose rank and score may be streamed into the cells
+    (:mod:`metrics_core.inputs.stream`: ordered by rank, from :data:`KERNEL_MIN` rows). A file
+    that cannot be opened is read the usual way, which names the problem."""
     if several:
-        return _integer_ids_in_parquet(source, columns)
+        return _ids_in_parquet(source, columns)
     if encoding.order != "rank" or not _parquet_path(source):
         return False
     import pyarrow.parquet as pq
@@ -525,20 +526,17 @@ def _parquet_path(source) -> bool:
     return isinstance(source, str | os.PathLike) and Path(source).suffix.lower() in PARQUET_SUFFIXES
 
 
-def _integer_ids_in_parquet(source, columns: Columns) -> bool:
-    """Whether ``source`` is a Parquet file whose user and item columns hold integers."""
+def _ids_in_parquet(source, columns: Columns) -> bool:
+    """Whether ``source`` is a Parquet file with a user and an item column."""
     if not _parquet_path(source):
         return False
     try:
         import pyarrow.parquet as pq
 
-        schema = pq.read_schema(source)
+        names = pq.read_schema(source).names
     except (OSError, ValueError):  # (read again by read_table, which names the problem)
         return False
-    import pyarrow as pa
-
-    return all(name in schema.names and pa.types.is_integer(schema.field(name).type)
-               for name in (columns.user, columns.item))
+    return columns.user in names and columns.item in names
 
 
 @dataclass

@@ -114,6 +114,23 @@ def test_text_ids_stream_when_shuffled_and_are_read_whole_when_sorted(tmp_path, 
         assert streaming == (["streamed"] if name == "shuffled" else [])
 
 
+def test_several_models_with_text_ids_each_stream(tmp_path, streaming):
+    """Several Parquet models with text ids (one with ids the other lacks) are read in two
+    steps and streamed like one, and encode as the same rows in frames."""
+    def as_text(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame.assign(user_id="u" + frame.user_id.astype(str).str.zfill(5),
+                            item_id="SKU-" + frame.item_id.astype(str))
+
+    a, truth = shuffled_lists(seed=9)
+    b, _ = shuffled_lists(seed=10)
+    frames = {"a": as_text(a), "b": as_text(b[b.user_id % 5 != 0]).assign(item_id=lambda f: f.item_id + "x")}
+    for name, frame in frames.items():
+        frame.to_parquet(tmp_path / f"{name}.parquet", row_group_size=128)
+    streamed = encoded({name: tmp_path / f"{name}.parquet" for name in frames}, as_text(truth))
+    assert streaming == ["streamed", "streamed"]
+    assert_same_lists(streamed, encoded(frames, as_text(truth)))
+
+
 def test_lists_ordered_by_score_are_not_streamed(tmp_path, streaming):
     recs, truth = shuffled_lists()
     recs.to_parquet(tmp_path / "model.parquet")
