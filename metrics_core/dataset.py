@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -164,16 +164,18 @@ class Dataset:
         item_index = IdIndex.union(list(item_ids.values()))
         if any(len(raw.user_rows if isinstance(raw, _LaterLists) else raw.user) >= KERNEL_MIN for raw in raw_lists):
             load_kernels_meanwhile()
-        truth = encode_truth(raw_truth, user_index, item_index, columns.threshold if raw_truth.grade is not None
-                             else 1.0)
-        lists = {}
+        threshold = columns.threshold if raw_truth.grade is not None else 1.0
+        truth_encoded = meanwhile(lambda: encode_truth(raw_truth, user_index, item_index, threshold))
+        lists = {}  # (each model's rows are placed while the ground truth is encoded, and joined to it then)
         while raw_lists:  # each model's rows are let go once its lists are made: a lower peak with many models
             raw = raw_lists.pop(0)
             del user_ids["model", raw.name], item_ids["model", raw.name]
-            lists[raw.name] = raw.encode(user_index, item_index, truth, columns, notes, encoding, score_positions) \
-                if isinstance(raw, _LaterLists) else encode_lists(raw, user_index, item_index, truth, encoding.order,
-                                                                  encoding.tie_break, score_positions)
+            lists[raw.name] = raw.encode(user_index, item_index, truth_encoded.result, columns, notes, encoding,
+                                         score_positions) \
+                if isinstance(raw, _LaterLists) else encode_lists(raw, user_index, item_index, truth_encoded.result,
+                                                                  encoding.order, encoding.tie_break, score_positions)
         del raw
+        truth = truth_encoded.result()
         for encoded in lists.values():
             note = mismatch_note(encoded.name, encoded, truth, user_index, item_index, kinds[encoded.name])
             if note is not None:
@@ -569,12 +571,13 @@ class _LaterLists:
         user, item = (validate.ids(frame, column, label, id_columns) for column in id_columns)
         return cls(name, source, frame, _distinct(user), _distinct(item), user, item)
 
-    def encode(self, users: IdIndex, items: IdIndex, truth: Truth, columns: Columns, notes: list[Note],
-               encoding: Encoding, score_positions: int | None) -> Lists:
+    def encode(self, users: IdIndex, items: IdIndex, truth: Callable[[], Truth], columns: Columns,
+               notes: list[Note], encoding: Encoding, score_positions: int | None) -> Lists:
         """The model's lists: ordered by rank, with at least :data:`KERNEL_MIN` cells and rows
         that are not whole lists in order, its rank and score are streamed into the cells
         (:func:`~metrics_core.inputs.stream.encode_streamed`); otherwise, or when that path
-        declines the file, they are read whole (:meth:`read`) and encoded as any table's."""
+        declines the file, they are read whole (:meth:`read`) and encoded as any table's.
+        ``truth`` gives the ground truth (waiting for it), asked for once the cells are placed."""
         positions = longest_list(self.source, columns) if encoding.order == "rank" else None
         if positions is not None and len(users) * positions >= KERNEL_MIN:
             user_rows, item_rows = self._rows_ids()

@@ -14,6 +14,7 @@ pairs are located in with ``searchsorted``.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -261,12 +262,13 @@ def encode_lists(
     raw: RawLists,
     users: IdIndex,
     items: IdIndex,
-    truth: Truth,
+    truth: Callable[[], Truth],
     order: Order = "rank",
     tie_break: TieBreak = "input",
     score_positions: int | None = None,
 ) -> Lists:
-    """Place each row at its position, blank duplicates, and mark hits against ``truth``.
+    """Place each row at its position, blank duplicates, and mark hits against the ground truth
+    ``truth()`` gives (asked for once the rows are placed: it may still be being encoded).
 
     Position comes from the rank when there is one and ``order`` is "rank"; otherwise from
     the score, higher first, ties broken by input row order ("input") or by item id compared
@@ -299,7 +301,7 @@ def encode_lists(
     score_width = n_positions if score_positions is None else min(score_positions, n_positions)
     items_at, scores = _place(user, item, position, first, raw.score, n_users, n_positions, blocks, score_width)
     count_gaps = ordered_by == "rank" and blocks is None  # whole lists have none
-    lists = lists_from_cells(raw.name, items_at, scores, truth, len(items), None if blocks is not None else len(user),
+    lists = lists_from_cells(raw.name, items_at, scores, truth(), len(items), None if blocks is not None else len(user),
                              ordered_by, count_gaps, notes)
     if lists is None:  # two rows took one cell: raises
         _raise_shared_cells(_cells(user, position, first, n_positions), n_users * n_positions, raw)

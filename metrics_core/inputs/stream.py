@@ -18,6 +18,8 @@ caller reads the file the general way, whose checks name the offending rows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from metrics_core.inputs.columns import Columns
@@ -53,17 +55,19 @@ def longest_list(path, columns: Columns) -> int | None:
 
 
 def encode_streamed(name: str, path, columns: Columns, user: np.ndarray, item: np.ndarray, n_users: int,
-                    n_items: int, positions: int, truth: Truth, score_positions: int | None) -> Lists | None:
+                    n_items: int, positions: int, truth: Callable[[], Truth], score_positions: int | None
+                    ) -> Lists | None:
     """The lists of the file at ``path`` whose rows' user and item codes are ``user`` and
     ``item`` (as the id index codes its id columns) and whose longest list is ``positions``
-    (:func:`longest_list`), ordered by rank, joined to ``truth``; None when the file must be
-    read the general way (see the module's docstring)."""
+    (:func:`longest_list`), ordered by rank, joined to the ground truth ``truth()`` gives once
+    they are placed; None when the file must be read the general way (see the module's
+    docstring)."""
     score_width = positions if score_positions is None else min(score_positions, positions)
     placed = _place_streamed(path, columns, user, item, n_users, positions, score_width)
     if placed is None:
         return None
     items_at, scores = placed
-    return lists_from_cells(name, items_at, scores, truth, n_items, len(user), "rank", True, [])
+    return lists_from_cells(name, items_at, scores, truth(), n_items, len(user), "rank", True, [])
 
 
 def _place_streamed(path, columns: Columns, user: np.ndarray, item: np.ndarray, n_users: int, positions: int,
