@@ -189,22 +189,24 @@ def primitive_rows(items, other, hit, scores, other_scores, minmax, rows, k, n_i
         unseen[i] = missing / n if n > 0 else np.nan
 
 
+def _read_only(values: np.ndarray) -> np.ndarray:
+    """``values``, made read-only (as pandas hands out its columns' arrays)."""
+    values.flags.writeable = False
+    return values
+
+
 def load_usual() -> None:
     """Load from numba's cache the loops for the types a large Parquet or DataFrame input
     usually gives, so that the first real call finds them loaded: 32-bit item codes and ranks
     and 64-bit scores as read-only columns (pandas hands out read-only views), user codes
     read-only (the read ids themselves) or not (looked up), lists read-only or not, and the
     streamed placing's read-only codes with 64- or 32-bit ranks."""
-    def read_only(values: np.ndarray) -> np.ndarray:
-        values.flags.writeable = False
-        return values
-
-    ranks, items, scores = (read_only(np.ones(1, kind)) for kind in (np.int32, np.int32, np.float64))
-    for users in (np.zeros(1, np.int32), read_only(np.zeros(1, np.int32))):
+    ranks, items, scores = (_read_only(np.ones(1, kind)) for kind in (np.int32, np.int32, np.float64))
+    for users in (np.zeros(1, np.int32), _read_only(np.zeros(1, np.int32))):
         scatter_rows(users, ranks, 1, 2, items, np.zeros(2, np.int32), 0, 1)
         scatter_rows(users, ranks, 1, 2, scores, np.zeros(2), 0, 1)
     for rank_type in (np.int64, np.int32):  # (streamed: the file's ranks as Arrow decodes them)
-        place_ranked(items, items, read_only(np.ones(1, rank_type)), scores, 2, 2, np.zeros(2, np.int32), np.zeros(2))
+        place_ranked(items, items, _read_only(np.ones(1, rank_type)), scores, 2, 2, np.zeros(2, np.int32), np.zeros(2))
     for writeable in (True, False):
         items = np.zeros((1, 2), dtype=np.int32)
         items.flags.writeable = writeable
@@ -234,14 +236,12 @@ def compile_all() -> None:
             ranks, scores = np.ones(1, rank_type), np.ones(1, score_type)
             ranks.flags.writeable = scores.flags.writeable = False
             place_ranked(codes, codes, ranks, scores, 2, 2, np.zeros(2, np.int32), np.zeros(2, score_type))
-    rows, hit, no_scores = np.zeros(1, np.int64), np.zeros((1, 2), bool), np.zeros((0, 0))
-    for minmax in (False, True):
-        for score_type in (np.float32, np.float64):
-            for other_type in (np.float32, np.float64):
-                scores, other_scores = ((np.zeros((1, 2), score_type), np.zeros((1, 2), other_type)) if minmax
-                                        else (no_scores, no_scores))
-                primitive_rows(np.zeros((1, 2), np.int32), np.zeros((1, 2), np.int32), hit, scores, other_scores,
-                               minmax, rows, 2, 1, 0, 1, np.zeros(1), np.zeros(1))
+    items, hit = _read_only(np.zeros((1, 2), np.int32)), _read_only(np.zeros((1, 2), bool))
+    for score_type in (np.float32, np.float64):  # (read-only C arrays: metrics.primitive passes them so)
+        for other_type in (np.float32, np.float64):
+            scores, other_scores = (_read_only(np.zeros((1, 2), kind)) for kind in (score_type, other_type))
+            primitive_rows(items, items, hit, scores, other_scores, True, np.zeros(1, np.int64), 2, 1, 0, 1,
+                           np.zeros(1), np.zeros(1))
     load_usual()  # (read-only columns: pandas' views)
     from metrics_core.inputs import text_hash  # (the text table's kernels, compiled here too)
 

@@ -195,6 +195,42 @@ def test_primitive_metrics_compiled_and_numpy_equal_a_user_by_user_reading(k, ot
     assert np.isnan(itself[1]).sum() == np.isnan(expected[:, 1]).sum() > 0
 
 
+@pytest.mark.parametrize("scale", ["rank", "minmax"])
+def test_the_compiled_primitive_pass_sees_the_types_make_compiled(scale, monkeypatch):
+    """Read-only lists (whole lists in order are the read columns) and scores kept for the first
+    positions of longer lists (a strided view) reach the compiled loop as read-only C arrays,
+    the types ``make`` compiles, not a new mix compiled at its first use; the values are the
+    same as from writeable, contiguous lists."""
+    from metrics_core.inputs import kernels
+    from metrics_core.inputs.encoded import Lists
+    from metrics_core.metrics import primitive
+
+    rng = np.random.default_rng(5)
+    items = np.array([rng.choice(40, 12, replace=False) for _ in range(60)], dtype=np.int32)
+    scores = np.sort(rng.random((60, 12)), axis=1)[:, ::-1]
+    hit = rng.random(items.shape) < 0.3
+    seen, real = [], kernels.primitive_rows
+
+    def spy(*args):
+        seen.append([(a.flags.c_contiguous, a.flags.writeable) for a in args[:5] if isinstance(a, np.ndarray)])
+        return real(*args)
+
+    monkeypatch.setattr(kernels, "primitive_rows", spy)
+    monkeypatch.setattr(primitive, "KERNEL_MIN", 0)
+    found = []
+    for read_only in (False, True):
+        cells = items.copy()
+        cells.flags.writeable = not read_only
+        model = Lists("m", cells, hit, None, scores[:, :8] if read_only else scores[:, :8].copy(), hit.any(axis=1),
+                      "rank")
+        other = Lists("p", cells[:, ::-1].copy(), hit, None, scores[:, :8].copy(), hit.any(axis=1), "rank")
+        rows = np.arange(60)
+        found.append(primitive.serendipity_and_unexpectedness(model, other, rows, hit[:, :5], 5, scale, 40))
+    assert len(seen) >= 2 and all(flags == (True, False) for call in seen for flags in call)  # (a call per thread)
+    np.testing.assert_array_equal(found[0][0], found[1][0])
+    np.testing.assert_array_equal(found[0][1], found[1][1])
+
+
 def test_dcg_uses_the_grade_when_every_grade_is_equal():
     recs = pd.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "rank": [1, 2]})
     truth = pd.DataFrame({"user_id": [1, 1], "item_id": [1, 2], "grade": [2, 2]})
