@@ -13,7 +13,6 @@ pairs are located in with ``searchsorted``.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -27,7 +26,7 @@ from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Tru
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.read import is_qrels
 from metrics_core.inputs.text_ids import TextIds, is_text
-from metrics_core.parallel import THREADS, chunks, map_chunks, thread_shares
+from metrics_core.parallel import THREADS, chunks, map_chunks, meanwhile, thread_shares
 from metrics_core.settings import Order, TieBreak
 
 MAX_POSITIONS = 100_000
@@ -99,19 +98,16 @@ def load_kernels_meanwhile() -> None:
     """Start loading the compiled loops (:mod:`metrics_core.inputs.kernels`: importing numba and
     loading the usual types from its cache, about 0.35 s of one core in a fresh process) on a
     thread of its own. :class:`~metrics_core.dataset.Dataset` calls it for large lists just
-    before it encodes the ground truth, which keeps one core of two busy; the lists' placing and
-    joining then find the loops loaded. (Loading them beside the reading, which keeps both
-    cores busy, made the command slower.) A failure here is left to the encoding's own import,
-    which raises it where it is needed."""
+    before the ground truth is encoded, which keeps one core of two busy; the lists' placing
+    waits for the loading if it is not done, and their joining finds the loops loaded. (Loading
+    them beside the reading, which keeps both cores busy, made the command slower.) A failure
+    here is left to the encoding's own import, which raises it where it is needed."""
     def load() -> None:
-        try:
-            from metrics_core.inputs.kernels import load_usual
+        from metrics_core.inputs.kernels import load_usual
 
-            load_usual()
-        except Exception:  # (see above)
-            return
+        load_usual()
 
-    threading.Thread(target=load, name="load compiled loops", daemon=True).start()
+    meanwhile(load)  # (its failure stays in the future no one asks: see above)
 
 
 def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float) -> Truth:

@@ -189,10 +189,12 @@ def primitive_rows(items, other, hit, scores, other_scores, minmax, rows, k, n_i
         unseen[i] = missing / n if n > 0 else np.nan
 
 
-def _read_only(values: np.ndarray) -> np.ndarray:
-    """``values``, made read-only (as pandas hands out its columns' arrays)."""
-    values.flags.writeable = False
-    return values
+def read_only_view(values: np.ndarray) -> np.ndarray:
+    """A read-only view of ``values`` (as pandas hands out its columns' arrays): the callers pass
+    the loops one type whoever made the arrays, the type compiled at install."""
+    view = values.view()
+    view.flags.writeable = False
+    return view
 
 
 def load_usual() -> None:
@@ -201,12 +203,13 @@ def load_usual() -> None:
     and 64-bit scores as read-only columns (pandas hands out read-only views), user codes
     read-only (the read ids themselves) or not (looked up), lists read-only or not, and the
     streamed placing's read-only codes with 64- or 32-bit ranks."""
-    ranks, items, scores = (_read_only(np.ones(1, kind)) for kind in (np.int32, np.int32, np.float64))
-    for users in (np.zeros(1, np.int32), _read_only(np.zeros(1, np.int32))):
+    ranks, items, scores = (read_only_view(np.ones(1, kind)) for kind in (np.int32, np.int32, np.float64))
+    for users in (np.zeros(1, np.int32), read_only_view(np.zeros(1, np.int32))):
         scatter_rows(users, ranks, 1, 2, items, np.zeros(2, np.int32), 0, 1)
         scatter_rows(users, ranks, 1, 2, scores, np.zeros(2), 0, 1)
     for rank_type in (np.int64, np.int32):  # (streamed: the file's ranks as Arrow decodes them)
-        place_ranked(items, items, _read_only(np.ones(1, rank_type)), scores, 2, 2, np.zeros(2, np.int32), np.zeros(2))
+        ranks = read_only_view(np.ones(1, rank_type))
+        place_ranked(items, items, ranks, scores, 2, 2, np.zeros(2, np.int32), np.zeros(2))
     for writeable in (True, False):
         items = np.zeros((1, 2), dtype=np.int32)
         items.flags.writeable = writeable
@@ -229,17 +232,15 @@ def compile_all() -> None:
         join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
                    np.zeros((1, 2), np.float32), True, np.zeros(1, bool), 1, 0, 1)
     blank_duplicates(np.zeros((1, 2), dtype=np.int32), 1, 0, 1)
-    codes = np.zeros(1, np.int32)
-    codes.flags.writeable = False
+    codes = read_only_view(np.zeros(1, np.int32))
     for rank_type in ints:
         for score_type in (np.float32, np.float64):
-            ranks, scores = np.ones(1, rank_type), np.ones(1, score_type)
-            ranks.flags.writeable = scores.flags.writeable = False
+            ranks, scores = read_only_view(np.ones(1, rank_type)), read_only_view(np.ones(1, score_type))
             place_ranked(codes, codes, ranks, scores, 2, 2, np.zeros(2, np.int32), np.zeros(2, score_type))
-    items, hit = _read_only(np.zeros((1, 2), np.int32)), _read_only(np.zeros((1, 2), bool))
+    items, hit = read_only_view(np.zeros((1, 2), np.int32)), read_only_view(np.zeros((1, 2), bool))
     for score_type in (np.float32, np.float64):  # (read-only C arrays: metrics.primitive passes them so)
         for other_type in (np.float32, np.float64):
-            scores, other_scores = (_read_only(np.zeros((1, 2), kind)) for kind in (score_type, other_type))
+            scores, other_scores = (read_only_view(np.zeros((1, 2), kind)) for kind in (score_type, other_type))
             primitive_rows(items, items, hit, scores, other_scores, True, np.zeros(1, np.int64), 2, 1, 0, 1,
                            np.zeros(1), np.zeros(1))
     load_usual()  # (read-only columns: pandas' views)

@@ -79,17 +79,17 @@ def _place_streamed(path, columns: Columns, user: np.ndarray, item: np.ndarray, 
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from metrics_core.inputs.kernels import place_ranked
+    from metrics_core.inputs.kernels import place_ranked, read_only_view
 
     with pq.ParquetFile(path) as file:
         meta, schema = file.metadata, file.schema_arrow
     has_score = columns.score in schema.names
     starts = np.cumsum([0] + [meta.row_group(group).num_rows for group in range(meta.num_row_groups)])
-    user, item = (_read_only(codes.astype(np.int32, copy=False)) for codes in (user, item))
+    user, item = (read_only_view(codes.astype(np.int32, copy=False)) for codes in (user, item))
     items_at = full(n_users * positions, -1, np.int32)
     score_type = placed_score_type(schema.field(columns.score).type.to_pandas_dtype() if has_score else np.float64)
     scores = score_cells(n_users * score_width if has_score else 0, len(user) == len(items_at), score_type)
-    no_score = _read_only(np.zeros(0, score_type))
+    no_score = read_only_view(np.zeros(0, score_type))
     names = [columns.rank, columns.score] if has_score else [columns.rank]
 
     def place(first: int, stop: int) -> tuple[int, int]:
@@ -99,12 +99,12 @@ def _place_streamed(path, columns: Columns, user: np.ndarray, item: np.ndarray, 
                 part = reader.read_row_group(group, columns=names, use_threads=False)
                 rank = part.column(columns.rank).to_numpy()
                 if rank.dtype not in (np.int32, np.int64):
-                    rank = _read_only(rank.astype(np.int64))  # (a rank beyond int64 wraps, is refused)
+                    rank = read_only_view(rank.astype(np.int64))  # (a rank beyond int64 wraps, is refused)
                 score = no_score
                 if has_score:
                     score = part.column(columns.score).to_numpy()
                     if score.dtype != score_type:
-                        score = _read_only(score.astype(score_type))
+                        score = read_only_view(score.astype(score_type))
                 rows = slice(starts[group], starts[group + 1])
                 group_bad, group_longest = place_ranked(user[rows], item[rows], rank, score, positions,
                                                         score_width if has_score else 0, items_at, scores)
@@ -120,9 +120,3 @@ def _place_streamed(path, columns: Columns, user: np.ndarray, item: np.ndarray, 
     return (items_at.reshape(n_users, positions),
             scores.reshape(n_users, score_width) if has_score else None)
 
-
-def _read_only(values: np.ndarray) -> np.ndarray:
-    """``values`` as a read-only view: the compiled loop then sees one type, whoever made them."""
-    view = values.view()
-    view.flags.writeable = False
-    return view

@@ -74,26 +74,18 @@ def serendipity_and_unexpectedness(lists: Lists, primitive: Lists, rows: np.ndar
     if len(rows) * min(k, lists.positions) < KERNEL_MIN or n_items > KERNEL_ITEMS_MAX:
         matched = against(lists, primitive, rows, k, scale)
         return serendipity(matched, hit_top), unexpectedness(matched)
-    from metrics_core.inputs.kernels import primitive_rows
+    from metrics_core.inputs.kernels import primitive_rows, read_only_view
 
     minmax = scale == "minmax"
     no_scores = np.zeros((0, 0))
-    items, other, hit, scores, other_scores = (_compiled_form(cells) for cells in (
+    # (read-only C arrays, the types make compiles: lists come writeable or read-only, and scores kept for the
+    # first positions of longer lists are strided, a copy here; each mix would be compiled at first use, about 1 s)
+    items, other, hit, scores, other_scores = (read_only_view(np.ascontiguousarray(cells)) for cells in (
         lists.items, primitive.items, lists.hit, *((lists.scores, primitive.scores) if minmax else (no_scores,) * 2)))
     gain, unseen = np.empty(len(rows)), np.empty(len(rows))
     map_chunks(lambda start, stop: primitive_rows(items, other, hit, scores, other_scores, minmax, rows, k, n_items,
                                                   start, stop, gain, unseen), thread_shares(len(rows)))
     return gain, unseen
-
-
-def _compiled_form(cells: np.ndarray) -> np.ndarray:
-    """``cells`` as the compiled loop was compiled for (``make`` compiles it at install): C order
-    (a copy only for scores kept for the first positions of longer lists) and read-only (a view).
-    Lists come writeable or read-only and scores in either order, and each mix would otherwise
-    be compiled at its first use, about a second."""
-    view = np.ascontiguousarray(cells).view()
-    view.flags.writeable = False
-    return view
 
 
 def against(lists: Lists, primitive: Lists, rows: np.ndarray, k: int, scale: str) -> Matched:
