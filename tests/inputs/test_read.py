@@ -196,21 +196,28 @@ CSV_CASES = {
     "a text column beside": "user_id,item_id,rank,note\n1,10,1,ok\n2,11,1,ok\n",  # pandas reads it
     "dates beside": "user_id,item_id,rank,when\n1,10,1,2024-01-01\n",  # pandas keeps them as text
     "mixed ids far down": "user_id,item_id,rank\n" + "".join(f"{u},1,1\n" for u in range(3000)) + "abc,1,1\n",
+    "a fraction far down": "user_id,item_id,rank\n" + "".join(f"{u},1,1\n" for u in range(3000)) + "7,1,2.5\n",
+    "text scores far down": "user_id,item_id,score\n" + "".join(f"{u},1,0.5\n" for u in range(3000)) + "7,1,x\n",
+    "ids beyond int64 far down": "user_id,item_id,rank\n" + "".join(f"{u},1,1\n" for u in range(3000))
+                                 + "9223372036854775808,2,1\n",
 }
 
 
 @pytest.mark.parametrize("text", CSV_CASES.values(), ids=CSV_CASES.keys())
-def test_arrow_csv_reader_gives_the_ids_and_numbers_pandas_gives(tmp_path, text, request):
+def test_arrow_csv_reader_gives_the_ids_and_numbers_pandas_gives(tmp_path, text, request, monkeypatch):
     """The id columns Arrow reads as codes into texts become, after validation, exactly the ids
-    pandas' reader gives (numbers where pandas reads numbers, exact text otherwise)."""
+    pandas' reader gives (numbers where pandas reads numbers, exact text otherwise); a column
+    that changes type after the block whose types the whole read is given (1 KB here) too."""
+    from metrics_core.inputs import read as read_module
     from metrics_core.inputs import validate
     from metrics_core.inputs.text_ids import is_text
 
+    monkeypatch.setattr(read_module, "TYPE_BLOCK_BYTES", 1 << 10)
     path = tmp_path / "recs.csv"
     path.write_text(text)
     fast, _ = read_table(path, "recommendations", ids=["user_id", "item_id"])
     plain, _ = read_table(path, "recommendations")
-    pandas_reads = ("beside", "beyond", "decimals")  # Arrow reads the others
+    pandas_reads = ("beside", "beyond", "decimals", "text scores")  # Arrow reads the others
     assert bool(fast.attrs.get(validate.NUMBERS_AS_TEXT)) != any(w in request.node.callspec.id for w in pandas_reads)
     for column in ("user_id", "item_id"):
         got, expected = (validate.ids(frame, column, "recs", [column]) for frame in (fast, plain))
@@ -221,6 +228,34 @@ def test_arrow_csv_reader_gives_the_ids_and_numbers_pandas_gives(tmp_path, text,
             assert got.tolist() == expected.tolist() and got.dtype == expected.dtype, column
     numbers = [c for c in plain.columns if c not in ("user_id", "item_id") and plain[c].dtype.kind in "if"]
     pd.testing.assert_frame_equal(fast[numbers], plain[numbers])
+
+
+def test_a_large_csv_is_read_with_the_number_types_of_its_first_block(tmp_path, monkeypatch):
+    """Arrow's reader gets the types its first block has (one read, no inference block by
+    block); a file or an upload alike."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    from metrics_core.inputs import read as read_module
+
+    monkeypatch.setattr(read_module, "TYPE_BLOCK_BYTES", 1 << 10)
+    text = "user_id,item_id,score,note\n" + "".join(f"{u},{u % 7},{u / 3},x\n" for u in range(3000))
+    (tmp_path / "recs.csv").write_text(text)
+    given = []
+    plain_read = pacsv.read_csv
+
+    def spy(source, **options):
+        given.append(options["convert_options"].column_types)
+        return plain_read(source, **options)
+
+    monkeypatch.setattr(pacsv, "read_csv", spy)
+    wanted, ids = ["user_id", "item_id", "score"], ["user_id", "item_id"]
+    frames = [read_table(tmp_path / "recs.csv", "recommendations", wanted, ids=ids)[0],
+              read_module._read_csv(text.encode(), ".csv", "upload", columns=wanted, ids=ids)]
+    for frame in frames:
+        assert frame["score"].tolist() == pytest.approx([u / 3 for u in range(3000)])
+        assert frame["item_id"].tolist() == [u % 7 for u in range(3000)]
+    assert given == [{"user_id": pa.int64(), "item_id": pa.int64(), "score": pa.float64()}] * 2
 
 
 def test_a_csv_with_a_short_line_gets_pandas_message(tmp_path):
