@@ -133,13 +133,9 @@ class Dataset:
                 else read_lists(name, frame, label, columns, part)
 
         truth_notes: list[Note] = []
-        sources = [(str(name), source) for name, source in recommendations.items()]
-        raw_lists = [model_ids(*model_read(*named)) for named in sources[:-1]]
-        last = model_read(*sources[-1])  # the ground truth is read while the last model's ids are checked and coded
         truth_read = meanwhile(lambda: read_truth(*_read(ground_truth, "ground truth", truth_notes, id_columns),
-                                                  columns, part))
-        raw_lists.append(model_ids(*last))
-        del last
+                                                  columns, part))  # (read while the models are; raised after them)
+        raw_lists = [model_ids(*model_read(str(name), source)) for name, source in recommendations.items()]
         raw_truth = truth_read.result()
         notes += truth_notes
         sides = {role: _side_table(source, role, columns, notes)
