@@ -189,6 +189,35 @@ def primitive_rows(items, other, hit, scores, other_scores, minmax, rows, k, n_i
         unseen[i] = missing / n if n > 0 else np.nan
 
 
+@numba.njit(cache=True, nogil=True)
+def softmax_entropy_rows(scores, rows, width, out, start, stop):
+    """Score entropy (as :func:`metrics_core.metrics.scores.score_entropy` defines it) of users
+    ``rows[start:stop]`` from their first ``width`` scores (NaN: empty): ``out[i]`` for user
+    ``rows[i]``, the entropy of softmax over the user's scores, log Z − Σ p·s with s shifted so
+    that the maximum is 0 (Z = Σ exp s, p = exp s / Z), at least 0; NaN when the user has no
+    score. One pass over each user's scores for the maximum, one for the sums."""
+    for i in range(start, stop):
+        user = rows[i]
+        peak = -np.inf
+        for position in range(width):
+            value = scores[user, position]
+            if value > peak:  # (False for NaN: empty cells are skipped)
+                peak = value
+        if peak == -np.inf:
+            out[i] = np.nan
+            continue
+        total, weighted = 0.0, 0.0
+        for position in range(width):
+            value = scores[user, position]
+            if value == value:
+                shifted = value - peak
+                weight = np.exp(shifted)
+                total += weight
+                weighted += weight * shifted
+        entropy = np.log(total) - weighted / total
+        out[i] = 0.0 if entropy < 0.0 else entropy  # (rounding below 0; NaN stays NaN)
+
+
 def read_only_view(values: np.ndarray) -> np.ndarray:
     """A read-only view of ``values`` (as pandas hands out its columns' arrays): the callers pass
     the loops one type whoever made the arrays, the type compiled at install."""
@@ -243,6 +272,8 @@ def compile_all() -> None:
             scores, other_scores = (read_only_view(np.zeros((1, 2), kind)) for kind in (score_type, other_type))
             primitive_rows(items, items, hit, scores, other_scores, True, np.zeros(1, np.int64), 2, 1, 0, 1,
                            np.zeros(1), np.zeros(1))
+    for score_type in (np.float32, np.float64):
+        softmax_entropy_rows(read_only_view(np.zeros((1, 2), score_type)), np.zeros(1, np.int64), 2, np.zeros(1), 0, 1)
     load_usual()  # (read-only columns: pandas' views)
     from metrics_core.inputs import text_hash  # (the text table's kernels, compiled here too)
 

@@ -89,11 +89,11 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> Beyon
     else:
         out.skipped.update(dict.fromkeys(("serendipity_primitive", "unexpectedness"), NEEDS_PRIMITIVE))
     if lists.scores is not None:
-        top_scores = lists.scores[:, :k] if every_user else lists.scores[rows, :k]
         if settings.score_entropy == "pooled":
+            top_scores = lists.scores[:, :k] if every_user else lists.scores[rows, :k]
             out.metrics["score_entropy"] = scores.pooled_score_entropy(top_scores)
         else:
-            out.per_user["score_entropy"] = scores.score_entropy(top_scores)
+            out.per_user["score_entropy"] = scores.score_entropy(lists.scores, None if every_user else rows, k)
     else:
         out.skipped["score_entropy"] = "needs scores (the lists have ranks only)"
     for name, values in out.per_user.items():

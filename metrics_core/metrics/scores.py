@@ -5,23 +5,47 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from metrics_core.inputs.encode import KERNEL_MIN
+from metrics_core.parallel import map_chunks, thread_shares
 from metrics_core.sums import row_sums
 
 CHUNK_CELLS = 1 << 16
 
 
-def score_entropy(top_scores: np.ndarray) -> np.ndarray:
-    """Per user: entropy −Σ p ln p of softmax(top-K scores), within [0, ln K]; NaN for an
-    empty list. One softmax per user (Evidently pools all users into one, so its value grows
-    with the number of users).
+def score_entropy(scores: np.ndarray, rows: np.ndarray | None = None, k: int | None = None) -> np.ndarray:
+    """Per user (``rows``, default every row of ``scores``): entropy −Σ p ln p of softmax(its
+    first ``k`` scores, default all), within [0, ln K]; NaN for an empty list. One softmax per
+    user (Evidently pools all users into one, so its value grows with the number of users).
+    From :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells in one compiled pass
+    (:func:`~metrics_core.inputs.kernels.softmax_entropy_rows`, on a few threads: 1M users at
+    K = 10, 0.16 s of numpy's steps against about 0.03 s), else with numpy a block of users at
+    a time.
 
     >>> score_entropy(np.array([[1.0, 1.0], [5.0, np.nan]])).round(4)
     array([0.6931, 0.    ])
     """
-    out = np.empty(len(top_scores))
-    rows = max(1, CHUNK_CELLS // max(1, top_scores.shape[1]))
-    for start in range(0, len(top_scores), rows):
-        out[start:start + rows] = _softmax_entropy(top_scores[start:start + rows].astype(np.float64, copy=False))
+    width = scores.shape[1] if k is None else min(k, scores.shape[1])
+    n = len(scores) if rows is None else len(rows)
+    if n * width >= KERNEL_MIN:
+        return _compiled_score_entropy(scores, rows, width)
+    top = scores[:, :width] if rows is None else scores[rows, :width]
+    out = np.empty(n)
+    block = max(1, CHUNK_CELLS // max(1, width))
+    for start in range(0, n, block):
+        out[start:start + block] = _softmax_entropy(top[start:start + block].astype(np.float64, copy=False))
+    return out
+
+
+def _compiled_score_entropy(scores: np.ndarray, rows: np.ndarray | None, width: int) -> np.ndarray:
+    """:func:`score_entropy` by the compiled pass, given the types ``make`` compiles: the scores
+    as a read-only C array (a copy only when they are not one), the users as int64."""
+    from metrics_core.inputs.kernels import read_only_view, softmax_entropy_rows
+
+    cells = read_only_view(np.ascontiguousarray(scores))
+    users = np.arange(len(scores)) if rows is None else rows.astype(np.int64, copy=False)
+    out = np.empty(len(users))
+    map_chunks(lambda start, stop: softmax_entropy_rows(cells, users, width, out, start, stop),
+               thread_shares(len(users)))
     return out
 
 

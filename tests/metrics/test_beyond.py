@@ -116,6 +116,41 @@ def test_score_entropy_per_user():
     assert again.metrics["score_entropy"] == pytest.approx(result.metrics["score_entropy"])
 
 
+@pytest.mark.parametrize(("k", "every_user", "score_type"), [(4, True, np.float64), (6, False, np.float32),
+                                                              (9, False, np.float64)])
+def test_score_entropy_compiled_and_numpy_equal_a_user_by_user_reading(k, every_user, score_type, monkeypatch):
+    """The compiled pass (large inputs) and numpy's blocks (small ones) give, user by user, the
+    entropy of a softmax over the user's top-K scores read one at a time: empty cells anywhere,
+    users without a score, ties, spreads that overflow exp unshifted, float32 scores, a subset
+    of users, K below and above the scores kept."""
+    from metrics_core.metrics import scores as scores_module
+
+    rng = np.random.default_rng(k)
+    cells = (rng.normal(size=(300, 8)) * rng.choice([1.0, 1e3], size=(300, 1))).astype(score_type)
+    cells[rng.random(cells.shape) < 0.3] = np.nan
+    cells[:5] = np.nan  # users without a score
+    cells[5:10] = 2.5  # ties: ln K
+    rows = np.arange(300) if every_user else np.flatnonzero((rng.random(300) < 0.7) | (np.arange(300) < 10))
+
+    def by_hand(user: int) -> float:
+        present = [float(value) for value in cells[user, :k] if not np.isnan(value)]
+        if not present:
+            return math.nan
+        peak = max(present)
+        weights = [math.exp(value - peak) for value in present]
+        p = [w / sum(weights) for w in weights]
+        return max(0.0, -sum(q * math.log(q) for q in p if q > 0))
+
+    expected = np.array([by_hand(user) for user in rows])
+    by_numpy = scores_module.score_entropy(cells, None if every_user else rows, k)
+    monkeypatch.setattr(scores_module, "KERNEL_MIN", 0)
+    compiled = scores_module.score_entropy(cells, None if every_user else rows, k)
+    for found in (by_numpy, compiled):
+        np.testing.assert_array_equal(np.isnan(found), np.isnan(expected))
+        np.testing.assert_allclose(found, expected, rtol=1e-12, atol=1e-12)
+    assert np.isnan(expected).sum() >= 5 and np.isclose(expected, math.log(min(k, 8))).any()
+
+
 def test_categorical_and_embedding_features():
     items = pd.DataFrame({"item_id": ["a", "b", "c"], "genre": ["x", "x", "y"],
                           "emb": [[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]]})
