@@ -3,7 +3,8 @@
 
 Each round runs, in fresh processes one right after the other, pyarrow's read of every input
 file into pandas (``pq.read_table(...).to_pandas()``, or ``pyarrow.csv.read_csv(...)`` for CSV)
-and the command on the same files; the ratio is the median of the rounds' ratios, with their
+and the command on the same files (for CSV also Arrow's read given the column types its first
+block has, as the command's own read is); the ratio is the median of the rounds' ratios, with their
 range, and peak memory is each process's own. Usage::
 
     python bench/any_shape.py --data /tmp/syn1m --data /tmp/shapes1m/shuffled --data /tmp/shapes1m/text \\
@@ -25,6 +26,13 @@ import pyarrow.csv as pacsv, pyarrow.parquet as pq
 for path in {paths!r}:
     (pacsv.read_csv(path) if path.endswith('.csv') else pq.read_table(path)).to_pandas()
 """
+TYPED_CSV_READ = """
+import pyarrow.csv as pacsv
+for path in {paths!r}:
+    with pacsv.open_csv(path) as first_block:
+        types = {{field.name: field.type for field in first_block.schema}}
+    pacsv.read_csv(path, convert_options=pacsv.ConvertOptions(column_types=types)).to_pandas()
+"""
 
 
 def inputs(data: Path) -> tuple[list[Path], Path]:
@@ -40,16 +48,24 @@ def measure(data: Path, repeat: int) -> dict:
     for path in recs:
         command += ["--recommendations", f"{path.stem}={path}"]
     read = [sys.executable, "-c", READ.format(paths=[str(p) for p in [*recs, truth]])]
-    reads, runs = [], []
+    typed = [sys.executable, "-c", TYPED_CSV_READ.format(paths=[str(p) for p in [*recs, truth]])]
+    csv = recs[0].suffix == ".csv"
+    reads, runs, typed_reads = [], [], []
     for _ in range(repeat):
         reads.append(timed(read))
         runs.append(timed(command))
+        if csv:  # (the command gives Arrow the first block's types: the read it is also compared with)
+            typed_reads.append(timed(typed))
     metrics = json.loads(runs[0][2])["models"]
-    return {"data": f"{data.parent.name}/{data.name}", "models": len(recs), "format": recs[0].suffix[1:],
-            "read_s": [r[0] for r in reads], "read_mem": max(r[1] for r in reads),
-            "cli_s": [r[0] for r in runs], "cli_mem": max(r[1] for r in runs),
-            "ratios": [c[0] / r[0] for r, c in zip(reads, runs, strict=True)],
-            "ndcg@10": {name: values["metrics"]["ndcg"] for name, values in metrics.items()}}
+    row = {"data": f"{data.parent.name}/{data.name}", "models": len(recs), "format": recs[0].suffix[1:],
+           "read_s": [r[0] for r in reads], "read_mem": max(r[1] for r in reads),
+           "cli_s": [r[0] for r in runs], "cli_mem": max(r[1] for r in runs),
+           "ratios": [c[0] / r[0] for r, c in zip(reads, runs, strict=True)],
+           "ndcg@10": {name: values["metrics"]["ndcg"] for name, values in metrics.items()}}
+    if csv:
+        row["typed_read_s"] = [r[0] for r in typed_reads]
+        row["typed_ratios"] = [c[0] / r[0] for r, c in zip(typed_reads, runs, strict=True)]
+    return row
 
 
 def table(rows: list[dict]) -> str:
@@ -61,6 +77,11 @@ def table(rows: list[dict]) -> str:
                      f"| {spread(r['cli_s'], digits=1)} | **{median(r['ratios']):.2f}×** "
                      f"({min(r['ratios']):.2f}–{max(r['ratios']):.2f}×) "
                      f"| {r['read_mem'] / gib:.1f} / {r['cli_mem'] / gib:.1f} GiB |")
+        if "typed_read_s" in r:
+            lines.append(f"| {r['data']} against a read given the first block's types | {r['models']} "
+                         f"| {spread(r['typed_read_s'], digits=1)} | {spread(r['cli_s'], digits=1)} "
+                         f"| **{median(r['typed_ratios']):.2f}×** ({min(r['typed_ratios']):.2f}–"
+                         f"{max(r['typed_ratios']):.2f}×) | |")
     return "\n".join(lines)
 
 
