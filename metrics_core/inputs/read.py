@@ -202,9 +202,21 @@ def _read_csv_arrow(source, text_format: TextFormat, columns: list[str] | None, 
     parse = pacsv.ParseOptions(delimiter=text_format.sep)
     failures = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
     try:
-        table = _read_csv_typed(source, parse, options)
+        numbers, rows_per_byte = _first_block(source, parse, options)
     except failures:
-        table = None  # (a number column that changes type further down: Arrow's own inference below)
+        numbers, rows_per_byte = {}, 0.0
+    parts = _numbers_in_parts(source, text_format, wanted, ids, numbers, rows_per_byte)
+    if parts is not None:
+        frame = pd.DataFrame(parts, copy=False)
+        frame.attrs[NUMBERS_AS_TEXT] = [name for name in ids if name in wanted]
+        return frame
+    table = None
+    if numbers:
+        _rewind(source)
+        try:
+            table = pacsv.read_csv(source, parse_options=parse, convert_options=_typed(options, numbers))
+        except failures:
+            table = None  # (a number column that changes type further down: Arrow's own inference below)
     if table is None:
         _rewind(source)
         try:
@@ -221,30 +233,56 @@ def _read_csv_arrow(source, text_format: TextFormat, columns: list[str] | None, 
     return frame
 
 
-def _read_csv_typed(source, parse, options):
-    """The table Arrow's CSV reader gives with the number types it infers from the file's first
-    block given as the columns' types (None when that block has no integer or float column).
+def _first_block(source, parse, options) -> tuple[dict, float]:
+    """The number types Arrow infers from the file's first block (integer and float columns
+    only), and its rows per byte.
 
-    Left to infer, Arrow tries each type again on every block, and a number column that turns
-    to text or to fractions further down is re-read whole; given the types, a CSV of 1M users
-    x 100 (3.5 GB, four number columns) is read in about 8.5 s instead of 9.5-14 s on two cores.
-    A value that does not fit the first block's type raises ``ArrowInvalid``: the caller then
-    reads the file with Arrow's inference, as before, so the result is the same either way."""
+    The whole-file read is given these types: left to infer, Arrow tries each type again on
+    every block, and a number column that turns to text or to fractions further down is re-read
+    whole; given them, a CSV of 1M users x 100 (3.5 GB, four number columns) is read in about
+    8.5 s instead of 9.5-14 s on two cores. A value that does not fit the first block's type
+    raises ``ArrowInvalid``: the caller then reads the file with Arrow's inference, as before,
+    so the result is the same either way."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
     with pacsv.open_csv(source, read_options=pacsv.ReadOptions(block_size=TYPE_BLOCK_BYTES), parse_options=parse,
-                        convert_options=options) as first_block:
-        schema = first_block.schema
+                        convert_options=options) as reader:
+        schema = reader.schema
+        try:
+            rows = reader.read_next_batch().num_rows
+        except StopIteration:
+            rows = 0
     numbers = {field.name: field.type for field in schema
                if pa.types.is_integer(field.type) or pa.types.is_floating(field.type)}
-    if not numbers:
+    return numbers, rows / TYPE_BLOCK_BYTES
+
+
+def _typed(options, numbers: dict):
+    """``options`` with the column types ``numbers``."""
+    import pyarrow.csv as pacsv
+
+    return pacsv.ConvertOptions(column_types=numbers, include_columns=options.include_columns,
+                                decimal_point=options.decimal_point, null_values=options.null_values,
+                                strings_can_be_null=options.strings_can_be_null)
+
+
+def _numbers_in_parts(source, text_format: TextFormat, wanted: list[str], ids: list[str], numbers: dict,
+                      rows_per_byte: float) -> dict | None:
+    """The ``wanted`` columns of a large CSV at a path read in byte ranges on threads
+    (:mod:`metrics_core.inputs.csv_parts`) when they are all numbers by the first block (ids
+    integers), else None."""
+    import pyarrow as pa
+
+    from metrics_core.inputs.csv_parts import PARTS_MIN_BYTES, read_in_parts
+
+    if not isinstance(source, str | os.PathLike) or not all(name in numbers for name in wanted) or any(
+            pa.types.is_floating(numbers[name]) for name in ids if name in wanted) or rows_per_byte <= 0:
         return None
-    _rewind(source)
-    typed = pacsv.ConvertOptions(column_types=numbers, include_columns=options.include_columns,
-                                 decimal_point=options.decimal_point, null_values=options.null_values,
-                                 strings_can_be_null=options.strings_can_be_null)
-    return pacsv.read_csv(source, parse_options=parse, convert_options=typed)
+    if os.path.getsize(source) < PARTS_MIN_BYTES:
+        return None
+    return read_in_parts(source, text_format.sep, text_format.decimal, text_format.header,
+                         {name: numbers[name] for name in wanted}, rows_per_byte, PANDAS_MISSING)
 
 
 def _rewind(source) -> None:
