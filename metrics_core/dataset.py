@@ -18,7 +18,6 @@ from metrics_core.inputs.encode import (
     encode_lists,
     encode_training,
     encode_truth,
-    in_user_blocks,
     load_kernels_meanwhile,
     read_lists,
     read_truth,
@@ -569,20 +568,18 @@ class _LaterLists:
 
     def encode(self, users: IdIndex, items: IdIndex, truth: Callable[[], Truth], columns: Columns,
                notes: list[Note], encoding: Encoding, score_positions: int | None) -> Lists:
-        """The model's lists: ordered by rank, with at least :data:`KERNEL_MIN` cells and rows
-        that are not whole lists in order, its rank and score are streamed into the cells
-        (:func:`~metrics_core.inputs.stream.encode_streamed`); otherwise, or when that path
-        declines the file, they are read whole (:meth:`read`) and encoded as any table's.
-        ``truth`` gives the ground truth (waiting for it), asked for once the cells are placed."""
+        """The model's lists: ordered by rank, with at least :data:`KERNEL_MIN` cells, its rank
+        and score are streamed into the cells (:func:`~metrics_core.inputs.stream.encode_streamed`),
+        in any row order; otherwise, or when that path declines the file, they are read whole
+        (:meth:`read`) and encoded as any table's. ``truth`` gives the ground truth (waiting for
+        it), asked for once the cells are placed."""
         positions = longest_list(self.source, columns) if encoding.order == "rank" else None
         if positions is not None and len(users) * positions >= KERNEL_MIN:
             user_rows, item_rows = self._rows_ids()
-            if not in_user_blocks(user_rows, positions):  # (whole lists in order are the read columns, reshaped)
-                lists = encode_streamed(self.name, self.source, columns, users.codes(user_rows),
-                                        items.codes(item_rows), len(users), len(items), positions, truth,
-                                        score_positions)
-                if lists is not None:
-                    return lists
+            lists = encode_streamed(self.name, self.source, columns, users.codes(user_rows), items.codes(item_rows),
+                                    len(users), len(items), positions, truth, score_positions)
+            if lists is not None:
+                return lists
         raw = self.read(columns, notes, encoding)
         return encode_lists(raw, users, items, truth, encoding.order, encoding.tie_break, score_positions)
 

@@ -443,14 +443,10 @@ def _list_heads(user_ids: np.ndarray, position: np.ndarray, first: int) -> np.nd
     return heads
 
 
-def in_user_blocks(user_ids: np.ndarray | TextIds, n_positions: int) -> bool:
-    """Whether the rows come in blocks of ``n_positions`` rows of one user, users ascending in
-    id order (as whole lists of that length do, whatever their ranks say)."""
-    return _user_blocks(user_ids.codes if is_text(user_ids) else user_ids, n_positions) is not None
-
-
 def _user_blocks(user_ids: np.ndarray, n_positions: int) -> np.ndarray | None:
-    """The user of each block when :func:`in_user_blocks`, else None."""
+    """The user of each block when the rows come in blocks of ``n_positions`` rows of one
+    user, users ascending in id order (as whole lists of that length do, whatever their ranks
+    say), else None."""
     if n_positions < 1 or len(user_ids) == 0 or len(user_ids) % n_positions:
         return None
     ids_2d = user_ids.reshape(-1, n_positions)

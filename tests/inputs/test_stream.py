@@ -84,8 +84,8 @@ def test_streamed_lists_encode_like_the_same_rows_in_a_frame(variant, tmp_path, 
                                                                         nan_ok=True, rel=0, abs=0)
 
 
-def test_several_models_each_stream_and_a_sorted_one_is_read_whole(tmp_path, streaming):
-    """Whole lists in order are the read columns reshaped (no copy), so they are not streamed."""
+def test_several_models_each_stream_sorted_or_shuffled(tmp_path, streaming):
+    """Whole lists in order stream too: their rank and score columns are never made whole."""
     a, truth = whole_lists(n_users=50, length=10, item_space=80, seed=6)
     b, _ = shuffled_lists(seed=7)
     files = {}
@@ -93,13 +93,13 @@ def test_several_models_each_stream_and_a_sorted_one_is_read_whole(tmp_path, str
         frame.to_parquet(tmp_path / f"{name}.parquet", row_group_size=128)
         files[name] = tmp_path / f"{name}.parquet"
     streamed = encoded(files, truth)
-    assert streaming == ["streamed"]  # b only
+    assert streaming == ["streamed", "streamed"]
     assert_same_lists(streamed, encoded({"a": a, "b": b}, truth))
 
 
-def test_text_ids_stream_when_shuffled_and_are_read_whole_when_sorted(tmp_path, streaming):
-    """Text ids (coded as read, or stored as dictionary codes) stream like integer ids; sorted
-    whole lists are checked for user blocks on the texts' codes and read whole."""
+def test_text_ids_stream_when_shuffled_and_when_sorted(tmp_path, streaming):
+    """Text ids (coded as read, or stored as dictionary codes) stream like integer ids, whole
+    lists in order too."""
     def as_text(frame: pd.DataFrame) -> pd.DataFrame:
         return frame.assign(user_id="u" + frame.user_id.astype(str).str.zfill(5),
                             item_id="SKU-" + frame.item_id.astype(str))
@@ -111,7 +111,7 @@ def test_text_ids_stream_when_shuffled_and_are_read_whole_when_sorted(tmp_path, 
         recs.to_parquet(tmp_path / f"{name}.parquet", row_group_size=128)
         assert_same_lists(encoded({"model": tmp_path / f"{name}.parquet"}, as_text(truth)),
                           encoded({"model": recs}, as_text(truth)))
-        assert streaming == (["streamed"] if name == "shuffled" else [])
+        assert streaming == ["streamed"]
 
 
 def test_several_models_with_text_ids_each_stream(tmp_path, streaming):
@@ -228,4 +228,4 @@ def test_user_blocks_are_found_as_a_slow_obvious_check_finds_them(users, length)
     blocks = [users[i:i + length] for i in range(0, len(users), length)]
     expected = bool(users) and len(users) % length == 0 and all(len(set(b)) == 1 for b in blocks) and all(
         a[0] < b[0] for a, b in itertools.pairwise(blocks))
-    assert encode.in_user_blocks(ids, length) == expected
+    assert (encode._user_blocks(ids, length) is not None) == expected
