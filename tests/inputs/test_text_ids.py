@@ -47,6 +47,21 @@ def test_sorting_texts_with_few_repeats_gives_what_hashing_them_first_gives(text
     assert hashed_first[1].tolist() == sorted_first[1].tolist()
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(["b", "a", "a\x00", "", "é", "\uffff", "😀", "ab", "a b", "B"]), max_size=40))
+def test_texts_sorted_in_two_halves_on_threads_are_in_arrows_order(texts):
+    """Split by a sampled pivot and sorted half by half, the texts come in the order of Arrow's
+    sort of the whole array, ties in their order; all-equal texts (one half empty) too."""
+    import pyarrow.compute as pc
+
+    array = pa.array(texts, type=pa.large_string())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(text_ids, "SPLIT_SORT_MIN", 0)
+        patch.setattr(text_ids, "THREADS", 2)
+        split = text_ids._sort_order(array)
+    assert split.tolist() == pc.array_sort_indices(array).to_numpy().tolist()
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from(["a", "b", "c", "é", "a\x00"]), min_size=1, max_size=5, unique=True),
        st.lists(st.sampled_from(["a", "b", "c", "é", "a\x00", "z"]), min_size=1, max_size=30))
