@@ -107,9 +107,9 @@ class Dataset:
         :class:`InputError` on bad input.
 
         The recipe: read and check every table (ids read once per table; the ground truth on
-        a thread of its own while the last model's ids are checked, which leaves a core idle at
-        times: 1M users x 100 with text ids, 0.5-0.9 s less in paired runs), read the ids of every table
-        alike (text everywhere when any table has text ids), code them once, then encode the
+        a thread of its own from the start, beside the models' ids, whose checks leave a core
+        idle at times; its errors are raised after theirs), read the ids of every table alike
+        (text everywhere when any table has text ids), code them once, then encode the
         ground truth (on a thread, while the first model's rows are placed), each model's lists,
         the training data and the item features against those codes.
         """

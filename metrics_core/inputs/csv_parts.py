@@ -11,9 +11,10 @@ against 13.3-14.7 s for the whole-file read and the join, with half its peak mem
 Each range writes into its own stretch of the arrays, sized from the rows of the file's first
 block with room to spare; the stretches are then moved together, in the file's order. This path
 only takes input it reads exactly as the whole-file reader would, and returns None for anything
-else (the caller then reads the whole file): every wanted column a number type by the first
-block, no null, no quote character (quotes are not parsed here, so a quoted value fails to
-convert), a range with more rows than its stretch holds, or any line Arrow cannot read.
+else (the caller then reads the whole file): a file that can be memory-mapped, every wanted
+column a number type by the first block, no null, no quote character (quotes are not parsed
+here, so a quoted value fails to convert), a range with more rows than its stretch holds, or
+any line Arrow cannot read.
 """
 
 from __future__ import annotations
@@ -39,8 +40,11 @@ def read_in_parts(path, sep: str, decimal: str, header: list[str], types: dict, 
     module's docstring)."""
     import pyarrow as pa
 
-    with pa.memory_map(str(path)) as mapped:
-        data = mapped.read_buffer()
+    try:
+        with pa.memory_map(str(path)) as mapped:
+            data = mapped.read_buffer()
+    except (pa.ArrowException, OSError):  # (a file that cannot be mapped: the whole-file read takes it)
+        return None
     body = _line_end(data, 0)
     if body is None or body >= data.size:
         return None

@@ -1,5 +1,6 @@
 """Compiled loops for the steps numpy needs several passes or a sort for: placing and joining in
-the encoding, and matching two models' lists for the primitive-model metrics.
+the encoding, matching two models' lists for the primitive-model metrics, and each user's softmax
+for score entropy (:mod:`metrics_core.metrics` calls the last two from ``KERNEL_MIN`` cells).
 
 numba compiles them (``cache=True``: once per machine, kept in ``__pycache__``; ``make`` compiles
 them at install, ``python -m metrics_core.inputs.kernels`` does it by hand). They release the

@@ -101,3 +101,19 @@ def test_text_ids_and_uploads_are_not_read_in_parts(tmp_path, small_parts):
     assert read_table(path, "recommendations", ids=IDS)[0]["rank"].sum() == 300
     assert read_module._read_csv(numbers_csv(50, 0).encode(), ".csv", "upload", ids=IDS)["rank"].dtype.kind == "i"
     assert small_parts == []
+
+
+def test_a_file_that_cannot_be_mapped_is_read_whole(tmp_path, small_parts, monkeypatch):
+    """Memory-mapping can fail where reading works (some file systems): the whole-file read
+    then gives the values, not an error."""
+    import pyarrow as pa
+
+    def unmappable(*args, **kwargs):
+        raise OSError("mmap not supported")
+
+    monkeypatch.setattr(pa, "memory_map", unmappable)
+    path = tmp_path / "recs.csv"
+    path.write_text(numbers_csv(200, 3))
+    frame, _ = read_table(path, "recommendations", ids=IDS)
+    assert small_parts == [None]
+    pd.testing.assert_frame_equal(frame.reset_index(drop=True), pd.read_csv(path), check_exact=True)
