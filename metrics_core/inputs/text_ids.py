@@ -45,11 +45,15 @@ class TextIds:
         sorted as it is; texts in any order, repeats and texts no row uses allowed): the values
         become the sorted distinct texts in use, the codes follow. ``all_used``: every value is
         some row's (as a factorization gives them), so finding the used ones (a pass over the
-        codes) is skipped, and repeats are taken to be rare."""
+        codes) is skipped, and repeats are taken to be rare; Arrow text then already in order,
+        each text once, keeps its codes as they are."""
         import pyarrow as pa
 
         arrow = isinstance(values, pa.Array)
         values = values if arrow else np.asarray(values, dtype=object)
+        if all_used and arrow and _increasing(values):  # (sorted and distinct already, as text_hash codes them)
+            return cls(codes.astype(np.int32 if len(values) < 2**31 else np.int64, copy=False),
+                       values.to_numpy(zero_copy_only=False).astype(object, copy=False))
         if all_used:
             used = slice(None)
             distinct, position = sorted_distinct(values, few_repeats=True)
@@ -144,7 +148,7 @@ def sorted_distinct(texts, few_repeats: bool = False) -> tuple[np.ndarray, np.nd
         except (pa.ArrowTypeError, pa.ArrowInvalid):  # not all str: written as their text
             array = pa.array(as_text(texts), type=pa.large_string())
     if few_repeats and len(array):
-        order = _sort_order(array)
+        order = sort_order(array)
         ordered = array.take(order)
         new = np.ones(len(array), dtype=bool)  # a text unlike the one before it, in sorted order
         new[1:] = pc.not_equal(ordered.slice(1), ordered.slice(0, len(array) - 1)).to_numpy(zero_copy_only=False)
@@ -152,14 +156,22 @@ def sorted_distinct(texts, few_repeats: bool = False) -> tuple[np.ndarray, np.nd
         position[order] = np.cumsum(new) - 1
         return ordered.filter(pa.array(new)).to_numpy(zero_copy_only=False).astype(object), position
     encoded = array.dictionary_encode()
-    order = _sort_order(encoded.dictionary)
+    order = sort_order(encoded.dictionary)
     place = np.empty(len(order), dtype=np.int64)
     place[order] = np.arange(len(order))
     position = place[encoded.indices.to_numpy(zero_copy_only=False)] if len(array) else np.zeros(0, np.int64)
     return encoded.dictionary.take(order).to_numpy(zero_copy_only=False).astype(object), position
 
 
-def _sort_order(array) -> np.ndarray:
+def _increasing(array) -> bool:
+    """Whether each text of the Arrow text array ``array`` comes after the one before it (by code
+    point): sorted, each text once."""
+    import pyarrow.compute as pc
+
+    return len(array) < 2 or bool(pc.all(pc.less(array.slice(0, len(array) - 1), array.slice(1))).as_py())
+
+
+def sort_order(array) -> np.ndarray:
     """The indices that sort the Arrow text array ``array`` (by code point, ties in their order),
     as ``pyarrow.compute.array_sort_indices``. From :data:`SPLIT_SORT_MIN` texts the array is
     split by a pivot (the median of an even sample) into the texts below it and the rest, each

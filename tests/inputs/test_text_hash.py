@@ -22,7 +22,7 @@ TEXTS = st.text(alphabet=st.sampled_from(["a", "b", "é", "\x00", "😀", " ", "
 def assert_codes_the_texts(column: pa.ChunkedArray, threads: int = 2) -> np.ndarray:
     codes, distinct = text_hash.factorize(column, threads=threads)
     texts = column.to_pylist()
-    assert distinct.to_pylist() == list(dict.fromkeys(distinct.to_pylist()))  # each text once
+    assert distinct.to_pylist() == sorted(set(distinct.to_pylist()))  # each text once, sorted by code point
     assert [distinct[int(c)].as_py() for c in codes] == texts  # every row its own text
     assert sorted(distinct.to_pylist()) == sorted(set(texts))  # and only texts that occur
     return codes
@@ -78,6 +78,23 @@ def test_the_table_arena_and_starts_grow_from_their_smallest_size():
     distinct = table.texts().to_pylist()
     assert [distinct[c] for c in codes] == texts and len(distinct) == len(set(texts))
     assert table.table.shape[0] >= len(distinct) * 2 // text_hash.SLOTS  # grew, at most half full
+
+
+def test_rows_grouped_by_text_take_the_code_of_the_row_before_across_batches_and_growth():
+    """Runs of one text (rows sorted by user) are coded from the row before; a text of the same
+    length that differs in its last byte, an empty text after an empty one, runs that cross a
+    batch and a table that grows mid-run all keep every row its own text."""
+    runs = [("user-0001", 5), ("user-0002", text_hash.BATCH + 3), ("", 2), ("user-0003", 1), ("", 3),
+            ("user-0002", 4), ("é", text_hash.BATCH * 2)]
+    runs += [(f"u{i}", 1 + i % 7) for i in range(300)]  # enough texts to grow the smallest table mid-run
+    texts = [text for text, count in runs for _ in range(count)]
+    table = text_hash.Table(1, 1)
+    (offsets, data, _), = text_hash._pieces(pa.chunked_array([pa.array(texts)]))
+    codes = np.empty(len(texts), np.int32)
+    assert table.code(offsets, data, codes)
+    distinct = table.texts().to_pylist()
+    assert [distinct[c] for c in codes] == texts and len(distinct) == len(set(texts))
+    assert_codes_the_texts(pa.chunked_array([pa.array(texts)]))
 
 
 def test_a_text_whose_fingerprint_equals_another_texts_is_compared_byte_for_byte():

@@ -37,6 +37,18 @@ def test_codes_into_any_texts_become_codes_into_sorted_distinct_texts_in_use(val
             assert shorter.values.tolist() == ids.values.tolist() and shorter.codes.tolist() == ids.codes.tolist()
 
 
+def test_codes_into_texts_already_sorted_and_distinct_are_kept_as_they_are():
+    """Text that the compiled table coded comes sorted, each text once: its codes are the index's
+    codes already (no pass over the rows, no new array); text out of order or repeated is
+    sorted and merged as ever."""
+    rows = np.array([2, 0, 1, 2, 2], dtype=np.int32)
+    ids = TextIds.from_codes(rows, pa.array(["a", "b", "é"], pa.large_string()), all_used=True)
+    assert np.shares_memory(ids.codes, rows) and ids.values.tolist() == ["a", "b", "é"]
+    for values in (["a", "é", "b"], ["a", "b", "b"]):
+        ids = TextIds.from_codes(rows, pa.array(values, pa.large_string()), all_used=True)
+        assert list(ids.texts()) == [values[r] for r in rows] and ids.values.tolist() == sorted(set(values))
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.sampled_from(["b", "a", "a\x00", "", "é", "\uffff", "😀", "ab", "a b"]), max_size=25))
 def test_sorting_texts_with_few_repeats_gives_what_hashing_them_first_gives(texts):
@@ -58,7 +70,7 @@ def test_texts_sorted_in_two_halves_on_threads_are_in_arrows_order(texts):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(text_ids, "SPLIT_SORT_MIN", 0)
         patch.setattr(text_ids, "THREADS", 2)
-        split = text_ids._sort_order(array)
+        split = text_ids.sort_order(array)
     assert split.tolist() == pc.array_sort_indices(array).to_numpy().tolist()
 
 
