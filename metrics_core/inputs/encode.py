@@ -324,8 +324,11 @@ def lists_from_cells(name: str, items_at: np.ndarray, scores: np.ndarray | None,
                           "missing positions are empty.", gaps))
     if scores is not None and duplicates:
         scores = np.where(items_at[:, :scores.shape[1]] < 0, np.nan, scores)
-    return Lists(name, items_at, joined.hit, joined.grade if truth.graded else None, scores, joined.listed,
-                 ordered_by, notes)
+    lists = Lists(name, items_at, joined.hit, joined.grade if truth.graded else None, scores, joined.listed,
+                  ordered_by, notes)
+    if joined.lengths is not None:  # (else counted on first use: a pass over every cell)
+        lists.lengths = joined.lengths.astype(np.float64)
+    return lists
 
 
 def _positions_by_score(user: np.ndarray, score: np.ndarray, tie_key: np.ndarray | None) -> np.ndarray:
@@ -524,6 +527,7 @@ class _Joined(NamedTuple):
     gaps: int  # lists with a gap in their ranks (before duplicates are blanked), when counted
     listed: np.ndarray  # users with a filled cell
     filled: int  # filled cells before duplicates are blanked
+    lengths: np.ndarray | None = None  # each list's items, duplicates blanked (known to the compiled join)
 
 
 def _join(items_at: np.ndarray, truth: Truth, n_items: int, count_gaps: bool) -> _Joined:
@@ -600,22 +604,23 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int, count_gaps: bool) ->
 def _join_compiled(items_at: np.ndarray, truth: Truth, n_items: int) -> _Joined:
     """:func:`_join` by :func:`~metrics_core.inputs.kernels.join_users`, one range of users per
     thread: a pass along each row against a table of its user's relevant items, no sort; the
-    same pass counts the filled cells and flags the listed users (numpy's ``listed[user] =
-    True`` over 100M shuffled rows took 0.36 s, and the count of filled cells another pass)."""
+    same pass counts the filled cells and each list's items (numpy's ``listed[user] = True``
+    over 100M shuffled rows took 0.36 s, the count of filled cells another pass, and the lists'
+    lengths, counted by the metrics on first use, about 0.1 s more)."""
     from metrics_core.inputs.kernels import blank_duplicates, join_users
 
     hit = np.zeros(items_at.shape, dtype=bool)
     grade = np.zeros(items_at.shape if truth.graded else (0, 0), dtype=np.float32)
-    listed = np.empty(len(items_at), dtype=bool)
+    lengths = np.empty(len(items_at), dtype=np.int32)
     shares = thread_shares(len(items_at))
     counts = map_chunks(lambda start, stop: join_users(items_at, truth.starts, truth.item, truth.grade, hit, grade,
-                                                       truth.graded, listed, n_items, start, stop), shares)
+                                                       truth.graded, lengths, n_items, start, stop), shares)
     duplicates, gaps, filled = (sum(count[i] for count in counts) for i in (0, 1, 2))
     if duplicates:
         if not items_at.flags.writeable:
             items_at = items_at.copy()
         map_chunks(lambda start, stop: blank_duplicates(items_at, n_items, start, stop), shares)
-    return _Joined(items_at, hit, grade if truth.graded else None, duplicates, gaps, listed, filled)
+    return _Joined(items_at, hit, grade if truth.graded else None, duplicates, gaps, lengths > 0, filled, lengths)
 
 
 def _users_with_rank_gaps(filled: np.ndarray, listed: np.ndarray) -> int:

@@ -145,7 +145,8 @@ class Lists:
 
     @cached_property
     def lengths(self) -> np.ndarray:
-        """Items in each user's whole list (float64)."""
+        """Items in each user's whole list (float64; counted on first use, unless the compiled join
+        counted them as it read every cell)."""
         from metrics_core.sums import row_sums
 
         return row_sums(self.items >= 0, np.int64).astype(np.float64)

@@ -66,16 +66,18 @@ def place_ranked(user, item, rank, score, positions, width, items_at, scores):
 
 
 @numba.njit(cache=True, nogil=True)
-def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, graded, listed, n_items, start, stop):
-    """Mark the hits of users ``start .. stop`` and count their duplicate items and rank gaps.
+def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, graded, lengths, n_items, start, stop):
+    """Mark the hits of users ``start .. stop``, count their duplicate items and rank gaps, and
+    write the length of each list.
 
     Per user: its relevant items are tagged in a table indexed by item code (tag = user + 1,
     so the table is never cleared), then its cells are read in position order: an item seen
     before in the row is a duplicate (its later position is not a hit: the caller blanks it),
     else a tagged item is a hit (with its grade when ``graded``). A list has a rank gap when
-    fewer cells are filled than its last filled position; ``listed[user]`` says whether any
-    cell is filled. Returns ``(duplicates, gaps, filled)``, ``filled`` the count of filled cells
-    (the caller compares it with the rows placed: fewer means two rows took one cell).
+    fewer cells are filled than its last filled position; ``lengths[user]`` is its count of
+    items once duplicates are blanked (0: no list). Returns ``(duplicates, gaps, filled)``,
+    ``filled`` the count of filled cells (the caller compares it with the rows placed: fewer
+    means two rows took one cell).
     The tables take 12 bytes per item code (user codes and one user's relevant count fit
     int32); the caller bounds the number of items.
     """
@@ -93,6 +95,7 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
             offset[truth_item[row]] = row - first
         filled = 0
         last = 0
+        again = 0
         for position in range(items_at.shape[1]):
             item = items_at[user, position]
             if item < 0:
@@ -100,7 +103,7 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
             filled += 1
             last = position + 1
             if seen[item] == tag:
-                duplicates += 1
+                again += 1
                 continue
             seen[item] = tag
             if wanted[item] == tag:
@@ -109,7 +112,8 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
                     grade[user, position] = truth_grade[first + offset[item]]
         if filled < last:
             gaps += 1
-        listed[user] = filled > 0
+        lengths[user] = filled - again
+        duplicates += again
         filled_cells += filled
     return duplicates, gaps, filled_cells
 
@@ -244,7 +248,7 @@ def load_usual() -> None:
         items = np.zeros((1, 2), dtype=np.int32)
         items.flags.writeable = writeable
         join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
-                   np.zeros((0, 0), np.float32), False, np.zeros(1, bool), 1, 0, 1)
+                   np.zeros((0, 0), np.float32), False, np.zeros(1, np.int32), 1, 0, 1)
 
 
 def compile_all() -> None:
@@ -260,7 +264,7 @@ def compile_all() -> None:
         items = np.zeros((1, 2), dtype=np.int32)
         items.flags.writeable = writeable
         join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
-                   np.zeros((1, 2), np.float32), True, np.zeros(1, bool), 1, 0, 1)
+                   np.zeros((1, 2), np.float32), True, np.zeros(1, np.int32), 1, 0, 1)
     blank_duplicates(np.zeros((1, 2), dtype=np.int32), 1, 0, 1)
     codes = read_only_view(np.zeros(1, np.int32))
     for rank_type in ints:

@@ -43,6 +43,7 @@ def assert_same_encoding(a: Dataset, b: Dataset) -> None:
         np.testing.assert_array_equal(left.hit, right.hit)
         np.testing.assert_array_equal(left.grade, right.grade)
         np.testing.assert_array_equal(left.listed, right.listed)
+        np.testing.assert_array_equal(left.lengths, right.lengths)  # (from the compiled join, or counted)
         assert [n.code for n in left.notes] == [n.code for n in right.notes]
 
 
@@ -91,6 +92,7 @@ def test_compiled_loops_place_and_join_like_numpy(shape, graded, monkeypatch):
     assert notes == {n.code: n.count for n in numpy_built.lists["model"].notes}
     assert notes["duplicate_items"] > 14 and ("rank_gaps" in notes) == (shape == "shuffled with gaps")
     np.testing.assert_array_equal(compiled.lists["model"].listed, np.isin(compiled.users.ids, recs.user_id))
+    assert "lengths" in vars(compiled.lists["model"])  # the join counted them: no pass over the cells later
     np.testing.assert_array_equal(compiled.lists["model"].scores, numpy_built.lists["model"].scores)
 
 
