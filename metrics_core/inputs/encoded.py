@@ -50,7 +50,9 @@ class Truth:
     False when every grade is equal (NDCG then only needs the hits). ``judged`` holds the
     judged non-relevant pairs (rows graded below the threshold, and not relevant through
     another row) as sorted ``user * n_items + item`` keys; empty without grades. ``user``, each
-    row's user, is made from ``relevant_count`` when asked (few steps need it).
+    row's user, is made from ``relevant_count`` when asked (few steps need it). ``derived``
+    holds per-user values that follow from the ground truth alone, made by the metrics on first
+    use and kept for the next evaluation (another K, another model).
     """
 
     item: np.ndarray
@@ -61,6 +63,7 @@ class Truth:
     notes: list[Note] = field(default_factory=list)
     judged: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     n_items: int = 0
+    derived: dict = field(default_factory=dict, repr=False, compare=False)  # per-user values the metrics keep
 
     @cached_property
     def user(self) -> np.ndarray:

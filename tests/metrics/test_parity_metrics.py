@@ -121,3 +121,21 @@ def test_bpref_and_infap_by_hand_with_a_qrels_file(tmp_path):
     without_judgements = evaluate(LIST, TRUTH.assign(grade=1), k=4, columns=GRADED)
     for name in ("bpref", "infap"):
         assert name not in without_judgements.metrics and "judged" in without_judgements.skipped[name]
+
+
+def test_the_ideal_dcg_kept_with_the_ground_truth_follows_the_gain_asked_for():
+    """IDCG@R is made once per gain and kept with the ground truth: one dataset evaluated with
+    each gain in turn (and again) gives what a fresh dataset gives, by hand too."""
+    from metrics_core import Dataset
+
+    dataset = Dataset.build(LIST, TRUTH, columns=GRADED)
+    by_hand = {"exponential": (3 / math.log2(3), 7 + 3 / math.log2(3) + 1 / 2),  # 2^g - 1: grades 3, 2, 1
+               "linear": (2 / math.log2(3), 3 + 2 / math.log2(3) + 1 / 2),
+               "binary": (1 / math.log2(3), 1 + 1 / math.log2(3) + 1 / 2)}
+    for gain in ("exponential", "linear", "binary", "exponential"):
+        settings = Settings(k=2, gain=gain, ndcg_ideal="all_relevant")
+        kept = dataset.evaluate(settings=settings).metrics
+        fresh = Dataset.build(LIST, TRUTH, columns=GRADED).evaluate(settings=settings).metrics
+        dcg, ideal = by_hand[gain]
+        assert kept["ndcg_rel"] == pytest.approx(dcg / ideal) == fresh["ndcg_rel"]
+        assert kept["ndcg"] == pytest.approx(dcg / ideal) == fresh["ndcg"]
