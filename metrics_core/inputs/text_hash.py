@@ -181,18 +181,18 @@ def code_texts(offsets, data, codes, table, arena, starts, state):
     runs: 6.8-8.5 s and 12.4-15.1 CPU-s, against 7.8-8.8 s and 14.6-16.3 CPU-s with sixteen rows
     whose slots were found by branches and no prefetch.
 
-    A row whose text is the row before it's (rows grouped by user, as a ground truth or a file
-    sorted by user has them) takes that row's code without a lookup: 11M UUID-like ids, 11 rows
+    A row with the same text as the row before it (rows grouped by user, as a ground truth or a
+    file sorted by user has them) takes that row's code without a lookup: 11M UUID-like ids, 11 rows
     a user, three paired runs: 0.72-0.91 s and 1.1-1.3 CPU-s against 1.07-1.20 s and 1.7-1.9
-    CPU-s (reading their text is most of the rest); a row of rows in any order pays one
-    comparison of a few bytes."""
+    CPU-s (reading their text is most of the rest); rows in any order pay one comparison of a
+    few bytes each."""
     rows = len(offsets) - 1
     lines = table.shape[0]
     keys = np.empty(BATCH, np.uint64)
     home = np.empty(BATCH, np.int64)
     found = np.empty(BATCH, np.uint64)
     hashes = np.empty(BATCH, np.uint64)
-    again = np.zeros(BATCH, np.bool_)  # the row's text is the row before it's
+    again = np.zeros(BATCH, np.bool_)  # the row has the same text as the row before it
     text = data.ctypes.data
     texts = arena.ctypes.data  # (fixed during the call: the arena grows between calls)
     lines_at, line_bytes = table.ctypes.data, table.shape[1] * 8
