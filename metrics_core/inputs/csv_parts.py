@@ -11,10 +11,11 @@ against 13.3-14.7 s for the whole-file read and the join, with half its peak mem
 Each range writes into its own stretch of the arrays, sized from the rows of the file's first
 block with room to spare; the stretches are then moved together, in the file's order. This path
 only takes input it reads exactly as the whole-file reader would, and returns None for anything
-else (the caller then reads the whole file): a file that can be memory-mapped, every wanted
-column a number type by the first block, no null, no quote character (quotes are not parsed
-here, so a quoted value fails to convert), a range with more rows than its stretch holds, or
-any line Arrow cannot read.
+else (the caller then reads the whole file): a file that cannot be memory-mapped, a null in a
+wanted column, a quote character (quotes are not parsed here: every column of the file is
+converted to a number, wanted or not, so that a quote anywhere fails to convert, where a quoted
+text column could have hidden a line end and made one record two rows), a range with more rows
+than its stretch holds, or any line Arrow cannot read.
 """
 
 from __future__ import annotations
@@ -31,13 +32,14 @@ MOVE_ROWS = 1 << 20  # rows moved at a time when the stretches are put together
 BLOCK_BYTES = 1 << 20  # bytes of a range parsed at a time (Arrow's default block)
 
 
-def read_in_parts(path, sep: str, decimal: str, header: list[str], types: dict, rows_per_byte: float,
-                  null_values: list[str]) -> dict[str, np.ndarray] | None:
-    """The columns ``types`` (name: Arrow number type) of the CSV at ``path`` (delimiter
-    ``sep``, decimal mark ``decimal``, first line the ``header``) as numpy arrays, the file's
-    ranges (one per thread) read on threads; ``rows_per_byte`` is the first block's density of rows
-    (it sizes each range's stretch). None where the whole-file reader must read it (see the
-    module's docstring)."""
+def read_in_parts(path, sep: str, decimal: str, header: list[str], types: dict, wanted: list[str],
+                  rows_per_byte: float, null_values: list[str]) -> dict[str, np.ndarray] | None:
+    """The columns ``wanted`` of the CSV at ``path`` (delimiter ``sep``, decimal mark
+    ``decimal``, first line the ``header``) as numpy arrays, every column converted to its
+    number type in ``types`` (name: Arrow number type, one for each column of the header), the
+    file's ranges (one per thread) read on threads; ``rows_per_byte`` is the first block's
+    density of rows (it sizes each range's stretch). None where the whole-file reader must read
+    it (see the module's docstring)."""
     import pyarrow as pa
 
     try:
@@ -50,7 +52,7 @@ def read_in_parts(path, sep: str, decimal: str, header: list[str], types: dict, 
         return None
     cuts = _cuts(data, body, THREADS)
     starts = np.cumsum([0] + [int((stop - start) * rows_per_byte * ROOM) + 1024 for start, stop in cuts])
-    out = {name: np.empty(int(starts[-1]), dtype=kind.to_pandas_dtype()) for name, kind in types.items()}
+    out = {name: np.empty(int(starts[-1]), dtype=types[name].to_pandas_dtype()) for name in wanted}
 
     def read(part: int) -> int | None:
         start, stop = cuts[part]
@@ -94,8 +96,9 @@ def _cuts(data, body: int, parts: int) -> list[tuple[int, int]]:
 
 def _read_range(data, sep: str, decimal: str, header: list[str], types: dict, null_values: list[str],
                 out: dict[str, np.ndarray], start: int, stop: int) -> int | None:
-    """Read the lines in ``data`` (no header) a block at a time into ``out[name][start:stop]``;
-    the number of rows, or None when a column has a null or the stretch is too short."""
+    """Read the lines in ``data`` (no header) a block at a time, every column as its type in
+    ``types``, the columns of ``out`` into ``out[name][start:stop]``; the number of rows, or
+    None when one of those has a null or the stretch is too short."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
@@ -110,7 +113,7 @@ def _read_range(data, sep: str, decimal: str, header: list[str], types: dict, nu
             rows = batch.num_rows
             if at + rows > stop:
                 return None
-            for name in types:
+            for name in out:
                 column = batch.column(name)
                 if column.null_count:
                     return None

@@ -235,7 +235,7 @@ def _read_csv_arrow(source, text_format: TextFormat, columns: list[str] | None, 
 
 def _first_block(source, parse, options) -> tuple[dict, float]:
     """The number types Arrow infers from the file's first block (integer and float columns
-    only), and its rows per byte.
+    only, wanted or not), and its rows per byte.
 
     The whole-file read is given these types: left to infer, Arrow tries each type again on
     every block, and a number column that turns to text or to fractions further down is re-read
@@ -246,8 +246,10 @@ def _first_block(source, parse, options) -> tuple[dict, float]:
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
+    every_column = pacsv.ConvertOptions(decimal_point=options.decimal_point, null_values=options.null_values,
+                                        strings_can_be_null=options.strings_can_be_null)
     with pacsv.open_csv(source, read_options=pacsv.ReadOptions(block_size=TYPE_BLOCK_BYTES), parse_options=parse,
-                        convert_options=options) as reader:
+                        convert_options=every_column) as reader:
         schema = reader.schema
         try:
             rows = reader.read_next_batch().num_rows
@@ -259,9 +261,11 @@ def _first_block(source, parse, options) -> tuple[dict, float]:
 
 
 def _typed(options, numbers: dict):
-    """``options`` with the column types ``numbers``."""
+    """``options`` with the column types ``numbers`` (of the columns it includes)."""
     import pyarrow.csv as pacsv
 
+    included = set(options.include_columns)
+    numbers = {name: kind for name, kind in numbers.items() if name in included}
     return pacsv.ConvertOptions(column_types=numbers, include_columns=options.include_columns,
                                 decimal_point=options.decimal_point, null_values=options.null_values,
                                 strings_can_be_null=options.strings_can_be_null)
@@ -270,19 +274,22 @@ def _typed(options, numbers: dict):
 def _numbers_in_parts(source, text_format: TextFormat, wanted: list[str], ids: list[str], numbers: dict,
                       rows_per_byte: float) -> dict | None:
     """The ``wanted`` columns of a large CSV at a path read in byte ranges on threads
-    (:mod:`metrics_core.inputs.csv_parts`) when they are all numbers by the first block (ids
-    integers), else None."""
+    (:mod:`metrics_core.inputs.csv_parts`) when every column of the file is a number by the
+    first block (the ids integers), else None. Every column, not only the wanted ones: the
+    ranges do not parse quotes, and a quoted text column could hide a line end (a record read
+    as two rows); a quote in a column converted to numbers fails the conversion instead."""
     import pyarrow as pa
 
     from metrics_core.inputs.csv_parts import PARTS_MIN_BYTES, read_in_parts
 
-    if not isinstance(source, str | os.PathLike) or not all(name in numbers for name in wanted) or any(
+    header = text_format.header
+    if not isinstance(source, str | os.PathLike) or not all(name in numbers for name in header) or any(
             pa.types.is_floating(numbers[name]) for name in ids if name in wanted) or rows_per_byte <= 0:
         return None
     if os.path.getsize(source) < PARTS_MIN_BYTES:
         return None
-    return read_in_parts(source, text_format.sep, text_format.decimal, text_format.header,
-                         {name: numbers[name] for name in wanted}, rows_per_byte, PANDAS_MISSING)
+    return read_in_parts(source, text_format.sep, text_format.decimal, header, {name: numbers[name] for name in header},
+                         wanted, rows_per_byte, PANDAS_MISSING)
 
 
 def _rewind(source) -> None:

@@ -86,6 +86,29 @@ def test_what_the_ranges_cannot_read_exactly_is_read_whole_with_pandas_values(tm
     pd.testing.assert_frame_equal(frame[numbers].reset_index(drop=True), expected[numbers], check_dtype=False)
 
 
+def test_a_quoted_text_column_not_asked_for_sends_the_file_to_the_whole_read(tmp_path, small_parts):
+    """The ranges do not parse quotes: a quoted text in a column nobody asked for can hide a line
+    end, which they would read as a second row. Every column must be a number for the ranges;
+    an unwanted number column is converted too (a quote there fails) but not kept."""
+    wanted = ["user_id", "item_id", "rank"]
+    path = tmp_path / "recs.csv"
+    path.write_text("user_id,item_id,rank,note\n" + "".join(f"{u},1,1,a\n" for u in range(300))
+                    + '7,2,1,"first line\n8,3,2,x"\n')
+    frame, _ = read_table(path, "recommendations", wanted, IDS)
+    assert small_parts == [] and len(frame) == 301  # (the note is text: not read in parts, one record one row)
+    pd.testing.assert_frame_equal(frame[wanted].reset_index(drop=True), pd.read_csv(path)[wanted])
+    numbers = tmp_path / "numbers.csv"
+    numbers.write_text("user_id,item_id,rank,seen\n" + "".join(f"{u},1,1,{u * 7}\n" for u in range(300))
+                       + '7,2,1,"5\n8,3,2,6"\n')
+    frame, _ = read_table(numbers, "recommendations", wanted, IDS)
+    assert small_parts == [None] and len(frame) == 301  # (a quote in the number column: read whole)
+    pd.testing.assert_frame_equal(frame[wanted].reset_index(drop=True), pd.read_csv(numbers)[wanted])
+    numbers.write_text("user_id,item_id,rank,seen\n" + "".join(f"{u},1,1,{u * 7}\n" for u in range(300)))
+    frame, _ = read_table(numbers, "recommendations", wanted, IDS)
+    assert small_parts[-1] is not None and list(frame.columns) == wanted  # (in parts; the unwanted column dropped)
+    pd.testing.assert_frame_equal(frame.reset_index(drop=True), pd.read_csv(numbers)[wanted])
+
+
 def test_a_line_with_a_field_too_many_is_pandas_error(tmp_path, small_parts):
     path = tmp_path / "recs.csv"
     path.write_text("user_id,item_id,rank\n" + "".join(f"{u},1,1\n" for u in range(300)) + "7,1,1,9\n")
