@@ -63,7 +63,7 @@ class Truth:
     notes: list[Note] = field(default_factory=list)
     judged: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     n_items: int = 0
-    derived: dict = field(default_factory=dict, repr=False, compare=False)  # per-user values the metrics keep
+    derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # (a copy starts empty)
 
     @cached_property
     def user(self) -> np.ndarray:

@@ -52,7 +52,7 @@ class TextIds:
         arrow = isinstance(values, pa.Array)
         values = values if arrow else np.asarray(values, dtype=object)
         if all_used and arrow and _increasing(values):  # (sorted and distinct already, as text_hash codes them)
-            return cls(codes.astype(np.int32 if len(values) < 2**31 else np.int64, copy=False),
+            return cls(codes.astype(_code_type(len(values)), copy=False),
                        values.to_numpy(zero_copy_only=False).astype(object, copy=False))
         if all_used:
             used = slice(None)
@@ -61,7 +61,7 @@ class TextIds:
             used = np.zeros(len(values), dtype=bool)
             used[codes] = True
             distinct, position = sorted_distinct(values.filter(pa.array(used)) if arrow else values[used])
-        code_type = np.int32 if len(distinct) < 2**31 else np.int64
+        code_type = _code_type(len(distinct))
         new_code = np.full(len(values), -1, dtype=code_type)
         new_code[used] = position
         if len(values) == len(distinct) and (new_code == np.arange(len(values))).all():
@@ -100,7 +100,7 @@ def factorize_text(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
             return coded[0], coded[1].to_numpy(zero_copy_only=False)
     shares = thread_shares(len(column))
     encoded = map_chunks(lambda start, stop: column.slice(start, stop - start).dictionary_encode(), shares)
-    code_type = np.int32 if len(column) < 2**31 else np.int64  # (codes never exceed the rows)
+    code_type = _code_type(len(column))  # (codes never exceed the rows)
     codes, distinct, offset = [], [], 0
     for share in encoded:  # the chunks of one encoded share hold one dictionary
         codes += [chunk.indices.to_numpy(zero_copy_only=False).astype(code_type) + code_type(offset)
@@ -161,6 +161,11 @@ def sorted_distinct(texts, few_repeats: bool = False) -> tuple[np.ndarray, np.nd
     place[order] = np.arange(len(order))
     position = place[encoded.indices.to_numpy(zero_copy_only=False)] if len(array) else np.zeros(0, np.int64)
     return encoded.dictionary.take(order).to_numpy(zero_copy_only=False).astype(object), position
+
+
+def _code_type(distinct: int) -> type:
+    """The integer type of codes into ``distinct`` texts."""
+    return np.int32 if distinct < 2**31 else np.int64
 
 
 def _increasing(array) -> bool:

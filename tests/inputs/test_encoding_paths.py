@@ -412,3 +412,22 @@ def test_the_extremes_of_ids_read_in_blocks_on_threads_are_numpy_s(values, block
         assert ids_module.extremes_of(array) == (array.min(), array.max())
     finally:
         ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN = saved
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(3, 12), min_size=1, max_size=60), st.integers(1, 7), st.integers(1, 9))
+def test_a_lookup_written_over_its_own_values_is_numpy_s_gather(values, block, parallel_min):
+    """``lookup(table, values, low, out=values)`` (the text table maps its codes so): each chunk of
+    indices is copied before it is written, on any chunk size and thread split."""
+    from metrics_core.inputs import ids as ids_module
+
+    table = np.random.default_rng(len(values)).permutation(10).astype(np.int32)
+    codes = np.array(values, dtype=np.int32)
+    expected = table[codes - 3]
+    saved = ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN
+    try:
+        ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN = block, parallel_min
+        assert ids_module.lookup(table, codes, 3, out=codes) is codes
+    finally:
+        ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN = saved
+    np.testing.assert_array_equal(codes, expected)
