@@ -33,7 +33,8 @@ MAX_POSITIONS = 100_000
 JOIN_CHUNK_CELLS = 1 << 22
 CHECK_CHUNK_CELLS = 1 << 16
 KERNEL_MIN = 1 << 22  # users x positions cells from which the compiled loops (numba) place and join
-KERNEL_ITEMS_MAX = 1 << 24  # the compiled join's tables take 12 bytes per item and thread: 192 MiB each here
+KERNEL_ITEMS_MAX = 1 << 24  # the compiled join's tables take up to 8 bytes per item and thread: 128 MiB each here
+KERNEL_USERS_MAX = (1 << 30) - 1  # the compiled join marks items with 2 * user + 3, an int32
 USER_ITEM_HINT = f" with {setting('user_column')} and {setting('item_column')}"
 
 
@@ -532,8 +533,9 @@ class _Joined(NamedTuple):
 
 def _join(items_at: np.ndarray, truth: Truth, n_items: int, count_gaps: bool) -> _Joined:
     """Mark relevant cells and blank duplicate items, and count the filled cells and lists. From
-    :data:`KERNEL_MIN` cells, with at most :data:`KERNEL_ITEMS_MAX` items, the compiled loop does
-    it (:func:`_join_compiled`); otherwise numpy:
+    :data:`KERNEL_MIN` cells, with at most :data:`KERNEL_ITEMS_MAX` items and fewer than
+    :data:`KERNEL_USERS_MAX` users, the compiled loop does it (:func:`_join_compiled`); otherwise
+    numpy:
 
     Per chunk of users (chunks run on a few threads; each writes its own rows): pack
     ``item << b | position`` (``2**b`` >= P; an empty cell packs as item -1 and sorts first),
@@ -542,7 +544,7 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int, count_gaps: bool) ->
     slot keeps a row's empty cells above the row before) and locate each ground-truth pair with
     one ``searchsorted``; the first match is the item's best position.
     """
-    if items_at.size >= KERNEL_MIN and n_items <= KERNEL_ITEMS_MAX:
+    if items_at.size >= KERNEL_MIN and n_items <= KERNEL_ITEMS_MAX and len(items_at) < KERNEL_USERS_MAX:
         joined = _join_compiled(items_at, truth, n_items)
         return joined if count_gaps else joined._replace(gaps=0)
     filled = items_at >= 0

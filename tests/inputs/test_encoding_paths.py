@@ -96,16 +96,18 @@ def test_compiled_loops_place_and_join_like_numpy(shape, graded, monkeypatch):
     np.testing.assert_array_equal(compiled.lists["model"].scores, numpy_built.lists["model"].scores)
 
 
-def test_a_catalog_too_large_for_the_compiled_joins_tables_is_joined_by_numpy(monkeypatch):
-    """The compiled join's tables grow with the catalog; above ``KERNEL_ITEMS_MAX`` items numpy
-    joins (rows are still placed by the compiled loop)."""
+@pytest.mark.parametrize("limit, value", [("KERNEL_ITEMS_MAX", 100), ("KERNEL_USERS_MAX", 30)])
+def test_a_catalog_or_user_count_beyond_the_compiled_joins_limits_is_joined_by_numpy(limit, value, monkeypatch):
+    """The compiled join's tables grow with the catalog, and its marks with the user codes; above
+    ``KERNEL_ITEMS_MAX`` items, or from ``KERNEL_USERS_MAX`` users, numpy joins (rows are still
+    placed by the compiled loop)."""
     from metrics_core.inputs import kernels
 
     recs, truth = whole_lists(n_users=30, length=10, item_space=500, seed=6)
     recs = recs.sample(frac=1.0, random_state=7)
     numpy_built = encoded(recs, truth)
     monkeypatch.setattr(encode, "KERNEL_MIN", 0)
-    monkeypatch.setattr(encode, "KERNEL_ITEMS_MAX", 100)
+    monkeypatch.setattr(encode, limit, value)
 
     def refuse(*args):
         raise AssertionError("the compiled join ran on a catalog above the limit")
