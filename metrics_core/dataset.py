@@ -576,8 +576,9 @@ class _LaterLists:
         positions = longest_list(self.source, columns) if encoding.order == "rank" else None
         if positions is not None and len(users) * positions >= KERNEL_MIN:
             user_rows, item_rows = self._rows_ids()
-            lists = encode_streamed(self.name, self.source, columns, users.codes(user_rows), items.codes(item_rows),
-                                    len(users), len(items), positions, truth, score_positions)
+            lists = encode_streamed(self.name, self.source, columns, _row_codes(users, self.user, user_rows),
+                                    _row_codes(items, self.item, item_rows), len(users), len(items), positions,
+                                    truth, score_positions)
             if lists is not None:
                 return lists
         raw = self.read(columns, notes, encoding)
@@ -599,6 +600,14 @@ class _LaterLists:
         raw = read_lists(self.name, frame, label, columns, ids=self._rows_ids())
         _find_whole_lists(raw, encoding)
         return raw
+
+
+def _row_codes(index: IdIndex, distinct: np.ndarray | TextIds, rows: np.ndarray | TextIds) -> np.ndarray:
+    """The codes of a table's rows' ids ``rows``, whose distinct ids, sorted, are ``distinct``
+    (integer ids: their first and last are the rows' bounds, no pass over the rows for them)."""
+    if is_text(rows) or not len(distinct):
+        return index.codes(rows)
+    return index.codes(rows, (int(distinct[0]), int(distinct[-1])))
 
 
 def _find_whole_lists(raw: RawLists, encoding: Encoding) -> None:
