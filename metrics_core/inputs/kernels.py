@@ -82,7 +82,7 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
     ``(duplicates, gaps, filled)``, ``filled`` the count of filled cells (the caller compares it
     with the rows placed: fewer means two rows took one cell).
     The tables take 4 bytes per item code, 8 when ``graded``; the caller bounds the number of
-    items, and of users (below 2**30: the marks fit int32).
+    items, and of users (fewer than 2**30 - 1: the marks, at most 2**31 - 1, fit int32).
     """
     mark = np.zeros(n_items, dtype=np.int32)
     offset = np.zeros(n_items if graded else 0, dtype=np.int32)  # the item's row among its user's ground-truth rows
