@@ -1,7 +1,5 @@
 """``python -m metrics_core`` is the ``rankscope`` command."""
 
-import sys
+from metrics_core.cli import entry
 
-from metrics_core.cli import main
-
-sys.exit(main())
+entry()

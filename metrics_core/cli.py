@@ -10,9 +10,10 @@ import argparse
 import math
 import os
 import sys
+import threading
 import traceback
 from pathlib import Path
-from typing import get_args
+from typing import NoReturn, get_args
 
 from metrics_core.dataset import Dataset, model_name
 from metrics_core.errors import InputError, input_error
@@ -380,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
     except MemoryError:
         print("rankscope: out of memory; evaluate fewer users at a time.", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # (the reader of the output has gone away, as `| head` does: nothing to say)
+        return 1
     except Exception as error:
         if os.environ.get("RANKSCOPE_DEBUG"):
             traceback.print_exc()
@@ -388,5 +391,26 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def entry() -> NoReturn:
+    """The ``rankscope`` command: :func:`main`, then the process ends at once with its exit code.
+
+    A run leaves gigabytes of arrays and the compiled loops' state behind, and Python's own exit
+    takes them apart object by object before the system frees the memory anyway: at 1M users x
+    100, 0.5-0.6 s of a 5 s command (0.04 s this way). Everything the command writes to a file
+    is closed when written, so once stdout and stderr are flushed nothing is lost. While another
+    thread still runs (loading the compiled loops when a bad input ended the command early,
+    say), Python's exit waits for it as usual. A reader of the output that has gone away (a
+    closed pipe) makes the exit code 1."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        os._exit(code or 1)
+    if threading.active_count() > 1:
+        sys.exit(code)
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

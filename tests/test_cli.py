@@ -196,3 +196,62 @@ def test_peer_convention_flags_reach_the_settings(tmp_path, files, capsys):
                "--ground-truth", str(files["truth"]), "--primitive-model", "nope")
     assert done.returncode == 2 and "primitive model 'nope'" in done.stderr and "Traceback" not in done.stderr
     assert "with --primitive-model" in done.stderr
+
+
+def test_the_command_ends_with_its_output_whole_and_its_exit_code(files, tmp_path):
+    """The command ends its process without Python's teardown (``cli.entry``): what it printed
+    to a file, block-buffered, is all there, and a bad input still exits 2 with its message."""
+    out = tmp_path / "out.json"
+    with out.open("w") as stdout:
+        done = subprocess.run([sys.executable, "-m", "metrics_core", "evaluate", "--recommendations",
+                               str(files["recs"]), "--ground-truth", str(files["truth"]), "--format", "json"],
+                              stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["models"]["toy"]["users"]["evaluated"] == 3
+    missing = run("evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(tmp_path / "no.csv"))
+    assert missing.returncode == 2
+    assert "no file at" in missing.stderr
+
+
+@pytest.mark.parametrize("output", ["json", "table"])
+def test_a_reader_gone_away_makes_the_exit_code_1_without_a_message(files, output):
+    """Output to a pipe whose reader has closed it (``| head`` does): exit code 1, and no
+    internal error, whether printing fails (the JSON) or the last flush (the short table)."""
+    argv = ["evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(files["truth"]),
+            "--format", output]
+    command = [sys.executable, "-c", "import os, sys; read, write = os.pipe(); os.close(read); os.dup2(write, 1); "
+               f"from metrics_core.cli import entry; sys.argv[1:] = {argv!r}; entry()"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == ""
+
+
+def test_a_flush_to_a_reader_gone_away_ends_with_1_and_a_run_ends_with_its_own_code(monkeypatch):
+    """``entry`` flushes the output before it ends the process: a closed pipe found then
+    exits 1; otherwise the process ends at once with main's code."""
+    from metrics_core import cli
+
+    class Gone:
+        def flush(self):
+            raise BrokenPipeError
+
+    class EndedError(Exception):
+        pass
+
+    ended = []
+
+    def end(code: int):
+        ended.append(code)
+        raise EndedError
+
+    monkeypatch.setattr(cli.os, "_exit", end)
+    monkeypatch.setattr(cli.threading, "active_count", lambda: 1)
+    monkeypatch.setattr(cli, "main", lambda: 0)
+    with monkeypatch.context() as gone:
+        gone.setattr(cli.sys, "stdout", Gone())
+        with pytest.raises(EndedError):
+            cli.entry()
+    monkeypatch.setattr(cli, "main", lambda: 2)
+    with pytest.raises(EndedError):
+        cli.entry()
+    assert ended == [1, 2]
