@@ -419,25 +419,23 @@ def test_the_extremes_of_ids_read_in_blocks_on_threads_are_numpy_s(values, block
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 40), st.integers(1, 9)), min_size=1, max_size=30), st.integers(1, 7),
        st.integers(1, 9))
-def test_ids_in_runs_are_indexed_by_each_chunks_runs_as_every_value_would_be(runs, block, parallel_min):
-    """Ids sorted by user come in runs; the index marks the first id of each run of each chunk
-    (runs cross chunk and thread borders, and an id may come back in a later run): the same
-    ids as every value marked, and the codes of the rows given their bounds are the same."""
+def test_ids_in_runs_are_indexed_by_each_pieces_runs_as_every_value_would_be(runs, block, parallel_min):
+    """Ids sorted by user come in runs; the index reads the first id of each run of each piece
+    (runs cross piece and thread borders, and an id may come back in a later run): the same
+    ids as every value, and the codes of the rows given their bounds are the same."""
     from metrics_core.inputs import ids as ids_module
 
     values = np.repeat([value for value, _ in runs], [length for _, length in runs]).astype(np.int32)
-    saved = ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN
+    saved = ids_module.RUN_PIECE, ids_module.PARALLEL_MIN
     try:
-        ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN = block, parallel_min
-        present = np.zeros(41, dtype=bool)
-        ids_module._mark_present(present, values, 0, grouped=True)
-        np.testing.assert_array_equal(np.flatnonzero(present), np.unique(values))
+        ids_module.RUN_PIECE, ids_module.PARALLEL_MIN = block, parallel_min
+        np.testing.assert_array_equal(np.unique(ids_module.run_heads(values)), np.unique(values))
         index = ids_module.IdIndex.union([values])
         np.testing.assert_array_equal(index.ids, np.unique(values))
         bounds = (int(values.min()), int(values.max()))
         np.testing.assert_array_equal(index.codes(values, bounds), np.searchsorted(index.ids, values))
     finally:
-        ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN = saved
+        ids_module.RUN_PIECE, ids_module.PARALLEL_MIN = saved
 
 
 @settings(max_examples=60, deadline=None)
