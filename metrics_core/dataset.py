@@ -132,8 +132,9 @@ class Dataset:
                 else read_lists(name, frame, label, columns, part)
 
         truth_notes: list[Note] = []
-        truth_read = meanwhile(lambda: read_truth(*_read(ground_truth, "ground truth", truth_notes, id_columns),
-                                                  columns, part))  # (read while the models are; raised after them)
+        truth_columns = [*id_columns, *([columns.relevance] if columns.relevance else [])]  # (a file's others: unread)
+        truth_read = meanwhile(lambda: read_truth(*_read(ground_truth, "ground truth", truth_notes, id_columns,
+                                                         truth_columns), columns, part))  # (raised after the models)
         raw_lists = [model_ids(*model_read(str(name), source)) for name, source in recommendations.items()]
         raw_truth = truth_read.result()
         notes += truth_notes

@@ -91,6 +91,25 @@ def test_ids_that_never_match_get_a_warning_naming_the_cause(recs_items, truth_i
     assert cause in notes[0].message and "Example item ids" in notes[0].message
 
 
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+@pytest.mark.parametrize("table", ["recommendations", "ground truth"])
+def test_a_missing_id_column_is_named_with_every_column_of_the_file(tmp_path, suffix, table):
+    """Only the columns a table needs are read, yet the message lists all the file's columns,
+    among which the user finds the one to map (here 'userId', never read)."""
+    good = {"recommendations": pd.DataFrame({"user_id": [1, 2], "item_id": [3, 4], "rank": [1, 1]}),
+            "ground truth": pd.DataFrame({"user_id": [1, 2], "item_id": [3, 4]})}
+    bad = good[table].rename(columns={"user_id": "userId"}).assign(note=["x", "y"])
+    paths = {}
+    for name, frame in {**good, table: bad}.items():
+        paths[name] = tmp_path / f"{name.replace(' ', '_')}{suffix}"
+        frame.to_parquet(paths[name]) if suffix == ".parquet" else frame.to_csv(paths[name], index=False)
+    done = run("evaluate", "--recommendations", str(paths["recommendations"]), "--ground-truth",
+               str(paths["ground truth"]))
+    assert done.returncode == 2
+    assert f"{table}" in done.stderr and "missing column 'user_id'" in done.stderr
+    assert "(the table has: " + ", ".join(bad.columns) + ")" in done.stderr
+
+
 def test_swapped_columns_are_named():
     recs = pd.DataFrame({"user_id": [10, 10, 11], "item_id": [1, 2, 3], "rank": [1, 2, 1]})
     truth = pd.DataFrame({"user_id": [1, 2, 3], "item_id": [10, 11, 12]})

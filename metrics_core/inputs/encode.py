@@ -24,7 +24,7 @@ from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Truth
 from metrics_core.inputs.ids import IdIndex
-from metrics_core.inputs.read import is_qrels
+from metrics_core.inputs.read import QRELS_GRADE, is_qrels
 from metrics_core.inputs.text_ids import TextIds, is_text
 from metrics_core.parallel import THREADS, chunks, map_chunks, meanwhile, thread_shares
 from metrics_core.settings import Order, TieBreak
@@ -78,7 +78,7 @@ def read_truth(frame: pd.DataFrame, source: str, columns: Columns, empty_ok: boo
         validate.require_rows(frame, source)
     validate.require_columns(frame, [columns.user, columns.item], source, USER_ITEM_HINT)
     qrels = is_qrels(frame)
-    relevance = columns.relevance or ("relevance" if qrels else None)
+    relevance = columns.relevance or (QRELS_GRADE if qrels else None)
     context = [columns.user, columns.item, relevance or columns.user]
     grade = None
     if relevance is not None:

@@ -20,11 +20,12 @@ import pandas as pd
 
 from metrics_core.errors import InputError, Note, input_error
 from metrics_core.inputs.text_ids import COMPILED_MIN
-from metrics_core.inputs.validate import ALL_CATEGORIES_USED, NUMBERS_AS_TEXT, column_list
+from metrics_core.inputs.validate import ALL_CATEGORIES_USED, FILE_COLUMNS, NUMBERS_AS_TEXT, column_list
 from metrics_core.parallel import map_threads
 
 TREC_RUN_COLUMNS = ["user_id", "iteration", "item_id", "rank", "score", "tag"]
 TREC_QRELS_COLUMNS = ["user_id", "iteration", "item_id", "relevance"]
+QRELS_GRADE = TREC_QRELS_COLUMNS[-1]  # a qrels file's grade column, used unless another is named
 PARQUET_SUFFIXES = {".parquet", ".pq"}
 TREC_SUFFIXES = {".run", ".trec", ".qrels"}
 TREC_FIELDS = {False: "qid Q0 docno rank score tag", True: "qid iter docno rel"}
@@ -98,8 +99,11 @@ def read_table(
         return read_bytes(source.data, source.name, role)
     if isinstance(source, StoredTable):
         label = f"{role} ({source.name})"
+        qrels = Path(source.name).suffix.lower() == ".qrels"
+        if qrels and columns is not None:
+            columns = [*columns, QRELS_GRADE]  # (a qrels file's grades are always used)
         frame = _checked(lambda: _read_parquet(source.path, columns, label, ids), label)
-        if Path(source.name).suffix.lower() == ".qrels":
+        if qrels:
             frame.attrs[QRELS] = True
         return frame, label
     path = Path(source)
@@ -207,9 +211,7 @@ def _read_csv_arrow(source, text_format: TextFormat, columns: list[str] | None, 
         numbers, rows_per_byte = {}, 0.0
     parts = _numbers_in_parts(source, text_format, wanted, ids, numbers, rows_per_byte)
     if parts is not None:
-        frame = pd.DataFrame(parts, copy=False)
-        frame.attrs[NUMBERS_AS_TEXT] = [name for name in ids if name in wanted]
-        return frame
+        return _with_read_columns(pd.DataFrame(parts, copy=False), wanted, ids, header)
     table = None
     if numbers:
         _rewind(source)
@@ -228,8 +230,16 @@ def _read_csv_arrow(source, text_format: TextFormat, columns: list[str] | None, 
                                   if field.name not in ids) or any(pa.types.is_floating(field.type) for field
                                                                    in table.schema if field.name in ids):
         return None  # (ids Arrow read as floats may be integers beyond int64, which pandas reads exactly)
-    frame = pd.DataFrame(_columns_values(table, wanted), copy=False)
+    return _with_read_columns(pd.DataFrame(_columns_values(table, wanted), copy=False), wanted, ids, header)
+
+
+def _with_read_columns(frame: pd.DataFrame, wanted: list[str], ids: list[str], header: list[str]) -> pd.DataFrame:
+    """``frame``, the ``wanted`` columns of a CSV whose columns are ``header``, with what its
+    attrs say of them: which ids may be numbers read as text, and the file's columns when only
+    some were read (for messages)."""
     frame.attrs[NUMBERS_AS_TEXT] = [name for name in ids if name in wanted]
+    if len(wanted) < len(header):
+        frame.attrs[FILE_COLUMNS] = list(header)
     return frame
 
 
@@ -373,7 +383,7 @@ def _read_parquet(source, columns: list[str] | None, label: str, ids: list[str] 
     schema = file.schema_arrow
     require_unique_columns(schema.names, label)
     stored_index = {c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)}
-    names = [name for name in schema.names if name not in stored_index]
+    in_file = names = [name for name in schema.names if name not in stored_index]
     if columns is not None:
         names = [name for name in dict.fromkeys(columns) if name in names] or names
     numbers = {name: dtype for name in names if (dtype := _number_type(file, name)) is not None}
@@ -395,6 +405,8 @@ def _read_parquet(source, columns: list[str] | None, label: str, ids: list[str] 
     frame = pd.DataFrame({name: values[name] for name in names}, copy=False)
     if factorized:
         frame.attrs[ALL_CATEGORIES_USED] = factorized
+    if len(names) < len(in_file):
+        frame.attrs[FILE_COLUMNS] = in_file
     return frame
 
 

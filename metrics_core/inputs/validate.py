@@ -13,6 +13,7 @@ MAX_COLUMNS_SHOWN = 20
 NUMBERS_AS_TEXT = "rankscope.numbers_as_text"  # frame.attrs key: columns read as text that may hold numbers (CSV)
 ALL_CATEGORIES_USED = "rankscope.all_categories_used"  # frame.attrs key: categorical columns whose categories
 # are each some row's (a factorization made them), so finding the used ones is skipped
+FILE_COLUMNS = "rankscope.file_columns"  # frame.attrs key: every column of the file, when only some were read
 
 
 def column_list(columns) -> str:
@@ -29,12 +30,14 @@ def column_list(columns) -> str:
 def require_columns(frame: pd.DataFrame, names: list[str], source: str, hint: str = "") -> None:
     """Every name in ``names`` is a column of ``frame``. ``hint`` (e.g. " with " + a setting
     marker) says where the mapping is chosen. A table read as one column whose name holds
-    ``;``, ``|`` or a tab gets a message about the delimiter instead."""
+    ``;``, ``|`` or a tab gets a message about the delimiter instead. The message lists the
+    file's columns, all of them when only some were read (``frame.attrs``, :data:`FILE_COLUMNS`)."""
     missing = [name for name in names if name not in frame.columns]
     if not missing:
         return
-    if len(frame.columns) == 1:
-        only = str(frame.columns[0])
+    in_file = frame.attrs.get(FILE_COLUMNS, list(frame.columns))  # (a read of some columns: all the file's)
+    if len(in_file) == 1:
+        only = str(in_file[0])
         delimiter = next((d for d in ("\t", ";", "|") if d in only), None)
         if delimiter is not None:
             words = "a tab" if delimiter == "\t" else repr(delimiter)
@@ -48,7 +51,7 @@ def require_columns(frame: pd.DataFrame, names: list[str], source: str, hint: st
     raise input_error(
         source,
         f"missing column{'s' if len(missing) > 1 else ''} {', '.join(repr(m) for m in missing)} "
-        f"(the table has: {column_list(frame.columns)}).",
+        f"(the table has: {column_list(in_file)}).",
         f"rename the column in the file or map it to one of the existing columns{hint}.",
     )
 

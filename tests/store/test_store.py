@@ -62,6 +62,12 @@ def test_a_qrels_file_keeps_its_meaning_when_stored(tmp_path):
     from metrics_core.inputs.read import is_qrels, read_table
 
     assert is_qrels(read_table(table, "ground truth")[0])
+    ids_only, _ = read_table(table, "ground truth", ["user_id", "item_id"], ["user_id", "item_id"])
+    assert is_qrels(ids_only) and list(ids_only.columns) == ["user_id", "item_id", "relevance"]
+    recs = pd.DataFrame({"user_id": [1, 1], "item_id": ["b", "a"], "rank": [1, 2]})
+    truth = Dataset.build({"m": recs}, table).truth  # the ground truth is read by its id columns only
+    assert truth.graded is False and truth.relevant_count.tolist() == [1]  # grade 0 is judged, not relevant
+    assert len(truth.judged) == 1
 
 
 def test_an_id_column_mixing_numbers_and_text_is_stored_as_text_with_the_same_numbers(tmp_path):
