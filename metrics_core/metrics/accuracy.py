@@ -428,11 +428,12 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
     at every reported k and summed.
     """
     width = cut.width
+    cells = user_rows(part)  # (the lists' rows of these users: views when they are consecutive)
     whole_lists = candidates is not None or not settings.rr_cutoff  # these look past the cut-off
-    full_hit = lists.hit[part] if whole_lists else None
-    hit = lists.hit[part, :width] if full_hit is None else full_hit[:, :width]
+    full_hit = lists.hit[cells] if whole_lists else None
+    hit = np.ascontiguousarray(lists.hit[cells, :width] if full_hit is None else full_hit[:, :width])  # (read often)
     full_hit = hit if full_hit is None else full_hit
-    filled = (lists.items[part] if candidates is not None else lists.items[part, :width])[:, :width] >= 0
+    filled = (lists.items[cells] if candidates is not None else lists.items[cells, :width])[:, :width] >= 0
     R = truth.relevant_count[part].astype(np.float64)
     H_all = running_sum(hit)  # at every position: AP and LAUC weigh each position by it
     H = cut.at(H_all)
@@ -443,20 +444,20 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
     needs_F = settings.precision_denominator == "list" or candidates is not None
     F = cut.prefix(filled) if needs_F else None
     gains = hit if lists.grade is None or settings.gain == "binary" else \
-        _gain(lists.grade[part, :width].astype(np.float64), settings.gain)
+        _gain(lists.grade[cells, :width].astype(np.float64), settings.gain)
     every_k = {
         "fbeta": (fbeta(precision(H, k, F, settings.precision_denominator, R), recall(H, R), settings.beta)
                   if settings.precision_denominator != "k" else fbeta_from_hits(H, R, k, settings.beta)),
         "ap": average_precision(hit, H_all, R, cut, settings.ap_denominator),
     }
     if len(truth.judged):
-        judged = lists.judged_cells(truth)[part, :width]
+        judged = lists.judged_cells(truth)[cells, :width]
         every_k["bpref"] = bpref(hit, judged, R, truth.judged_count[part].astype(np.float64), cut)
         every_k["infap"] = infap(hit, judged, R, cut)
     gains_so_far = dcg(gains, cut)  # its total over users comes from the hit cells (dcg_from_hits)
     every_k["ndcg"] = ndcg(gains_so_far, ideal_dcg)
     if candidates is not None:
-        full_filled = lists.items[part] >= 0
+        full_filled = lists.items[cells] >= 0
         n_negative = negatives(candidates, R, full_filled.sum(axis=1), full_hit.sum(axis=1))
         every_k["lauc"] = lauc(hit, filled, H_all, F, R, n_negative, cut)
         every_k["mcc"] = mcc(H, F, R, n_negative)
@@ -480,6 +481,19 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
     at_k = {name: at_K[name][:, 0].astype(np.float64) for name in accuracy_kernels(True) if name in at_K}  # copies
     listed = F[:, column].copy() if F is not None else row_sums(filled[:, :settings.k])
     return ChunkResult(at_k, sums, H[:, column].copy(), listed)
+
+
+def user_rows(users: np.ndarray) -> slice | np.ndarray:
+    """The index of the rows of ``users`` (ascending codes) in a users x positions array: a
+    slice when they are consecutive, whose rows are then a view, not a gathered copy (1M users,
+    their top 10 cells and hits: 0.07 s against 0.12-0.17 s).
+
+    >>> user_rows(np.array([3, 4, 5])), user_rows(np.array([3, 5]))
+    (slice(3, 6, None), array([3, 5]))
+    """
+    if len(users) and int(users[-1]) - int(users[0]) + 1 == len(users):
+        return slice(int(users[0]), int(users[-1]) + 1)
+    return users
 
 
 def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, gain: str) -> dict[str, np.ndarray]:

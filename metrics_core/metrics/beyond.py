@@ -15,6 +15,7 @@ import numpy as np
 from metrics_core.inputs.encoded import Cooccurrence, Lists, Training
 from metrics_core.inputs.features import ItemVectors
 from metrics_core.metrics import catalog, popularity, primitive, registry, scores, similarity
+from metrics_core.metrics.accuracy import user_rows
 from metrics_core.settings import Settings
 from metrics_core.sums import row_sums
 
@@ -65,7 +66,7 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> Beyon
     rows = np.flatnonzero(listed)
     every_user = len(rows) == len(top_all)
     top = top_all if every_user else top_all[rows]  # a view when every user has a list
-    hit_top = lists.hit[rows, :k]
+    hit_top = lists.hit[user_rows(rows), :k]
     out = BeyondPass(rows, {}, {}, {}, {"users_with_recommendations": len(rows)})
     counts = catalog.recommendation_counts(top, inputs.n_items)
     _catalog_metrics(out, counts, inputs, settings)
