@@ -1,7 +1,8 @@
 """``rankscope`` command line: evaluate recommendation files from a shell or a CI job.
 
 Exit codes: 0 success, 2 bad input or bad arguments (message on stderr, no traceback),
-1 an unexpected internal error (set RANKSCOPE_DEBUG=1 for the traceback).
+1 an unexpected internal error (set RANKSCOPE_DEBUG=1 for the traceback), or, without a
+message, an output pipe whose reader has gone away.
 """
 
 from __future__ import annotations

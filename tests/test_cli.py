@@ -215,8 +215,9 @@ def test_the_command_ends_with_its_output_whole_and_its_exit_code(files, tmp_pat
 
 @pytest.mark.parametrize("output", ["json", "table"])
 def test_a_reader_gone_away_makes_the_exit_code_1_without_a_message(files, output):
-    """Output to a pipe whose reader has closed it (``| head`` does): exit code 1, and no
-    internal error, whether printing fails (the JSON) or the last flush (the short table)."""
+    """Output to a pipe whose reader has closed it (``| head`` does), as JSON or as a table:
+    exit code 1 and nothing on stderr, where the failed print was an internal error (a flush
+    that fails after main returns has the test below)."""
     argv = ["evaluate", "--recommendations", str(files["recs"]), "--ground-truth", str(files["truth"]),
             "--format", output]
     command = [sys.executable, "-c", "import os, sys; read, write = os.pipe(); os.close(read); os.dup2(write, 1); "
