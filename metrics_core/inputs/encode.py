@@ -119,12 +119,13 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
     """
     n_users, n_items = len(users), len(items)
     user, item = users.codes(raw.user), items.codes(raw.item)  # (int32 mostly: int64 once the pairs are found)
-    has_rows = np.zeros(n_users, dtype=bool)
-    has_rows[user] = True
     grade = raw.grade  # None: every relevant pair has grade 1
     notes: list[Note] = []
     judged = np.zeros(0, dtype=np.int64)
+    has_rows = None  # (without grades, the users with a relevant item: found from R below)
     if grade is not None:
+        has_rows = np.zeros(n_users, dtype=bool)
+        has_rows[user] = True
         user, item = user.astype(np.int64), item.astype(np.int64)
         keep = grade >= threshold
         judged = np.unique(user[~keep] * n_items + item[~keep])
@@ -146,6 +147,8 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
         user, item, grade = user[order], item[order], grade[order]
     # R per user from the sorted users' boundaries (np.bincount would first copy 32-bit codes to 64 bits)
     relevant_count = np.diff(np.searchsorted(user, np.arange(n_users + 1, dtype=user.dtype)))
+    if has_rows is None:
+        has_rows = relevant_count > 0
     if len(judged):  # a pair relevant through another row is not judged non-relevant (no work without grades)
         judged = judged[~np.isin(judged, np.multiply(user, n_items, dtype=np.int64) + item)]
     return Truth(item, np.asarray(grade, dtype=np.float64), relevant_count, graded, has_rows, notes, judged, n_items)

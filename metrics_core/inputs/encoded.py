@@ -76,6 +76,11 @@ class Truth:
         return np.concatenate([[0], np.cumsum(self.relevant_count)])
 
     @cached_property
+    def relevant_items(self) -> np.ndarray:
+        """The codes of the items relevant to some user, ascending (asked once per model: kept)."""
+        return np.flatnonzero(np.bincount(self.item, minlength=self.n_items))
+
+    @cached_property
     def judged_count(self) -> np.ndarray:
         """N: the judged non-relevant items of each user."""
         return np.bincount(self.judged // max(self.n_items, 1), minlength=len(self.relevant_count))

@@ -67,8 +67,7 @@ def mismatch_note(model: str, lists: Lists, truth: Truth, users: IdIndex, items:
     cells = np.asarray(lists.items[sample]).ravel()
     user_side = Side("users", sample, np.flatnonzero(truth.has_truth_rows), users,
                      kinds["recommended user"], kinds["truth user"])
-    in_truth = np.flatnonzero(np.bincount(truth.item, minlength=len(items)))  # codes are dense: no sort
-    item_side = Side("items", cells[cells >= 0], in_truth, items,
+    item_side = Side("items", cells[cells >= 0], truth.relevant_items, items,
                      kinds["recommended item"], kinds["truth item"])
     low = [side for side in (user_side, item_side) if side.share < MIN_SHARE]
     if not low:
