@@ -80,10 +80,10 @@ class IdIndex:
             if low >= self._low and most <= high:
                 if len(self._table) == len(self.ids):  # ids are low, low+1, ...: the code is an offset
                     return _offset(values, self._low) if self._low else values
-                heads = _runs(values)
-                if len(heads) * 4 < len(values):  # grouped ids (sorted by user): code each run once
-                    starts = np.flatnonzero(np.concatenate([[True], values[1:] != values[:-1]]))
-                    codes = lookup(self._table, heads, self._low)
+                change = values[1:] != values[:-1]
+                if (np.count_nonzero(change) + 1) * 4 < len(values):  # grouped ids (sorted by user): each run once
+                    starts = np.flatnonzero(np.concatenate([[True], change]))
+                    codes = lookup(self._table, values[starts], self._low)
                     return np.repeat(codes, np.diff(np.append(starts, len(values))))
                 return lookup(self._table, values, self._low)
             shifted = values.astype(np.int64) - self._low
@@ -205,13 +205,3 @@ def _grouped(values: np.ndarray, sample: int = 1000) -> bool:
     """Whether most neighbours in the first ``sample`` values are equal (runs of one id)."""
     head = values[:sample]
     return len(head) > 1 and np.count_nonzero(head[1:] == head[:-1]) * 2 > len(head)
-
-
-def _runs(values: np.ndarray) -> np.ndarray:
-    """The first value of each run of equal neighbours (all values when nothing repeats)."""
-    if len(values) < 2:
-        return values
-    change = values[1:] != values[:-1]
-    if change.all():
-        return values
-    return np.concatenate([values[:1], values[1:][change]])
