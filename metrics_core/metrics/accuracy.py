@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metrics_core.counts import distinct_and_groups, stable_order
 from metrics_core.inputs.encoded import Lists, Truth
 from metrics_core.metrics.registry import accuracy_kernels
 from metrics_core.parallel import THREADS, chunks, map_chunks
@@ -642,7 +643,7 @@ def totals_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cut
     n_users = lists.hit.shape[0]
     user, position, cell = _hits_of(lists, rows, cut.width)
     R_rows = truth.relevant_count[rows]
-    distinct_R, group_of_row = np.unique(R_rows, return_inverse=True)
+    distinct_R, group_of_row = distinct_and_groups(R_rows)
     group = np.zeros(n_users, dtype=np.intp)
     group[rows] = group_of_row
     by_group_and_rank = group[user] * cut.width + position
@@ -752,7 +753,7 @@ def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, cut: Cutoffs, user, pos
     scale of all the users before it). The loop runs over ranks, never over users.
     """
     R = truth.relevant_count[rows]
-    order = np.argsort(-R, kind="stable")
+    order = stable_order(R, descending=True)
     R_sorted = R[order]
     deepest = min(int(R_sorted[0]) if len(R_sorted) else 0, int(cut.k[-1]))  # no k reads a deeper rank
     users_deeper = np.searchsorted(-R_sorted, -np.arange(deepest + 1), side="left")  # n_j: users with R > j
@@ -761,7 +762,7 @@ def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, cut: Cutoffs, user, pos
     place_of_user = np.full(truth.relevant_count.shape[0], -1)
     place_of_user[rows[order]] = np.arange(len(rows))
     hit_place = place_of_user[user]
-    by_rank = np.argsort(position, kind="stable")
+    by_rank = stable_order(position)
     hits_at = np.searchsorted(position[by_rank], np.arange(cut.width + 1))  # rank j's hits: by_rank[hits_at[j]:..]
     reported = {int(k) - 1: column for column, k in enumerate(cut.k)}
     ideal, dcg, below = np.zeros(len(rows)), np.zeros(len(rows)), np.zeros(len(cut.k))
