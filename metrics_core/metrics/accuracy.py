@@ -221,6 +221,34 @@ def infap(hit: np.ndarray, judged: np.ndarray, R: np.ndarray, cut: Cutoffs) -> n
     return cut.prefix(terms) * _inverse(R)[:, None]
 
 
+
+def judged_at_k(hit: np.ndarray, judged: np.ndarray, R: np.ndarray, N: np.ndarray, k: float) -> dict[str, np.ndarray]:
+    """bpref@k and infAP@k for one k (as :func:`bpref` and :func:`infap`, users x 1), from the
+    hit cells and the judged non-relevant cells alone: each hit's term needs the relevant (a)
+    and judged non-relevant (n) items ranked above it, counted among its row's few marked
+    cells instead of by running sums over the users x width arrays (1M users at K = 10:
+    about 240 ms of CPU → 30 ms).
+
+    >>> values = judged_at_k(np.array([[False, True, True]]), np.array([[True, False, False]]),
+    ...                      np.array([2.0]), np.array([4.0]), 3.0)
+    >>> values["bpref"], values["infap"].round(4)
+    (array([[0.5]]), array([[0.5833]]))
+    """
+    n_users, width = hit.shape
+    hits = np.flatnonzero(hit.reshape(-1))  # (ascending: by user, then by rank)
+    hits = hits[hits % width < k]
+    marked = np.flatnonzero(judged.reshape(-1))
+    user, position = np.divmod(hits, width)
+    row_start = user * width
+    a = (np.arange(len(hits)) - np.searchsorted(hits, row_start)).astype(np.float64)
+    n = (np.searchsorted(marked, hits) - np.searchsorted(marked, row_start)).astype(np.float64)
+    bpref_term = 1.0 - np.minimum(n, R[user]) / np.maximum(np.minimum(R, N), 1.0)[user]
+    share = (a + INFAP_EPSILON) / (a + n + 2 * INFAP_EPSILON)
+    infap_term = (1.0 + (a + n) * share) / (position + 1.0)
+    inverse_R = _inverse(R)
+    return {name: (np.bincount(user, weights=term, minlength=n_users) * inverse_R)[:, None]
+            for name, term in (("bpref", bpref_term), ("infap", infap_term))}
+
 def fall_out(H: np.ndarray, F: np.ndarray, n_negative: np.ndarray) -> np.ndarray:
     """Fall-out@k = irrelevant items in the top k / irrelevant candidates (0 without any)."""
     return _ratio(F - H, n_negative[:, None])
@@ -453,8 +481,12 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
     }
     if len(truth.judged):
         judged = lists.judged_cells(truth)[cells, :width]
-        every_k["bpref"] = bpref(hit, judged, R, truth.judged_count[part].astype(np.float64), cut)
-        every_k["infap"] = infap(hit, judged, R, cut)
+        N = truth.judged_count[part].astype(np.float64)
+        if len(k) == 1:  # (at K alone: from the few hit and judged cells)
+            every_k.update(judged_at_k(hit, judged, R, N, float(k[0])))
+        else:
+            every_k["bpref"] = bpref(hit, judged, R, N, cut)
+            every_k["infap"] = infap(hit, judged, R, cut)
     gains_so_far = dcg(gains, cut)  # its total over users comes from the hit cells (dcg_from_hits)
     every_k["ndcg"] = ndcg(gains_so_far, ideal_dcg)
     if candidates is not None:
