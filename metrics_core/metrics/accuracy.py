@@ -226,8 +226,8 @@ def judged_at_k(hit: np.ndarray, judged: np.ndarray, R: np.ndarray, N: np.ndarra
     """bpref@k and infAP@k for one k (as :func:`bpref` and :func:`infap`, users x 1), from the
     hit cells and the judged non-relevant cells alone: each hit's term needs the relevant (a)
     and judged non-relevant (n) items ranked above it, counted among its row's few marked
-    cells instead of by running sums over the users x width arrays (1M users at K = 10:
-    about 240 ms of CPU → 30 ms).
+    cells instead of by running sums over the users x width arrays (1M users at K = 10, in one
+    call: 771 → 28 ms of CPU).
 
     >>> values = judged_at_k(np.array([[False, True, True]]), np.array([[True, False, False]]),
     ...                      np.array([2.0]), np.array([4.0]), 3.0)
@@ -617,8 +617,8 @@ def _ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray | int, kind:
 
     Graded, its gains over log2(i + 2) are added in rank order, as :func:`dcg` adds a row: a
     few ranks deep (K, as a rule), rank by rank over every user, each rank's grades read at
-    ascending places of the ground truth (1M users at K = 10: about 200 → 50 ms of CPU); deeper
-    (R), user by user, from each user's grades laid out in a row."""
+    ascending places of the ground truth (1M users at K = 10 in one call, exponential gain:
+    403 → 227 ms of CPU); deeper (R), user by user, from each user's grades laid out in a row."""
     shown = np.minimum(truth.relevant_count[part], depth)
     deepest = int(shown.max(initial=0))
     disc = discount(deepest)
