@@ -221,7 +221,6 @@ def infap(hit: np.ndarray, judged: np.ndarray, R: np.ndarray, cut: Cutoffs) -> n
     return cut.prefix(terms) * _inverse(R)[:, None]
 
 
-
 def judged_at_k(hit: np.ndarray, judged: np.ndarray, R: np.ndarray, N: np.ndarray, k: float) -> dict[str, np.ndarray]:
     """bpref@k and infAP@k for one k (as :func:`bpref` and :func:`infap`, users x 1), from the
     hit cells and the judged non-relevant cells alone: each hit's term needs the relevant (a)
@@ -237,17 +236,29 @@ def judged_at_k(hit: np.ndarray, judged: np.ndarray, R: np.ndarray, N: np.ndarra
     n_users, width = hit.shape
     hits = np.flatnonzero(hit.reshape(-1))  # (ascending: by user, then by rank)
     hits = hits[hits % width < k]
-    marked = np.flatnonzero(judged.reshape(-1))
     user, position = np.divmod(hits, width)
     row_start = user * width
-    a = (np.arange(len(hits)) - np.searchsorted(hits, row_start)).astype(np.float64)
-    n = (np.searchsorted(marked, hits) - np.searchsorted(marked, row_start)).astype(np.float64)
-    bpref_term = 1.0 - np.minimum(n, R[user]) / np.maximum(np.minimum(R, N), 1.0)[user]
-    share = (a + INFAP_EPSILON) / (a + n + 2 * INFAP_EPSILON)
-    infap_term = (1.0 + (a + n) * share) / (position + 1.0)
+    above_relevant = (np.arange(len(hits)) - np.searchsorted(hits, row_start)).astype(np.float64)
+    terms = judged_terms(np.flatnonzero(judged.reshape(-1)), hits, row_start, above_relevant, R[user], N[user],
+                         position)
     inverse_R = _inverse(R)
     return {name: (np.bincount(user, weights=term, minlength=n_users) * inverse_R)[:, None]
-            for name, term in (("bpref", bpref_term), ("infap", infap_term))}
+            for name, term in terms.items()}
+
+
+def judged_terms(judged: np.ndarray, cell: np.ndarray, row_start: np.ndarray, above_relevant: np.ndarray,
+                 R: np.ndarray, N: np.ndarray, position: np.ndarray) -> dict[str, np.ndarray]:
+    """Each hit's bpref and infAP term (:func:`bpref`, :func:`infap`), the hit at flat cell
+    ``cell`` of a row that begins at ``row_start``, rank ``position + 1``, with
+    ``above_relevant`` relevant items above it; ``judged``: the flat cells of judged
+    non-relevant items, ascending; ``R`` and ``N``: its user's relevant and judged
+    non-relevant counts."""
+    n = (np.searchsorted(judged, cell) - np.searchsorted(judged, row_start)).astype(np.float64)
+    above_judged = above_relevant + n
+    share = (above_relevant + INFAP_EPSILON) / (above_judged + 2 * INFAP_EPSILON)
+    return {"bpref": 1.0 - np.minimum(n, R) / np.maximum(np.minimum(R, N), 1.0),
+            "infap": (1.0 + above_judged * share) / (position + 1.0)}
+
 
 def fall_out(H: np.ndarray, F: np.ndarray, n_negative: np.ndarray) -> np.ndarray:
     """Fall-out@k = irrelevant items in the top k / irrelevant candidates (0 without any)."""
@@ -738,16 +749,10 @@ def totals_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cut
 def _judged_totals(lists: Lists, truth: Truth, user, position, cell, nth, running, inverse_R) -> dict[str, np.ndarray]:
     """Σ over users of bpref and infAP at each k: each is (1/R)·Σ over the hits in the top k of
     a term read from the judged non-relevant items (n) and relevant items (j - 1) above the hit."""
-    judged = np.flatnonzero(lists.judged_cells(truth).reshape(-1))
-    n = (np.searchsorted(judged, cell) - np.searchsorted(judged, user * lists.hit.shape[1])).astype(np.float64)
-    R = truth.relevant_count[user].astype(np.float64)
-    N = truth.judged_count[user].astype(np.float64)
-    bpref_term = 1.0 - np.minimum(n, R) / np.maximum(np.minimum(R, N), 1.0)
-    above_relevant = nth - 1.0
-    above_judged = above_relevant + n
-    share = (above_relevant + INFAP_EPSILON) / (above_judged + 2 * INFAP_EPSILON)
-    infap_term = (1.0 + above_judged * share) / (position + 1.0)
-    return {"bpref": running(bpref_term * inverse_R), "infap": running(infap_term * inverse_R)}
+    terms = judged_terms(np.flatnonzero(lists.judged_cells(truth).reshape(-1)), cell, user * lists.hit.shape[1],
+                         nth - 1.0, truth.relevant_count[user].astype(np.float64),
+                         truth.judged_count[user].astype(np.float64), position)
+    return {name: running(term * inverse_R) for name, term in terms.items()}
 
 
 def _ndcg_totals(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cutoffs,
