@@ -28,7 +28,7 @@ run: $(STAMP_RUN)
 
 test: $(STAMP_TEST)
 	$(VENV)/bin/ruff check .
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --maxprocesses 4 --dist worksteal  # (one process per core, at most 4)
 
 # The peers the rectools/recommenders/torchmetrics presets are checked against (numpy < 2,
 # pandas < 3: their own environment). Tests that need it skip when it is absent.

@@ -49,16 +49,21 @@ def stop_server(process: subprocess.Popen) -> None:
     process.wait(10)
 
 
-def settle(page) -> None:
-    """Wait until the script has finished running and the page has drawn."""
+def settle(page, quiet: float = 1.5) -> None:
+    """Wait until the script has finished running and has stayed finished for ``quiet``
+    seconds, so the page has drawn: a run can start another (a page that sets its query
+    parameters reruns), and on a loaded machine the second can start well after the first ends."""
     page.wait_for_selector('[data-testid="stApp"]', timeout=60_000)
     page.wait_for_timeout(500)
-    deadline = time.time() + 90
+    deadline, finished_at = time.time() + 90, None
     while time.time() < deadline:
-        if page.get_attribute('[data-testid="stApp"]', "data-test-script-state") == "notRunning":
-            break
+        if page.get_attribute('[data-testid="stApp"]', "data-test-script-state") != "notRunning":
+            finished_at = None
+        elif finished_at is None:
+            finished_at = time.time()
+        elif time.time() - finished_at >= quiet:
+            return
         page.wait_for_timeout(200)
-    page.wait_for_timeout(1500)
 
 
 def shot(page, name: str) -> None:
