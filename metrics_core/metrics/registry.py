@@ -4,7 +4,8 @@ bootstrap interval exists, whether it has a curve over k, its label and its form
 Everything else reads this list: the evaluation's aggregates and curves, the comparison's
 per-user columns and refusals, the app's cards, tables, pickers and tooltips. Adding a
 metric means one entry here and its kernel (for an accuracy metric: a per-user array in
-:func:`metrics_core.metrics.accuracy._chunk` under the entry's ``per_user`` name).
+:func:`metrics_core.metrics.accuracy._chunk` under the entry's ``per_user`` name, and its
+weight per hit in ``at_k_from_hit_cells`` and ``totals_from_hit_cells``, the default path).
 
 Families:
 

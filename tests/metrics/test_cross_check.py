@@ -58,16 +58,17 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
             "ndcg_ideal": str(rng.choice(["cut_at_k", "all_relevant", "k_relevant"])),
             "rr_cutoff": bool(rng.integers(0, 2)),
         }
-        result = dataset.evaluate(settings=Settings(k=k, candidates=candidates, **options))
-        result.per_user = result.per_user[result.per_user["evaluated"]]
         users = [u for u in grades if grades[u]]
-        assert sorted(result.per_user.index) == sorted(users)
         expected = {u: user_metrics(lists.get(u, []), grades[u], k, candidates=candidates, judged=judged.get(u, set()),
                                     **options) for u in users}
-        for metric in expected[users[0]]:
-            want = np.array([expected[u][metric] for u in result.per_user.index])
-            np.testing.assert_allclose(result.per_user[metric].to_numpy(), want, atol=1e-12,
-                                       err_msg=f"{metric} at k={k} {options}")
+        for curves in (False, True):  # (False, without candidates: at K alone from the hit cells)
+            result = dataset.evaluate(settings=Settings(k=k, candidates=candidates, **options), curves=curves)
+            result.per_user = result.per_user[result.per_user["evaluated"]]
+            assert sorted(result.per_user.index) == sorted(users)
+            for metric in expected[users[0]]:
+                want = np.array([expected[u][metric] for u in result.per_user.index])
+                np.testing.assert_allclose(result.per_user[metric].to_numpy(), want, atol=1e-12,
+                                           err_msg=f"{metric} at k={k} {options} curves={curves}")
         # the curve at every k equals the mean of the per-user definitions at that k
         names = {"precision": "precision", "recall": "recall", "fbeta": "fbeta", "map": "ap", "mar": "ar",
                  "ndcg": "ndcg", "dcg": "dcg", "rbp": "rbp", "fall_out": "fall_out", "accuracy": "accuracy",
@@ -84,17 +85,26 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_without_curves_the_values_at_k_are_the_same(seed):
+@pytest.mark.parametrize("candidates", [40, None])  # None: at K alone from the hit cells
+@pytest.mark.parametrize("relevance", ["grade", None])  # grade: graded, with judged non-relevant items
+def test_without_curves_the_values_at_k_are_the_same(seed, candidates, relevance):
     rows, truth_rows = messy_data(seed)
     recs = pd.DataFrame(rows, columns=["user_id", "item_id", "rank", "score"]).drop(columns=["score"])
-    dataset = Dataset.build(recs, pd.DataFrame(truth_rows, columns=["user_id", "item_id", "grade"]),
-                            columns=Columns(relevance="grade", threshold=1))
+    truth = pd.DataFrame(truth_rows, columns=["user_id", "item_id", "grade"])
+    dataset = Dataset.build(recs, truth if relevance else truth.drop(columns=["grade"]),
+                            columns=Columns(relevance=relevance, threshold=1))
+    rng = np.random.default_rng(seed)
     for k in (1, 4, 20):
-        settings = Settings(k=k, candidates=40, rr_cutoff=bool(seed % 2))
+        settings = Settings(k=k, candidates=candidates, rr_cutoff=bool(rng.integers(0, 2)),
+                            gain=str(rng.choice(["linear", "exponential", "binary"])),
+                            ndcg_ideal=str(rng.choice(["cut_at_k", "all_relevant", "k_relevant"])),
+                            ap_denominator=str(rng.choice(["min_k_relevant", "relevant", "k"])),
+                            precision_denominator=str(rng.choice(["k", "min_k_relevant"])),
+                            users_without_relevant=str(rng.choice(["zero", "exclude"])))
         full = dataset.evaluate(settings=settings)
         short = dataset.evaluate(settings=settings, curves=False)
         assert short.metrics == pytest.approx(full.metrics, rel=1e-12, abs=1e-15)
-        pd.testing.assert_frame_equal(short.per_user, full.per_user)
+        pd.testing.assert_frame_equal(short.per_user, full.per_user, check_exact=False, rtol=1e-12, atol=1e-15)
         assert list(short.curves.index) == [k]
         pd.testing.assert_series_equal(short.curves.loc[k], full.curves.loc[k], rtol=1e-12)
 
