@@ -166,6 +166,38 @@ def _hits_of(lists: Lists, rows: np.ndarray, depth: int) -> tuple[np.ndarray, np
     return user[keep], position[keep], lists.hit_cells[keep]
 
 
+def _place_among_hits(row: np.ndarray) -> np.ndarray:
+    """j for each hit cell, the j-th hit of its row (1-based), from the cells' rows in
+    ascending order.
+
+    >>> _place_among_hits(np.array([0, 0, 2, 2, 2]))
+    array([1., 2., 1., 2., 3.])
+    """
+    start = np.flatnonzero(np.diff(row, prepend=-1))
+    return np.arange(len(row)) - np.repeat(start, np.diff(np.append(start, len(row)))) + 1.0
+
+
+def _first_hit_rank(row: np.ndarray, position: np.ndarray, n_rows: int) -> np.ndarray:
+    """The rank of each row's first hit, inf when it has none, from the hit cells' rows
+    (ascending) and positions (ascending within a row).
+
+    >>> _first_hit_rank(np.array([0, 0, 2]), np.array([3, 5, 0]), 3)
+    array([ 4., inf,  1.])
+    """
+    first = np.full(n_rows, np.inf)
+    start = np.flatnonzero(np.diff(row, prepend=-1))
+    first[row[start]] = position[start] + 1.0
+    return first
+
+
+def _hit_gains(lists: Lists, cell: np.ndarray, kind) -> np.ndarray:
+    """The gain of the grade at each flat hit cell ``cell``; 1 when the lists carry no grades
+    (every grade is equal) or the gain is binary."""
+    if lists.grade is None or kind == "binary":
+        return np.ones(len(cell))
+    return _gain(lists.grade.reshape(-1)[cell].astype(np.float64), kind)
+
+
 def rbp_from_hits(hits: tuple[np.ndarray, np.ndarray, np.ndarray], cut: Cutoffs, persistence: float) -> np.ndarray:
     """Σ over users of RBP at each reported k, from the users' hit cells (``_hits_of``; a hit's
     weight depends on its rank only): no users x k array."""
@@ -178,8 +210,7 @@ def dcg_from_hits(lists: Lists, truth: Truth, hits: tuple[np.ndarray, np.ndarray
                   gain) -> np.ndarray:
     """Σ over users of DCG at each reported k, from the users' hit cells (``_hits_of``)."""
     _, position, cell = hits
-    gains = np.full(len(cell), uniform_gain(truth, gain)) if lists.grade is None else \
-        _gain(lists.grade.reshape(-1)[cell].astype(np.float64), gain)
+    gains = _hit_gains(lists, cell, gain) * (uniform_gain(truth, gain) if lists.grade is None else 1.0)
     by_rank = np.bincount(position, weights=gains * discount(cut.width)[position], minlength=cut.width)
     return np.cumsum(by_rank)[cut.columns]
 
@@ -236,7 +267,7 @@ def judged_at_k(hits: np.ndarray, judged: np.ndarray, width: int, R: np.ndarray,
     """
     user, position = np.divmod(hits, width)
     row_start = user * width
-    above_relevant = (np.arange(len(hits)) - np.searchsorted(hits, row_start)).astype(np.float64)
+    above_relevant = _place_among_hits(user) - 1.0
     terms = judged_terms(judged, hits, row_start, above_relevant, R[user], N[user], position)
     inverse_R = _inverse(R)
     return {name: (np.bincount(user, weights=term, minlength=len(R)) * inverse_R)[:, None]
@@ -585,10 +616,8 @@ def at_k_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, settings: 
     R = truth.relevant_count[rows].astype(np.float64)
     k = np.array([float(settings.k)])
     H = per_user()
-    nth = np.arange(len(row)) - np.searchsorted(row, row) + 1.0  # j: the j-th hit of its user
-    gain = np.ones(len(cell)) if lists.grade is None else \
-        _gain(lists.grade.reshape(-1)[cell].astype(np.float64), settings.gain)
-    dcg_at_k = per_user(gain * discount(width)[position])
+    nth = _place_among_hits(row)  # j: the j-th hit of its user
+    dcg_at_k = per_user(_hit_gains(lists, cell, settings.gain) * discount(width)[position])
     every_k = {
         "fbeta": _fbeta(H, k, None, R, settings),
         "ap": _ap_of_sums(per_user(nth / (position + 1.0)), k, R, H, settings.ap_denominator),
@@ -612,19 +641,6 @@ def at_k_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, settings: 
     sums = {name: column_sums(at_K[name]) for name in [*every_k, "precision", "recall", "ar", "hit", "rr"]}
     listed = row_sums(lists.items[user_rows(rows), :width] >= 0, np.int64)
     return ChunkResult(_columns_at_k(at_K, copy=False), sums, H[:, 0].astype(np.int64), listed)
-
-
-def _first_hit_rank(row: np.ndarray, position: np.ndarray, n_rows: int) -> np.ndarray:
-    """The rank of each row's first hit, inf when it has none, from the hit cells' rows
-    (ascending) and positions (ascending within a row).
-
-    >>> _first_hit_rank(np.array([0, 0, 2]), np.array([3, 5, 0]), 3)
-    array([ 4., inf,  1.])
-    """
-    first = np.full(n_rows, np.inf)
-    start = np.flatnonzero(np.diff(row, prepend=-1))
-    first[row[start]] = position[start] + 1.0
-    return first
 
 
 def user_rows(users: np.ndarray) -> slice | np.ndarray:
@@ -654,8 +670,7 @@ def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, gain: str) -> dict[
     user, position = lists.hit_coordinates
     R = truth.relevant_count
     within = position < R[user]
-    gains = np.ones(len(user)) if lists.grade is None or gain == "binary" else \
-        _gain(lists.grade.reshape(-1)[lists.hit_cells].astype(np.float64), gain)
+    gains = _hit_gains(lists, lists.hit_cells, gain)
     dcg_at_R = np.bincount(user[within], weights=(gains * discount(width)[position])[within], minlength=n_users)
     hits_at_R = np.bincount(user[within], minlength=n_users)[rows].astype(np.float64)
     hits = np.bincount(user, minlength=n_users)[rows].astype(np.float64)
@@ -690,7 +705,7 @@ def interpolated_precision(lists: Lists, truth: Truth, rows: np.ndarray, k: int)
     user, position = user[inside], position[inside]
     start = np.searchsorted(user, np.arange(n_users))  # each user's first hit (hit cells are sorted)
     hits = np.bincount(user, minlength=n_users)
-    nth = np.arange(len(user)) - start[user] + 1  # j: the j-th hit of its user
+    nth = _place_among_hits(user)  # j: the j-th hit of its user
     precision = np.append(nth / (position + 1.0), 0.0)  # a trailing 0 keeps the last segment's end in range
     with_hits = np.flatnonzero(hits[rows] > 0)  # the others score 0 at every level
     R, first_hit, hits_of = (array[rows[with_hits]] for array in (truth.relevant_count, start, hits))
@@ -816,8 +831,7 @@ def totals_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cut
         """Σ over all users of ``weights`` of their hits at ranks <= k."""
         return np.cumsum(np.bincount(position, weights=weights, minlength=cut.width))[cut.columns]
 
-    start = np.flatnonzero(np.diff(user, prepend=-1))  # each user's first hit (cells ascend by user, then rank)
-    nth = np.arange(len(user)) - np.repeat(start, np.diff(np.append(start, len(user)))) + 1.0
+    nth = _place_among_hits(user)  # (cells ascend by user, then rank)
     inverse_R = _inverse(truth.relevant_count.astype(np.float64))[user]
     R, k = distinct_R.astype(np.float64)[:, None], cut.k[None, :]
     H = running_by_relevant(None)
@@ -825,9 +839,7 @@ def totals_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cut
     ap_denominator = {"k": np.broadcast_to(k, H.shape), "min_k_relevant": np.minimum(k, np.maximum(R, 1.0)),
                       "relevant": np.broadcast_to(R, H.shape)}[settings.ap_denominator]
     b2 = settings.beta * settings.beta
-    first_of_user = np.full(n_users, np.inf)
-    first_of_user[user[start]] = position[start] + 1.0
-    first = first_of_user[rows]
+    first = _first_hit_rank(user, position, n_users)[rows]
     recall_sum = running(inverse_R)
     rr = np.divide(1.0, first, out=np.zeros(len(first)), where=np.isfinite(first))
     sums = {
@@ -874,7 +886,7 @@ def _ndcg_totals(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cutoffs,
                                          return_index=True)[1]]
         ideal = ideal_dcg(truth, representatives, cut, settings.gain, settings.ndcg_ideal)
         return _ratio(running_by_relevant(disc[position]), ideal).sum(axis=0)
-    gain = _gain(lists.grade.reshape(-1)[cell].astype(np.float64), settings.gain) * disc[position]
+    gain = _hit_gains(lists, cell, settings.gain) * disc[position]
     n_users = lists.hit.shape[0]
     k = cut.k
     if settings.ndcg_ideal != "cut_at_k":  # IDCG@k = the user's IDCG@1 (k_relevant: times Σ_{i≤k} 1/log2(i + 1))
