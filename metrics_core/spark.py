@@ -2,8 +2,8 @@
 kernels on each partition.
 
 The recommendations, the ground truth and the training interactions (when given) are put in one
-DataFrame, repartitioned by a hash of the user and grouped into one row per user (its lists, its
-relevant items and its training items as arrays), so that each partition holds whole users.
+DataFrame (each row tagged with its table) and repartitioned by a hash of the user, so that each
+partition holds whole users; the rows reach each partition's Python as they are, in any order.
 Each partition is evaluated in memory exactly as :func:`metrics_core.evaluate` would
 (``Dataset.build`` and ``Dataset.evaluate``, with the item table when one is given) and gives
 back
@@ -53,11 +53,10 @@ from metrics_core.stats import poisson_bootstrap
 from metrics_core.store.runs import normal_interval
 
 RECOMMENDED, RELEVANT, TRAINED = "_recommended", "_relevant", "_trained"  # a user's rows of each table
-ROWS = "_rows"  # a user's rows of every table (_rows_by_user)
+TABLE = "_table"  # which table a row of _rows_of_users comes from (its position in the tables)
 KIND, USER, ITEM, COUNT = "_kind", "_user", "_item", "_count"
 BOOTSTRAP_KINDS = ("boot_sum", "boot_n")
 CARRIED = "<<rankscope-input-error>>"  # brackets an InputError's parts in a worker's exception
-NULL_FOUND = "<<rankscope-null-in-a-column>>"  # a worker found a null where plain arrays were sent
 NOT_ON_SPARK = {
     "train": "needs training interactions (pass train_df)",
     "candidates": "needs the candidate items: training interactions (train_df) or settings.candidates",
@@ -69,6 +68,7 @@ NOT_ON_SPARK = {
     "primitive": "not on the Spark engine yet: it needs two models' lists of a user together",
 }
 SIMILARITY_METRICS = ("diversity", "intra_list_similarity", "serendipity")
+BATCH_ROWS = 100_000  # rows per Arrow batch handed to a partition's Python (about 5 MB)
 MOMENTS = ("n", "sum", "sum_of_squares")  # a partition's rows of kind "moment" (and "forward:<metric>")
 
 
@@ -187,26 +187,15 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     if train_df is not None:
         tables[TRAINED] = train_df
 
-    def one_pass(complete: bool):  # every partition's sums, merged (and the partitions' output)
-        kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed,
-                                   {name: frame.columns for name, frame in tables.items()}, complete, facts,
-                                   keep_users)
-        out = _rows_by_user(tables, columns.user, partitions, complete).mapInArrow(kernel, schema=schema)
-        if keep_users:
-            out = out.cache()
-        try:
-            with _partition_errors_as_input_errors():
-                return out, (out.filter(F.col(KIND) != "user").groupBy(KIND, ITEM)
-                             .agg(F.sum(COUNT).alias(COUNT), *[F.sum(F.col(f"`{c}`")).alias(c) for c in per_user])
-                             .toPandas())
-        except NullInArraysError:
-            out.unpersist()
-            raise
-
-    try:
-        out, sums = one_pass(complete=True)
-    except NullInArraysError:  # a column has a null: again, each table's rows as structs, so validation names them
-        out, sums = one_pass(complete=False)
+    layout = _layout(tables, columns.user)
+    kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed,
+                               layout, facts, keep_users)
+    out = _rows_of_users(tables, columns.user, layout, partitions).mapInArrow(kernel, schema=schema)
+    if keep_users:
+        out = out.cache()
+    with _partition_errors_as_input_errors(), _arrow_batches_of(recs_df.sparkSession, BATCH_ROWS):
+        sums = (out.filter(F.col(KIND) != "user").groupBy(KIND, ITEM)
+                .agg(F.sum(COUNT).alias(COUNT), *[F.sum(F.col(f"`{c}`")).alias(c) for c in per_user]).toPandas())
     moments = sums[sums[KIND] == "moment"].set_index(ITEM)
     evaluated = int(moments.loc["n", COUNT]) if "n" in moments.index else 0
     if not evaluated:
@@ -264,8 +253,6 @@ def _partition_errors_as_input_errors():
     try:
         yield
     except Exception as error:
-        if NULL_FOUND in str(error):
-            raise NullInArraysError() from None
         parts = str(error).split(CARRIED)
         if len(parts) < 3:
             raise
@@ -297,10 +284,6 @@ def _bootstrap_intervals(sums: pd.DataFrame, per_user: list[str], names: dict[st
             if not np.isnan(low)}
 
 
-class NullInArraysError(Exception):
-    """A partition found a null in a column sent as plain arrays (the pass runs again with structs)."""
-
-
 def _longest_rank(frame, rank: str) -> float | None:
     """The largest value of column ``rank`` read as a number, as the in-memory engine reads ranks
     ("12" is 12, not below "9"; text that is not a number is left out here, and the partitions'
@@ -310,53 +293,83 @@ def _longest_rank(frame, rank: str) -> float | None:
     return _first_row(frame.agg(F.max(F.col(f"`{rank}`").try_cast("double")).alias("longest")))["longest"]
 
 
-def _rows_by_user(tables: dict, user: str, partitions: int, complete: bool):
-    """One row per user holding its rows of every table (``tables``: name -> DataFrame, each
-    with the column ``user``), the users hash-partitioned into ``partitions``.
+def _layout(tables: dict, user: str) -> dict[str, tuple[int, dict[str, str]]]:
+    """Where each table's rows go in :func:`_rows_of_users`: per table (``tables``: name ->
+    DataFrame, each with the column ``user``), its position (the value of ``TABLE`` on its rows)
+    and, per column other than ``user``, its slot. The j-th column of a type in a table takes the
+    j-th slot of that type, so tables share slots (the ground truth's item column is the
+    recommendations' when their types agree) and rows carry few nulls."""
+    slots: dict[tuple[str, int], str] = {}
+    layout = {}
+    for position, (name, frame) in enumerate(tables.items()):
+        seen: dict[str, int] = {}
+        placed = {}
+        for column in (c for c in frame.columns if c != user):
+            kind = frame.schema[column].dataType.simpleString()
+            key = (kind, seen.get(kind, 0))
+            seen[kind] = key[1] + 1
+            placed[column] = slots.setdefault(key, f"_slot{len(slots)}")
+        layout[name] = (position, placed)
+    return layout
 
-    Spark converts rows to Arrow for Python one at a time: sending a user's 100 rows as one row
-    makes that transfer much cheaper (1M users x 100 on local[2]: 64 s with the grouping,
-    against 92 s for the plain rows). With ``complete``, each column is one array of plain
-    values per user (``{name}0``, ``{name}1``, ... for each table, in the frame's column
-    order), with the user's rows of all tables counted (``ROWS``): ``collect_list`` drops
-    nulls, so a column with a null gives a shorter array, which :func:`_unnested` finds by
-    those lengths. Else each table's rows are one array of structs (a struct whose fields are
-    null is kept, so no row is lost and no column misaligned, and the partition's validation
-    names the bad rows). Plain arrays group about 15% faster and reach Python faster still."""
+
+def _rows_of_users(tables: dict, user: str, layout: dict[str, tuple[int, dict[str, str]]], partitions: int):
+    """Every table's rows in one DataFrame (column ``TABLE``, ``user`` and the slots of
+    :func:`_layout`, the slots a table does not use null), hash-partitioned by ``user`` into
+    ``partitions``, so that each partition holds whole users, in any row order.
+
+    The rows reach Python as they are: grouping them per user in Spark first (``collect_list``
+    needs a sort and boxes every value) cost more than the partitions' own grouping in numpy
+    (``Dataset.build`` takes rows in any order). On 1M users x 100 on local[2], shuffling and
+    handing the plain rows to Python took 35-38 s against 46-53 s for the rows grouped into one
+    per user (with :func:`_arrow_batches_of` in both)."""
     from functools import reduce
 
-    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql import functions as F  # noqa: N812 (the usual name)
 
-    def spread(frame, name: str):
-        return frame.select(user, *[F.col(f"`{c}`").alias(f"{name}{i}")
-                                    for i, c in enumerate(c for c in frame.columns if c != user)])
+    types = {slot: frame.schema[column].dataType for name, frame in tables.items()
+             for column, slot in layout[name][1].items()}
 
-    def nested(frame, name: str):
-        return frame.select(user, F.struct(*[c for c in frame.columns if c != user]).alias(name))
+    def placed(name: str, frame):
+        position, slots = layout[name]
+        return frame.select(F.lit(position).cast("byte").alias(TABLE), user,
+                            *[F.col(f"`{c}`").alias(slot) for c, slot in slots.items()],
+                            *[F.lit(None).cast(kind).alias(slot) for slot, kind in types.items()
+                              if slot not in slots.values()])
 
-    shaped = [(spread if complete else nested)(frame, name) for name, frame in tables.items()]
-    types = {c: frame.schema[c].dataType for frame in shaped for c in frame.columns if c != user}
-
-    def padded(frame):  # with the other tables' columns, null
-        return frame.select(*frame.columns, *[F.lit(None).cast(kind).alias(c) for c, kind in types.items()
-                                              if c not in frame.columns])
-
-    every = reduce(lambda one, other: one.unionByName(other), [padded(frame) for frame in shaped])
-    counted = [F.count(F.lit(1)).alias(ROWS)] if complete else []
-    return every.repartition(partitions, user).groupBy(user).agg(*[F.collect_list(c).alias(c) for c in types],
-                                                                 *counted)
+    every = reduce(lambda one, other: one.unionByName(other), [placed(name, frame) for name, frame in tables.items()])
+    return every.repartition(partitions, user)
 
 
-def _unnested(batches, user: str, keep: tuple[str, ...], tables: dict[str, list[str]],
-              complete: bool) -> dict[str, pd.DataFrame] | None:
-    """A partition's grouped rows (:func:`_rows_by_user`) back as each table's rows (None for
-    an empty partition). ``tables``: each table's columns; ``complete``: whether they came as
-    plain arrays (else as arrays of structs; a null in plain arrays raises ``NULL_FOUND``, and
-    the caller sends structs instead). Columns null on every row are left out, as if
+@contextmanager
+def _arrow_batches_of(spark, rows: int):
+    """Spark's Arrow batches to Python of ``rows`` rows, with no limit in bytes, while the
+    block runs (the session's settings are restored after). With a limit in bytes, Spark
+    measures the batch after every row it adds, which took half the time of handing plain rows
+    to Python (1M users x 100: 28 s against 14 s for the read and the handing over)."""
+    conf = spark.conf
+    wanted = {"spark.sql.execution.arrow.maxRecordsPerBatch": str(rows),
+              "spark.sql.execution.arrow.maxBytesPerBatch": str(2**31 - 1)}  # Spark's "no limit"
+    before = {key: conf.get(key, None) for key in wanted}
+    for key, value in wanted.items():
+        conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                conf.unset(key)
+            else:
+                conf.set(key, value)
+
+
+def _unnested(batches, user: str, keep: tuple[str, ...],
+              layout: dict[str, tuple[int, dict[str, str]]]) -> dict[str, pd.DataFrame] | None:
+    """A partition's rows (:func:`_rows_of_users`) back as each table's rows, with their own
+    column names (None for an empty partition). Columns null on every row are left out, as if
     not given, except those in ``keep`` (so that their validation names them) and those of a
     table without rows here (its users have none of its rows: a table, not a column, missing)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     batches = list(batches)
     if not batches:  # a partition no user was hashed to
@@ -364,33 +377,15 @@ def _unnested(batches, user: str, keep: tuple[str, ...], tables: dict[str, list[
     table = pa.Table.from_batches(batches)
     if table.num_rows == 0:
         return None
-
-    def frame(fields: dict, lengths: np.ndarray) -> pd.DataFrame:
-        users = table.column(user).take(np.repeat(np.arange(len(lengths)), lengths))
-        return pa.table({user: users, **{field: values for field, values in fields.items()
-                                         if values.null_count < len(values) or field in keep or not len(values)}}
-                        ).to_pandas()
-
-    def structs(name: str) -> pd.DataFrame:
-        lists = table.column(name).combine_chunks()
-        nested = lists.flatten()
-        return frame({nested.type.field(i).name: nested.field(i) for i in range(nested.type.num_fields)},
-                     pc.fill_null(pc.list_value_length(lists), 0).to_numpy())
-
-    def arrays(name: str, columns: list[str]) -> pd.DataFrame:
-        lists = [table.column(f"{name}{i}").combine_chunks() for i in range(len(columns) - 1)]
-        lengths = [pc.list_value_length(values).to_numpy(zero_copy_only=False) for values in lists]
-        if any(not np.array_equal(other, lengths[0]) for other in lengths[1:]):
-            raise RuntimeError(NULL_FOUND)  # one column's array is shorter: it had a null
-        return frame({c: values.flatten() for c, values in zip((c for c in columns if c != user), lists, strict=True)},
-                     lengths[0])
-
-    if complete:
-        frames = {name: arrays(name, names) for name, names in tables.items()}
-        if sum(len(frame) for frame in frames.values()) != pc.sum(table.column(ROWS)).as_py():
-            raise RuntimeError(NULL_FOUND)  # every column of a table equally short: they had nulls
-        return frames
-    return {name: structs(name) for name in tables}
+    positions = table.column(TABLE).to_numpy()
+    frames = {}
+    for name, (position, slots) in layout.items():
+        mine = table.select([user, *slots.values()]).filter(pa.array(positions == position))
+        mine = mine.rename_columns([user, *slots])
+        kept = [c for c in mine.column_names
+                if mine.column(c).null_count < mine.num_rows or c in keep or not mine.num_rows]
+        frames[name] = mine.select(kept).to_pandas()
+    return frames
 
 
 def _partitions(recs_df) -> int:
@@ -470,10 +465,10 @@ def _catalog(counts: pd.DataFrame, items, columns: Columns, settings: Settings,
 
 
 def _partition_kernel(settings: Settings, columns: Columns, items, feature_columns, per_user: list[str],
-                      curve_to: int | None, bootstrap: int, seed: int, tables: dict[str, list[str]], complete: bool,
+                      curve_to: int | None, bootstrap: int, seed: int, layout: dict[str, tuple[int, dict[str, str]]],
                       facts: TrainingFacts | None, keep_users: bool = True):
     """The function each partition runs (pickled to the workers: plain data only) on the rows
-    :func:`_rows_by_user` groups (``tables``, ``complete``: see :func:`_unnested`), with the
+    :func:`_rows_of_users` puts in it (``layout``: see :func:`_layout`), with the
     whole training data's ``facts`` when there is training data. It gives the sums of
     :func:`_moments` and, with ``keep_users``, each user's row. With
     ``curve_to``, also each accuracy metric's sum over the partition's evaluated users at every
@@ -492,7 +487,7 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
             yield pa.RecordBatch.from_pandas(frame, schema=schema, preserve_index=False)
 
     def evaluated(batches):
-        frames = _unnested(batches, columns.user, (columns.user, columns.item), tables, complete)
+        frames = _unnested(batches, columns.user, (columns.user, columns.item), layout)
         if frames is None:
             return
         train = frames.get(TRAINED)

@@ -93,13 +93,13 @@ TRAINING_METRICS = {"novelty", "arp", "arp_normalised", "novelty_interactions", 
 
 
 @pytest.mark.parametrize("case", ["table", "no table", "few trained users", "unknown as one user", "cooccurrence",
-                                  "structs"])
+                                  "null scores"])
 def test_training_metrics_equal_the_in_memory_engine(spark, case):
     """With training interactions (repeated pairs, items outside the item table, users with a
     history and no list, users with neither), the popularity metrics, the LAUC/MCC candidates
     and serendipity equal the in-memory engine's: the whole table's popularity reaches every
     partition, a partition with no training row of its users included ("few trained users"),
-    and the tables travel as arrays of structs when a column has a null ("structs")."""
+    and a score column null on every row is left out, as if not given ("null scores")."""
     from metrics_core.spark import evaluate_spark
 
     recs, truth, table = data(3)
@@ -112,7 +112,7 @@ def test_training_metrics_equal_the_in_memory_engine(spark, case):
     items = None if case == "no table" else table
     columns = Columns(relevance="relevance", threshold=1)
     recs_df = spark.createDataFrame(recs)
-    if case == "structs":  # an empty score column: every table takes the struct path; the scores are left out
+    if case == "null scores":  # an empty score column: the scores are left out
         recs_df = spark.createDataFrame(recs.assign(score=None).astype({"score": "float64"}))
         recs = recs.drop(columns="score")
     ours = evaluate_spark(recs_df, spark.createDataFrame(truth), k=8, settings=Settings(**options),
@@ -321,36 +321,41 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
         assert value == pytest.approx(in_memory["metrics"][name], abs=1e-9), name
 
 
-def test_a_null_in_any_column_sends_the_rows_again_as_structs(spark, monkeypatch):
-    """Columns travel as plain arrays per user, with the user's rows counted. ``collect_list``
-    drops a null, so a partition whose arrays are shorter than each other, or all shorter than
-    the rows, stops the pass, which runs again with each table's rows as structs (they keep
-    the null in its row). Complete columns need one pass; an all-null score column is left
-    out, as if not given; both equal the in-memory engine. A null item and a null rank in two
-    rows of one user (two arrays equally short) are found by the count and named as in memory."""
+def test_rows_reach_the_partitions_as_they_are_with_their_nulls(spark, monkeypatch):
+    """Every table's rows reach the partitions in one pass, in shared typed slots (the ground
+    truth's and the training's item column is the recommendations' when the types agree), nulls
+    and all: a score column null on every row is left out, as if not given, and equals the
+    in-memory engine without scores; a null item and a null rank in two rows of one user are
+    named as in memory. The session's Arrow settings are lifted for the pass and restored."""
     import metrics_core.spark as engine
     from metrics_core.errors import InputError
 
     passes = []
-    grouped = engine._rows_by_user
-    monkeypatch.setattr(engine, "_rows_by_user", lambda *args: passes.append(args[3]) or grouped(*args))
+    placed = engine._rows_of_users
+    monkeypatch.setattr(engine, "_rows_of_users", lambda *args: passes.append(args[2]) or placed(*args))
     recs, truth, _ = data(3, users=60)
     columns = Columns(relevance="relevance", threshold=1)
     memory = evaluate(recs.drop(columns="score"), truth, k=4, columns=columns)
     with_null = spark.createDataFrame(recs.assign(score=None).astype({"score": "float64"}))
-    for frame, expected in ((spark.createDataFrame(recs).drop("score"), [True]), (with_null, [True, False])):
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "777")
+    for frame in (spark.createDataFrame(recs).drop("score"), with_null):
         passes.clear()
         ours = engine.evaluate_spark(frame, spark.createDataFrame(truth), k=4, columns=columns, partitions=3,
                                      curves=True)
-        assert passes == expected
+        assert len(passes) == 1
+        (recommended, slots), (relevant, truth_slots) = (passes[0][name] for name in (engine.RECOMMENDED,
+                                                                                      engine.RELEVANT))
+        assert (recommended, relevant) == (0, 1) and truth_slots["item_id"] == slots["item_id"]
+        assert truth_slots["relevance"] == slots["rank"]  # both the first other long column
         for name, value in ours.metrics.items():
             assert value == pytest.approx(memory.metrics[name], abs=1e-9), name
         for name in ours.curves.columns:
             np.testing.assert_allclose(ours.curves[name], memory.curves[name], atol=1e-12, err_msg=name)
+    assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") == "777"
+    assert spark.conf.get("spark.sql.execution.arrow.maxBytesPerBatch") == "67108864b"  # Spark's default, again
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "200000")
     two_nulls = pd.DataFrame({"user_id": [1, 1, 1, 2], "item_id": [1.0, np.nan, 3.0, 4.0],
                               "rank": [1.0, 2.0, np.nan, 1.0]})
-    passes.clear()
     with pytest.raises(InputError) as caught:
         engine.evaluate_spark(spark.createDataFrame(two_nulls), spark.createDataFrame(truth), k=2, partitions=2)
-    assert passes == [True, False]
     assert caught.value.column == "item_id" and "no id" in caught.value.problem and "rank=2" in str(caught.value)

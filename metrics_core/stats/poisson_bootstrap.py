@@ -41,10 +41,12 @@ def user_keys(ids) -> np.ndarray:
 def poisson_weights(keys: np.ndarray, first: int, count: int, seed: int) -> np.ndarray:
     """Resamples ``first`` to ``first + count - 1``: a (count x users) array of Poisson(1)
     weights, each a function of the user's key, the resample and the seed only."""
+    from metrics_core.inputs.kernels import poisson_weight_rows  # (numba: imported when first needed)
+
     with np.errstate(over="ignore"):
         resamples = _mix(np.uint64(seed) * GOLDEN + np.arange(first, first + count, dtype=np.uint64))
-    top = _mix(keys[None, :] ^ resamples[:, None]) >> np.uint64(64 - QUANTILE_BITS)
-    return POISSON_QUANTILES[top.astype(np.uint16)].astype(np.float64)
+    keys = np.ascontiguousarray(keys, dtype=np.uint64)
+    return poisson_weight_rows(keys, resamples, POISSON_QUANTILES, np.empty((count, len(keys))))
 
 
 def weighted_sums(values: np.ndarray, present: np.ndarray, keys: np.ndarray, resamples: int,
