@@ -321,7 +321,7 @@ def _rows_of_users(tables: dict, user: str, layout: dict[str, tuple[int, dict[st
     The rows reach Python as they are: grouping them per user in Spark first (``collect_list``
     needs a sort and boxes every value) cost more than the partitions' own grouping in numpy
     (``Dataset.build`` takes rows in any order). On 1M users x 100 on local[2], shuffling and
-    handing the plain rows to Python took 35-38 s against 46-53 s for the rows grouped into one
+    handing the plain rows to Python took 35-41 s against 46-53 s for the rows grouped into one
     per user (with :func:`_arrow_batches_of` in both)."""
     from functools import reduce
 
@@ -346,7 +346,7 @@ def _arrow_batches_of(spark, rows: int):
     """Spark's Arrow batches to Python of ``rows`` rows, with no limit in bytes, while the
     block runs (the session's settings are restored after). With a limit in bytes, Spark
     measures the batch after every row it adds, which took half the time of handing plain rows
-    to Python (1M users x 100: 28 s against 14 s for the read and the handing over)."""
+    to Python or more (1M users x 100: 28-49 s against 13-15 s for the read and the handing over)."""
     conf = spark.conf
     wanted = {"spark.sql.execution.arrow.maxRecordsPerBatch": str(rows),
               "spark.sql.execution.arrow.maxBytesPerBatch": str(2**31 - 1)}  # Spark's "no limit"
