@@ -1,7 +1,6 @@
 """Compiled loops for the steps numpy needs several passes or a sort for: placing and joining in
-the encoding, matching two models' lists for the primitive-model metrics, each user's softmax
-for score entropy (:mod:`metrics_core.metrics` calls those two from ``KERNEL_MIN`` cells), and
-the Poisson bootstrap's weights (the Spark engine's partitions).
+the encoding, matching two models' lists for the primitive-model metrics, and each user's softmax
+for score entropy (:mod:`metrics_core.metrics` calls the last two from ``KERNEL_MIN`` cells).
 
 numba compiles them (``cache=True``: once per machine, kept in ``__pycache__``; ``make`` compiles
 them at install, ``python -m metrics_core.inputs.kernels`` does it by hand). They release the
@@ -229,24 +228,6 @@ def softmax_entropy_rows(scores, rows, width, out, start, stop):
         out[i] = 0.0 if entropy < 0.0 else entropy  # (rounding below 0; NaN stays NaN)
 
 
-@numba.njit(cache=True, nogil=True)
-def poisson_weight_rows(keys, streams, quantiles, out):
-    """``out[b, u] = quantiles[top 16 bits of mix(keys[u] ^ streams[b])]``, mix being
-    splitmix64's finaliser (:func:`metrics_core.stats.poisson_bootstrap._mix`): the Poisson
-    bootstrap's weight of each user in each resample, in one pass (numpy needs a temporary array
-    per step of the mix)."""
-    golden, first, second = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
-    for b in range(streams.shape[0]):
-        stream = streams[b]
-        for u in range(keys.shape[0]):
-            x = (keys[u] ^ stream) + golden
-            x = (x ^ (x >> np.uint64(30))) * first
-            x = (x ^ (x >> np.uint64(27))) * second
-            x ^= x >> np.uint64(31)
-            out[b, u] = quantiles[x >> np.uint64(48)]
-    return out
-
-
 def read_only_view(values: np.ndarray) -> np.ndarray:
     """A read-only view of ``values`` (as pandas hands out its columns' arrays): the callers pass
     the loops one type whoever made the arrays, the type compiled at install."""
@@ -303,11 +284,12 @@ def compile_all() -> None:
                            np.zeros(1), np.zeros(1))
     for score_type in (np.float32, np.float64):
         softmax_entropy_rows(read_only_view(np.zeros((1, 2), score_type)), np.zeros(1, np.int64), 2, np.zeros(1), 0, 1)
-    poisson_weight_rows(np.zeros(1, np.uint64), np.zeros(1, np.uint64), np.zeros(2, np.uint8), np.zeros((1, 1)))
     load_usual()  # (read-only columns: pandas' views)
     from metrics_core.inputs import text_hash  # (the text table's kernels, compiled here too)
+    from metrics_core.stats import poisson_bootstrap  # (the Spark engine's bootstrap weights)
 
     text_hash.compile_all()
+    poisson_bootstrap.compile_all()
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from metrics_core.inputs.jit import numba
 from metrics_core.stats.compare import percentile_interval
 
 GOLDEN, MIX_1, MIX_2 = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
@@ -29,6 +30,7 @@ QUANTILE_BITS = 16
 # entry the top 16 bits of its hash pick, so each P(W = w) is within 2^-16 of Poisson(1)'s.
 SLICES = 1 << QUANTILE_BITS
 POISSON_QUANTILES = stats.poisson.ppf((np.arange(SLICES) + 0.5) / SLICES, 1.0).astype(np.uint8)
+TOP = np.uint64(64 - QUANTILE_BITS)  # the shift that keeps a hash's top QUANTILE_BITS bits
 BATCH_CELLS = 4_000_000  # users x resamples drawn at once
 
 
@@ -41,12 +43,20 @@ def user_keys(ids) -> np.ndarray:
 def poisson_weights(keys: np.ndarray, first: int, count: int, seed: int) -> np.ndarray:
     """Resamples ``first`` to ``first + count - 1``: a (count x users) array of Poisson(1)
     weights, each a function of the user's key, the resample and the seed only."""
-    from metrics_core.inputs.kernels import poisson_weight_rows  # (numba: imported when first needed)
-
-    with np.errstate(over="ignore"):
-        resamples = _mix(np.uint64(seed) * GOLDEN + np.arange(first, first + count, dtype=np.uint64))
     keys = np.ascontiguousarray(keys, dtype=np.uint64)
-    return poisson_weight_rows(keys, resamples, POISSON_QUANTILES, np.empty((count, len(keys))))
+    return _weight_rows(keys, np.uint64(seed), first, np.empty((count, len(keys))))
+
+
+@numba.njit(cache=True, nogil=True)
+def _weight_rows(keys, seed, first, out):
+    """``out[b, u]``: the weight of user ``u`` in resample ``first + b``, Poisson(1)'s quantile
+    at the top bits of mix(key ^ stream), the resample's stream being mix(seed·golden + resample).
+    One pass (numpy needs a temporary array for each step of the mix)."""
+    for b in range(out.shape[0]):
+        stream = _mix(seed * GOLDEN + np.uint64(first + b))
+        for u in range(keys.shape[0]):
+            out[b, u] = POISSON_QUANTILES[_mix(keys[u] ^ stream) >> TOP]
+    return out
 
 
 def weighted_sums(values: np.ndarray, present: np.ndarray, keys: np.ndarray, resamples: int,
@@ -77,15 +87,15 @@ def intervals(sums: np.ndarray, counts: np.ndarray, level: float = 0.95) -> np.n
     return bounds
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser (in place on a fresh array): a bijection of 64-bit integers whose
-    outputs look independent."""
-    x = np.array(x, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        x += GOLDEN
-        x ^= x >> np.uint64(30)
-        x *= MIX_1
-        x ^= x >> np.uint64(27)
-        x *= MIX_2
-        x ^= x >> np.uint64(31)
-    return x
+@numba.njit(cache=True, nogil=True)
+def _mix(x):
+    """splitmix64's finaliser: a bijection of 64-bit integers whose outputs look independent."""
+    x += GOLDEN
+    x = (x ^ (x >> np.uint64(30))) * MIX_1
+    x = (x ^ (x >> np.uint64(27))) * MIX_2
+    return x ^ (x >> np.uint64(31))
+
+
+def compile_all() -> None:
+    """Compile (or load from numba's cache) the weights' loop (``make`` does it at install)."""
+    poisson_weights(np.zeros(1, np.uint64), 0, 1, 0)
