@@ -342,7 +342,7 @@ class Dataset:
         metrics = {name: metrics[name] for name in registry.names("accuracy") if name in metrics}  # registry order
         metrics.update(extra.metrics)
         skipped = dict(extra.skipped)
-        missing = {"candidates": no_candidates, "judgements": not len(self.truth.judged)}
+        missing = {"candidates": no_candidates, "judgements": not self.truth.judges}
         for metric in registry.family("accuracy"):
             for need in (need for need in metric.needs if missing.get(need)):
                 skipped[metric.name] = NEEDS[need]

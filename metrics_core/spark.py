@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from metrics_core.dataset import Dataset
+from metrics_core.dataset import NEEDS, Dataset
 from metrics_core.errors import MAX_ROWS_SHOWN, InputError, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.text_ids import as_text
@@ -64,7 +64,7 @@ NOT_ON_SPARK = {
     "scores": "needs scores (the lists have ranks only)",
     "cooccurrence": "not on the Spark engine yet: the co-occurrence similarity needs every pair of items that share "
                     "a training user",
-    "judgements": "not on the Spark engine yet: judged non-relevant rows are not sent to the partitions",
+    "judgements": NEEDS["judgements"],
     "primitive": "not on the Spark engine yet: it needs two models' lists of a user together",
 }
 SIMILARITY_METRICS = ("diversity", "intra_list_similarity", "serendipity")
@@ -99,10 +99,13 @@ class SparkEvaluation:
                 "users": self.users, "skipped": self.skipped, "engine": "spark"}
 
 
-def _available(settings: Settings, features: bool, scores: bool, train: bool) -> set[str]:
-    """The needs (:attr:`registry.Metric.needs`) the Spark engine meets with these inputs."""
+def _available(settings: Settings, features: bool, scores: bool, train: bool, graded: bool) -> set[str]:
+    """The needs (:attr:`registry.Metric.needs`) the Spark engine meets with these inputs
+    (``graded``: the ground truth has grades, so some pair may be judged non-relevant; the
+    partitions' counts of judged pairs tell afterwards whether one is)."""
     return {need for need, met in (("features", features), ("scores", scores), ("train", train),
-                                   ("candidates", train or settings.candidates is not None)) if met}
+                                   ("candidates", train or settings.candidates is not None), ("judgements", graded))
+            if met}
 
 
 def _not_on_spark(metric: registry.Metric, available: set[str], settings: Settings) -> str | None:
@@ -173,7 +176,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         items = pd.DataFrame({columns.item: facts.ids})
     with_scores = columns.score in recs_columns
     available = _available(settings, items is not None and bool(feature_columns or _numeric(items, columns)),
-                           with_scores, facts is not None)
+                           with_scores, facts is not None, columns.relevance in truth_columns)
     keep_users, per_user = per_user, _per_user_columns(settings, available)
     schema = (f"{KIND} string, {USER} string, {ITEM} string, {COUNT} long, evaluated boolean, "
               + ", ".join(f"`{c}` double" for c in per_user))
@@ -189,13 +192,16 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
 
     layout = _layout(tables, columns.user)
     kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed,
-                               layout, facts, keep_users)
+                               layout, facts, keep_users, "judgements" in available)
     out = _rows_of_users(tables, columns.user, layout, partitions).mapInArrow(kernel, schema=schema)
     if keep_users:
         out = out.cache()
     with _partition_errors_as_input_errors(), _arrow_batches_of(recs_df.sparkSession, BATCH_ROWS):
         sums = (out.filter(F.col(KIND) != "user").groupBy(KIND, ITEM)
                 .agg(F.sum(COUNT).alias(COUNT), *[F.sum(F.col(f"`{c}`")).alias(c) for c in per_user]).toPandas())
+    if "judgements" in available and not sums.loc[sums[KIND] == "judged", COUNT].sum():
+        available.discard("judgements")  # every grade reached the threshold: no pair is judged non-relevant
+        per_user = [c for c in per_user if c not in _judged_columns()]
     moments = sums[sums[KIND] == "moment"].set_index(ITEM)
     evaluated = int(moments.loc["n", COUNT]) if "n" in moments.index else 0
     if not evaluated:
@@ -237,8 +243,16 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     ordered = {m: metrics[m] for m in registry.names() if m in metrics}
     merged = _merged_curves(sums[sums[KIND] == "curve"], per_user, settings) if curves else None
     users = out.filter(F.col(KIND) == "user").drop(KIND, ITEM, COUNT) if keep_users else None
+    if users is not None and "judgements" not in available:
+        users = users.drop(*_judged_columns())
     return SparkEvaluation(settings.k, settings, ordered, {"evaluated": evaluated, "with_recommendations": listed},
                            users, skipped, intervals, merged, out if keep_users else None)
+
+
+def _judged_columns() -> list[str]:
+    """The per-user columns of the metrics that need judged non-relevant items (bpref, infAP)."""
+    return [column for name, column in registry.per_user_columns().items()
+            if "judgements" in registry.METRICS[name].needs]
 
 
 def _first_row(frame) -> dict:
@@ -466,7 +480,7 @@ def _catalog(counts: pd.DataFrame, items, columns: Columns, settings: Settings,
 
 def _partition_kernel(settings: Settings, columns: Columns, items, feature_columns, per_user: list[str],
                       curve_to: int | None, bootstrap: int, seed: int, layout: dict[str, tuple[int, dict[str, str]]],
-                      facts: TrainingFacts | None, keep_users: bool = True):
+                      facts: TrainingFacts | None, keep_users: bool = True, judging: bool = False):
     """The function each partition runs (pickled to the workers: plain data only) on the rows
     :func:`_rows_of_users` puts in it (``layout``: see :func:`_layout`), with the
     whole training data's ``facts`` when there is training data. It gives the sums of
@@ -475,7 +489,10 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
     k up to it, from the same pass (a partition whose lists are all shorter gets empty positions
     up to ``curve_to``, as the longest list gives them in memory, so that every partition
     reports every k). With ``bootstrap`` resamples, also each
-    resample's Poisson-weighted sums of the per-user values and of the weights."""
+    resample's Poisson-weighted sums of the per-user values and of the weights. With
+    ``judging`` (the ground truth has grades), bpref and infAP are computed in every partition,
+    one whose users have no judged pair included, and each partition counts its judged pairs
+    (a row of kind "judged"): with none in any partition, the metrics are dropped afterwards."""
     accuracy = set(registry.per_user_columns("accuracy").values())
 
     def kernel(batches):
@@ -498,6 +515,8 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
                                     score_positions=settings.score_positions)
             if facts is not None:
                 dataset = with_whole_training(dataset, facts)
+            if judging:
+                dataset = replace(dataset, truth=replace(dataset.truth, judged_elsewhere=True))
             if curve_to is not None and dataset.lists["model"].positions < curve_to:  # all shorter than the longest
                 dataset = replace(dataset, lists={"model": dataset.lists["model"].widened(curve_to)}, _above={})
             result = dataset.evaluate("model", settings, curves=curve_to is not None, part=True)
@@ -519,9 +538,9 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
         top = top[(top >= 0).any(axis=1)]  # users with a list, as the in-memory catalog metrics count them
         counts = catalog.recommendation_counts(top, len(dataset.items))
         present = np.flatnonzero(counts)
-        yield pd.DataFrame({KIND: ["lists", *["item"] * len(present)], USER: None,
-                            ITEM: [None, *as_text(dataset.items.ids[present])],
-                            COUNT: [len(top), *counts[present]], "evaluated": None,
+        yield pd.DataFrame({KIND: ["lists", "judged", *["item"] * len(present)], USER: None,
+                            ITEM: [None, None, *as_text(dataset.items.ids[present])],
+                            COUNT: [len(top), len(dataset.truth.judged), *counts[present]], "evaluated": None,
                             **{column: np.nan for column in per_user}})
         if curve_to is not None:
             curves = result.curves

@@ -173,6 +173,44 @@ def test_curves_at_every_k_equal_the_in_memory_engine(spark, rank):
     assert {"precision", "ndcg", "map", "fbeta_of_means"} <= set(ours.curves.columns)
 
 
+def test_judged_metrics_equal_the_in_memory_engine(spark):
+    """bpref and infAP (judged non-relevant rows: grade 0 under threshold 1) equal the in-memory
+    values at K, at every k and per user, although most partitions' users have no judged pair
+    (only users 1-3 have one); with grades but no pair judged non-relevant (every grade 0 row
+    is also relevant through another row), they are skipped with the in-memory engine's reason."""
+    from metrics_core.spark import evaluate_spark
+
+    recs, truth, _ = data(8)
+    few = recs[recs.user_id < 4][["user_id", "item_id", "rank"]]  # judged at ranks 1-2, relevant at 3-5
+    truth = truth[~truth.set_index(["user_id", "item_id"]).index.isin(few.set_index(["user_id", "item_id"]).index)]
+    graded = pd.concat([truth, few[few["rank"] <= 2].assign(relevance=0), few[few["rank"].between(3, 5)].assign(
+        relevance=2)]).drop(columns="rank")
+    recs_df = spark.createDataFrame(recs)
+    columns = Columns(relevance="relevance", threshold=1)
+    ours = evaluate_spark(recs_df, spark.createDataFrame(graded), k=6, columns=columns, partitions=9, curves=True)
+    memory = evaluate(recs, graded, k=6, columns=columns)
+    assert {"bpref", "infap"} <= set(ours.metrics) and {"bpref", "infap"} <= set(ours.curves.columns)
+    for name in ("bpref", "infap", "precision"):
+        assert ours.metrics[name] == pytest.approx(memory.metrics[name], abs=1e-9), name
+        np.testing.assert_allclose(ours.curves[name], memory.curves[name], atol=1e-9, err_msg=name)
+        assert ours.intervals[name][0] <= ours.metrics[name] <= ours.intervals[name][1]
+    per_user = ours.per_user.toPandas().set_index("_user")
+    mine = memory.per_user[memory.per_user["evaluated"]]
+    mine.index = mine.index.astype(str)
+    for column in ("bpref", "infap"):
+        np.testing.assert_allclose(per_user.loc[mine.index, column], mine[column], atol=1e-12, err_msg=column)
+    assert (mine["bpref"] < mine["recall"] - 0.1).sum() >= 2  # (the judged rows count)
+
+    again = truth[truth.user_id < 40].assign(relevance=0)
+    relevant_too = pd.concat([truth, again])  # each grade-0 row repeats a relevant pair: nothing judged
+    ours = evaluate_spark(recs_df, spark.createDataFrame(relevant_too), k=6, columns=columns, partitions=9,
+                          curves=True)
+    memory = evaluate(recs, relevant_too, k=6, columns=columns)
+    assert "bpref" in memory.skipped and "bpref" not in ours.metrics and "bpref" not in ours.curves.columns
+    assert ours.skipped["infap"] == memory.skipped["infap"]
+    assert "bpref" not in ours.intervals and "bpref" not in ours.per_user.columns
+
+
 def test_bootstrap_intervals_equal_the_bootstrap_of_the_in_memory_per_user_values(spark):
     """Each partition's Poisson-weighted sums, merged, give what one Poisson bootstrap over the
     in-memory engine's per-user table gives, whatever the partitioning; bootstrap=0 gives the

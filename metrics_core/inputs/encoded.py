@@ -49,7 +49,10 @@ class Truth:
     ``relevant_count[u]`` is R, the number of relevant items of user ``u``. ``graded`` is
     False when every grade is equal (NDCG then only needs the hits). ``judged`` holds the
     judged non-relevant pairs (rows graded below the threshold, and not relevant through
-    another row) as sorted ``user * n_items + item`` keys; empty without grades. ``user``, each
+    another row) as sorted ``user * n_items + item`` keys; empty without grades.
+    ``judged_elsewhere``: these rows are one part of a ground truth that judges some pair
+    elsewhere (a Spark partition), so the metrics that need judgements (bpref, infAP) are
+    computed even if this part judges none (:attr:`judges`). ``user``, each
     row's user, is made from ``relevant_count`` when asked (few steps need it). ``derived``
     holds per-user values that follow from the ground truth alone, made by the metrics on first
     use and kept for the next evaluation (another K, another model).
@@ -63,6 +66,7 @@ class Truth:
     notes: list[Note] = field(default_factory=list)
     judged: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     n_items: int = 0
+    judged_elsewhere: bool = False
     derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # (a copy starts empty)
 
     @cached_property
@@ -79,6 +83,11 @@ class Truth:
     def relevant_items(self) -> np.ndarray:
         """The codes of the items relevant to some user, ascending (asked once per model: kept)."""
         return np.flatnonzero(np.bincount(self.item, minlength=self.n_items))
+
+    @property
+    def judges(self) -> bool:
+        """Whether the metrics that need judged non-relevant items (bpref, infAP) are computed."""
+        return self.judged_elsewhere or len(self.judged) > 0
 
     @cached_property
     def judged_count(self) -> np.ndarray:

@@ -465,7 +465,7 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
         results = [at_k_from_hit_cells(lists, truth, rows, settings)] if len(rows) else []
     else:
         results = map_chunks(run, chunks(len(rows), max(1, CHUNK_CELLS // cut.width)), threads)
-    names = accuracy_kernels(with_candidates=candidates is not None, with_judgements=len(truth.judged) > 0)
+    names = accuracy_kernels(with_candidates=candidates is not None, with_judgements=truth.judges)
     if not results:
         empty = np.zeros(0)
         return AccuracyPass(cut.k, {n: empty for n in names}, {n: np.zeros(len(cut.k)) for n in names}, empty,
@@ -532,7 +532,7 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
         "fbeta": _fbeta(H, k, F, R, settings),
         "ap": average_precision(hit, H_all, R, cut, settings.ap_denominator),
     }
-    if len(truth.judged):
+    if truth.judges:
         judged = lists.judged_cells(truth)[cells, :width]
         N = truth.judged_count[part].astype(np.float64)
         if len(k) == 1:  # (at K alone: from the few hit and judged cells)
@@ -623,7 +623,7 @@ def at_k_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, settings: 
         "ap": _ap_of_sums(per_user(nth / (position + 1.0)), k, R, H, settings.ap_denominator),
         "ndcg": ndcg(dcg_at_k, ideal_dcg(truth, rows, Cutoffs(width, k), settings.gain, settings.ndcg_ideal)),
     }
-    if len(truth.judged):
+    if truth.judges:
         judged = np.flatnonzero(lists.judged_cells(truth)[user_rows(rows), :width].reshape(-1))
         every_k.update(judged_at_k(row * width + position, judged, width, R,
                                    truth.judged_count[rows].astype(np.float64)))
@@ -853,7 +853,7 @@ def totals_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cut
         "hit": _by_first_hit(first, np.ones(len(first)), cut),
         "rr": _by_first_hit(first, rr, cut) if settings.rr_cutoff else np.full(len(cut.k), rr.sum()),
     }
-    if len(truth.judged):
+    if truth.judges:
         sums.update(_judged_totals(lists, truth, user, position, cell, nth, running, inverse_R))
     return sums
 
