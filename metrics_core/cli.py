@@ -204,11 +204,8 @@ def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rank-column", default="rank")
 
 
-def load_dataset(args: argparse.Namespace, score_positions: int | None = None) -> Dataset:
-    """The dataset of the command's files; with ``--save`` the files are put in the store first
-    and read from there (a CSV is parsed once, into the stored Parquet). ``score_positions``: see
-    :meth:`Dataset.build`."""
-    columns = _columns(args)
+def model_sources(args: argparse.Namespace) -> dict[str, str]:
+    """Each ``--recommendations`` as model name -> path; two models of one name are an error."""
     sources: dict[str, str] = {}
     for value in args.recommendations:
         name, path = parse_model_source(value)
@@ -216,6 +213,15 @@ def load_dataset(args: argparse.Namespace, score_positions: int | None = None) -
             raise input_error("--recommendations", f"two models are named {name!r}.",
                               "name them: --recommendations A=path1 --recommendations B=path2.")
         sources[name] = path
+    return sources
+
+
+def load_dataset(args: argparse.Namespace, score_positions: int | None = None) -> Dataset:
+    """The dataset of the command's files; with ``--save`` the files are put in the store first
+    and read from there (a CSV is parsed once, into the stored Parquet). ``score_positions``: see
+    :meth:`Dataset.build`."""
+    columns = _columns(args)
+    sources = model_sources(args)
     features = [c.strip() for c in args.feature_columns.split(",") if c.strip()] if args.feature_columns else None
     tables = {"models": sources, "ground_truth": args.ground_truth, "train": args.train, "items": args.items,
               "users": args.users}

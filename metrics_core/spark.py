@@ -52,7 +52,8 @@ from metrics_core.spark_training import TrainingFacts, training_facts, with_whol
 from metrics_core.stats import poisson_bootstrap
 from metrics_core.store.runs import normal_interval
 
-RECOMMENDED, RELEVANT, TRAINED = "_recommended", "_relevant", "_trained"  # a user's rows of each table
+RECOMMENDED, RELEVANT, TRAINED, PRIMITIVE = "_recommended", "_relevant", "_trained", "_primitive"  # tables
+MODEL = "model"  # the evaluated model's name in a partition's Dataset (PRIMITIVE: the primitive model's)
 TABLE = "_table"  # which table a row of _rows_of_users comes from (its position in the tables)
 KIND, USER, ITEM, COUNT = "_kind", "_user", "_item", "_count"
 BOOTSTRAP_KINDS = ("boot_sum", "boot_n")
@@ -65,7 +66,8 @@ NOT_ON_SPARK = {
     "cooccurrence": "not on the Spark engine yet: the co-occurrence similarity needs every pair of items that share "
                     "a training user",
     "judgements": NEEDS["judgements"],
-    "primitive": "not on the Spark engine yet: it needs two models' lists of a user together",
+    "primitive": "needs the primitive model's lists (pass primitive_df; on the command line, a second "
+                 "--recommendations)",
 }
 SIMILARITY_METRICS = ("diversity", "intra_list_similarity", "serendipity")
 BATCH_ROWS = 100_000  # rows per Arrow batch handed to a partition's Python (about 5 MB)
@@ -99,12 +101,14 @@ class SparkEvaluation:
                 "users": self.users, "skipped": self.skipped, "engine": "spark"}
 
 
-def _available(settings: Settings, features: bool, scores: bool, train: bool, graded: bool) -> set[str]:
+def _available(settings: Settings, features: bool, scores: bool, train: bool, graded: bool,
+               primitive: bool) -> set[str]:
     """The needs (:attr:`registry.Metric.needs`) the Spark engine meets with these inputs
     (``graded``: the ground truth has grades, so some pair may be judged non-relevant; the
     partitions' counts of judged pairs tell afterwards whether one is)."""
     return {need for need, met in (("features", features), ("scores", scores), ("train", train),
-                                   ("candidates", train or settings.candidates is not None), ("judgements", graded))
+                                   ("candidates", train or settings.candidates is not None), ("judgements", graded),
+                                   ("primitive", primitive))
             if met}
 
 
@@ -126,13 +130,16 @@ def _per_user_columns(settings: Settings, available: set[str]) -> list[str]:
 def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = None, train_df=None, items_df=None,
                    columns: Columns | None = None, partitions: int | None = None,
                    feature_columns: list[str] | None = None, curves: bool = False, bootstrap: int = 200,
-                   seed: int = 0, level: float = 0.95, per_user: bool = True) -> SparkEvaluation:
+                   seed: int = 0, level: float = 0.95, per_user: bool = True, primitive_df=None) -> SparkEvaluation:
     """Every metric the Spark engine computes, for one model's ``recs_df`` against ``truth_df``
     (Spark DataFrames with the columns named by ``columns``). ``items_df`` (small: it is sent
     to every partition) gives the catalog and the item features; ``train_df`` (its user and
     item columns, any size) gives the training-based metrics (its item popularity is counted
     in Spark and sent to every partition; each user's rows travel with the user's lists) and,
-    without ``items_df``, the catalog (its items).
+    without ``items_df``, the catalog (its items). ``primitive_df`` (another model's lists,
+    the same columns as ``recs_df``) is the primitive model that serendipity against a
+    primitive model and unexpectedness compare with (``settings.primitive_model`` names it in
+    memory); its rows travel with their users, as the recommendations do.
     ``curves=True`` adds every accuracy metric at every k up to the longest list (as the
     in-memory engine's ``curves``), from the same pass (a partition whose lists are all
     shorter than the longest gets empty positions up to it, as the arrays have in memory).
@@ -157,8 +164,9 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     partitions = partitions or _partitions(recs_df)
     recs_columns = [c for c in (columns.user, columns.item, columns.score, columns.rank) if c in recs_df.columns]
     truth_columns = [c for c in (columns.user, columns.item, columns.relevance) if c and c in truth_df.columns]
-    for need, frame, label in ((columns.user, recs_df, "recommendations"), (columns.item, recs_df, "recommendations"),
-                               (columns.user, truth_df, "ground truth"), (columns.item, truth_df, "ground truth")):
+    frames = (("recommendations", recs_df), ("ground truth", truth_df), ("primitive model", primitive_df))
+    for label, frame, need in ((label, frame, need) for label, frame in frames if frame is not None
+                               for need in (columns.user, columns.item)):
         if need not in frame.columns:
             raise input_error(f"{label} (Spark DataFrame)", f"there is no column '{need}'.",
                               f"name the columns of the {label}, or pass columns=Columns(...).", need)
@@ -176,7 +184,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         items = pd.DataFrame({columns.item: facts.ids})
     with_scores = columns.score in recs_columns
     available = _available(settings, items is not None and bool(feature_columns or _numeric(items, columns)),
-                           with_scores, facts is not None, columns.relevance in truth_columns)
+                           with_scores, facts is not None, columns.relevance in truth_columns, primitive_df is not None)
     keep_users, per_user = per_user, _per_user_columns(settings, available)
     schema = (f"{KIND} string, {USER} string, {ITEM} string, {COUNT} long, evaluated boolean, "
               + ", ".join(f"`{c}` double" for c in per_user))
@@ -189,6 +197,8 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     tables = {RECOMMENDED: recs_df.select(*recs_columns), RELEVANT: truth_df.select(*truth_columns)}
     if train_df is not None:
         tables[TRAINED] = train_df
+    if primitive_df is not None:
+        tables[PRIMITIVE] = primitive_df.select(*[c for c in recs_columns if c in primitive_df.columns])
 
     layout = _layout(tables, columns.user)
     kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed,
@@ -272,8 +282,8 @@ def _partition_errors_as_input_errors():
             raise
         carried = json.loads(parts[1])
         rows = carried["rows"] and pd.read_json(io.StringIO(carried["rows"]), orient="split")
-        source = carried["source"].replace(" 'model' (DataFrame)", " (DataFrame)").replace(
-            "(DataFrame)", "(Spark DataFrame)")
+        source = carried["source"].replace(f" '{MODEL}' (DataFrame)", " (DataFrame)").replace(
+            f"recommendations '{PRIMITIVE}'", "primitive model").replace("(DataFrame)", "(Spark DataFrame)")
         raise input_error(source, carried["problem"] + " (row numbers count within one Spark partition)",
                           carried["fix"], carried["column"], rows) from None
 
@@ -494,6 +504,8 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
     one whose users have no judged pair included, and each partition counts its judged pairs
     (a row of kind "judged"): with none in any partition, the metrics are dropped afterwards."""
     accuracy = set(registry.per_user_columns("accuracy").values())
+    if PRIMITIVE in layout:  # the primitive model's lists are a second model of each partition's Dataset
+        settings = replace(settings, primitive_model=PRIMITIVE)
 
     def kernel(batches):
         import pyarrow as pa
@@ -509,7 +521,8 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
             return
         train = frames.get(TRAINED)
         try:  # part=True: a partition's users may all lack lists, or relevant items
-            dataset = Dataset.build({"model": frames[RECOMMENDED]}, frames[RELEVANT], items=items, columns=columns,
+            models = {MODEL: frames[RECOMMENDED], **({PRIMITIVE: frames[PRIMITIVE]} if PRIMITIVE in frames else {})}
+            dataset = Dataset.build(models, frames[RELEVANT], items=items, columns=columns,
                                     train=train if train is not None and len(train) else None,
                                     feature_columns=feature_columns, part=True,
                                     score_positions=settings.score_positions)
@@ -517,9 +530,10 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
                 dataset = with_whole_training(dataset, facts)
             if judging:
                 dataset = replace(dataset, truth=replace(dataset.truth, judged_elsewhere=True))
-            if curve_to is not None and dataset.lists["model"].positions < curve_to:  # all shorter than the longest
-                dataset = replace(dataset, lists={"model": dataset.lists["model"].widened(curve_to)}, _above={})
-            result = dataset.evaluate("model", settings, curves=curve_to is not None, part=True)
+            if curve_to is not None and dataset.lists[MODEL].positions < curve_to:  # all shorter than the longest
+                dataset = replace(dataset, lists={**dataset.lists, MODEL: dataset.lists[MODEL].widened(curve_to)},
+                                  _above={})
+            result = dataset.evaluate(MODEL, settings, curves=curve_to is not None, part=True)
         except InputError as error:
             raise RuntimeError(_carried(error)) from None
         users = result.per_user
@@ -534,7 +548,7 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
         yield _moments(values, present, int(evaluated.sum()), per_user)
         if bootstrap:
             yield _weighted_sums(values, present, ids, per_user, bootstrap, seed)
-        top = dataset.lists["model"].items[:, :settings.k]
+        top = dataset.lists[MODEL].items[:, :settings.k]
         top = top[(top >= 0).any(axis=1)]  # users with a list, as the in-memory catalog metrics count them
         counts = catalog.recommendation_counts(top, len(dataset.items))
         present = np.flatnonzero(counts)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from metrics_core.errors import input_error
+from metrics_core.errors import input_error, setting
 from metrics_core.inputs.columns import Columns
 from metrics_core.jsonable import dumps
 from metrics_core.settings import Settings
@@ -15,7 +15,7 @@ from metrics_core.settings import Settings
 def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns) -> int:
     """Each ``--recommendations`` against ``--ground-truth`` on Spark (``--master``); prints the
     same JSON shape as the in-memory engine, with ``"engine": "spark"``."""
-    from metrics_core.cli import parse_model_source
+    from metrics_core.cli import model_sources
 
     store = None
     if args.save:
@@ -45,15 +45,19 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
 
         truth, items, train = read(args.ground_truth), read(args.items), read(args.train)
         features = [c.strip() for c in args.feature_columns.split(",") if c.strip()] if args.feature_columns else None
-        results, sources = {}, {"ground truth": args.ground_truth}
-        for value in args.recommendations:
-            name, path = parse_model_source(value)
-            sources[f"recommendations {name}"] = path
-            results[name] = evaluate_spark(read(path), truth, k=settings.k, settings=settings, train_df=train,
+        models = model_sources(args)
+        sources = {"ground truth": args.ground_truth, **{f"recommendations {name}": path
+                                                          for name, path in models.items()}}
+        lists = {name: read(path) for name, path in models.items()}
+        primitive = _primitive_model(settings, list(lists))
+        results = {}
+        for name, recs in lists.items():
+            results[name] = evaluate_spark(recs, truth, k=settings.k, settings=settings, train_df=train,
                                            items_df=items, columns=columns, feature_columns=features,
                                            bootstrap=200 if args.bootstrap is None else args.bootstrap,
                                            seed=0 if args.seed is None else args.seed,
-                                           per_user=store is not None)  # (per-user rows only for the store)
+                                           per_user=store is not None,  # (per-user rows only for the store)
+                                           primitive_df=lists[primitive] if primitive else None)
         if store is not None:
             from metrics_core.spark import save_spark_run
 
@@ -65,3 +69,13 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
     print(dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))
     print(f"rankscope: computed on Spark ({args.master})", file=sys.stderr)
     return 0
+
+
+def _primitive_model(settings: Settings, names: list[str]) -> str | None:
+    """The model the others are compared with by the primitive-model metrics, as in memory:
+    ``primitive_model``, else the first; None with one model (nothing to compare with)."""
+    name = settings.primitive_model or names[0]
+    if name not in names:
+        raise input_error("settings", f"the primitive model {name!r} is not a model of this evaluation.",
+                          f"choose one of {', '.join(names)} with {setting('primitive_model')}.")
+    return name if len(names) > 1 else None

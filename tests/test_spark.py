@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from metrics_core import Columns, Settings, evaluate
+from metrics_core import Columns, Settings, evaluate, evaluate_models
 
 pytest.importorskip("pyspark")
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("java") is None, reason="no Java for Spark")]
@@ -211,6 +211,37 @@ def test_judged_metrics_equal_the_in_memory_engine(spark):
     assert "bpref" not in ours.intervals and "bpref" not in ours.per_user.columns
 
 
+@pytest.mark.parametrize("scale", ["rank", "minmax"])
+def test_primitive_model_metrics_equal_the_in_memory_engine(spark, scale):
+    """Serendipity against a primitive model and unexpectedness, with the primitive model's
+    lists as primitive_df (users it lists and the model does not, and the reverse, included),
+    equal the in-memory engine's for the same two models; without primitive_df they are
+    skipped and say what to pass; a primitive model without an item column is named."""
+    from metrics_core.errors import InputError
+    from metrics_core.spark import evaluate_spark
+
+    recs, truth, _ = data(9)
+    base, _, _ = data(10)
+    base = base[base.user_id % 11 != 3]  # users only the model lists
+    recs = recs[recs.user_id % 13 != 5]  # and users only the primitive model lists
+    recs_df, truth_df, base_df = (spark.createDataFrame(f) for f in (recs, truth, base))
+    ours = evaluate_spark(recs_df, truth_df, k=5, settings=Settings(primitive_scale=scale), primitive_df=base_df,
+                          partitions=6, bootstrap=20)
+    memory = evaluate_models({"base": base, "model": recs}, truth, k=5, primitive_model="base", primitive_scale=scale)
+    assert {"serendipity_primitive", "unexpectedness"} <= set(ours.metrics) and not ours.skipped.keys() & {
+        "serendipity_primitive", "unexpectedness"}
+    for name, value in ours.metrics.items():
+        assert value == pytest.approx(memory["model"].metrics[name], abs=1e-9), name
+    per_user = ours.per_user.toPandas().set_index("_user")
+    mine = memory["model"].per_user.set_index(memory["model"].per_user.index.astype(str))
+    for column in ("serendipity_primitive", "unexpectedness"):
+        np.testing.assert_allclose(per_user.loc[mine.index, column], mine[column], atol=1e-12, err_msg=column)
+    alone = evaluate_spark(recs_df, truth_df, k=5, partitions=6, bootstrap=0, per_user=False)
+    assert "primitive_df" in alone.skipped["unexpectedness"] and "unexpectedness" not in alone.metrics
+    with pytest.raises(InputError, match=r"primitive model \(Spark DataFrame\).*no column 'item_id'"):
+        evaluate_spark(recs_df, truth_df, k=5, primitive_df=base_df.withColumnRenamed("item_id", "item"))
+
+
 def test_bootstrap_intervals_equal_the_bootstrap_of_the_in_memory_per_user_values(spark):
     """Each partition's Poisson-weighted sums, merged, give what one Poisson bootstrap over the
     in-memory engine's per-user table gives, whatever the partitioning; bootstrap=0 gives the
@@ -315,30 +346,37 @@ def test_partitions_whose_users_have_only_lists_or_only_relevant_items(spark, op
 
 
 def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
+    """Two models with training data, from Parquet, on Spark and in memory: the same metrics
+    (the second model compared with the first by the primitive-model metrics), the run saved
+    with its per-user values; a CSV file, a missing Java and an unknown primitive model are
+    named errors."""
     recs, truth, _ = data(1)
     recs.to_parquet(tmp_path / "recs.parquet")
+    other = data(12)[0]
+    other.to_parquet(tmp_path / "other.parquet")
     truth.to_parquet(tmp_path / "truth.parquet")
     rng = np.random.default_rng(5)
     train = pd.DataFrame({"user_id": rng.integers(0, 420, 2000), "item_id": rng.integers(0, 130, 2000)})
     train.to_parquet(tmp_path / "train.parquet")
     command = [sys.executable, "-m", "metrics_core", "evaluate", "--recommendations", str(tmp_path / "recs.parquet"),
-               "--ground-truth", str(tmp_path / "truth.parquet"), "--train", str(tmp_path / "train.parquet"),
-               "--k", "5"]
+               "--recommendations", f"two={tmp_path / 'other.parquet'}", "--ground-truth",
+               str(tmp_path / "truth.parquet"), "--train", str(tmp_path / "train.parquet"), "--k", "5"]
     home = tmp_path / "store"
     spark_run = subprocess.run([*command, "--engine", "spark", "--master", "local[2]", "--save", "big table",
                                 "--note", "nightly"], capture_output=True, text=True, timeout=300,
                                env={**os.environ, "RANKSCOPE_HOME": str(home)})
     assert spark_run.returncode == 0, spark_run.stderr[-2000:]
     memory_run = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    on_spark = json.loads(spark_run.stdout)["models"]["recs"]
-    in_memory = json.loads(memory_run.stdout)["models"]["recs"]
+    both_on_spark, both_in_memory = (json.loads(run.stdout)["models"] for run in (spark_run, memory_run))
+    on_spark, in_memory = both_on_spark["recs"], both_in_memory["recs"]
     assert on_spark["engine"] == "spark"
     low, high = on_spark["intervals"]["ndcg"]
     assert low < in_memory["metrics"]["ndcg"] < high
     from metrics_core.store import Store, list_runs, run_results
 
     runs = list_runs(Store(home), workspace="big table")
-    assert list(runs["engine"]) == ["spark"] and list(runs["note"]) == ["nightly"]
+    assert list(runs["engine"]) == ["spark"] * 2 and list(runs["model"]) == ["recs", "two"]
+    assert list(runs["note"]) == ["nightly"] * 2 and runs["run"].nunique() == 1
     assert runs.loc[0, "ndcg"] == pytest.approx(in_memory["metrics"]["ndcg"], abs=1e-9)
     assert runs.loc[0, "ndcg_low"] < runs.loc[0, "ndcg"] < runs.loc[0, "ndcg_high"]
     saved = run_results(Store(home), runs.loc[0, "run"])["recs"].per_user  # every user: fewer than the sample size
@@ -354,9 +392,14 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
                              env={**os.environ, "JAVA_HOME": str(tmp_path / "no-java")})
     assert no_java.returncode == 2 and "Spark could not start" in no_java.stderr and "Java 17" in no_java.stderr
     assert "Traceback" not in no_java.stderr
+    unknown = subprocess.run([*command, "--engine", "spark", "--primitive-model", "three"], capture_output=True,
+                             text=True, timeout=120)
+    assert unknown.returncode == 2 and "'three' is not a model" in unknown.stderr and "Traceback" not in unknown.stderr
     assert {"novelty", "arp", "lauc", "serendipity_popularity"} <= set(on_spark["metrics"])
-    for name, value in on_spark["metrics"].items():
-        assert value == pytest.approx(in_memory["metrics"][name], abs=1e-9), name
+    assert both_on_spark["two"]["metrics"]["unexpectedness"] > 0 == on_spark["metrics"]["unexpectedness"]
+    for model in ("recs", "two"):
+        for name, value in both_on_spark[model]["metrics"].items():
+            assert value == pytest.approx(both_in_memory[model]["metrics"][name], abs=1e-9), (model, name)
 
 
 def test_rows_reach_the_partitions_as_they_are_with_their_nulls(spark, monkeypatch):
