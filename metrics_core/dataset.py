@@ -302,8 +302,8 @@ class Dataset:
 
     def beyond_inputs(self, model: str, settings: Settings) -> beyond_accuracy.BeyondInputs:
         """What the beyond-accuracy metrics of ``model`` read, as ``settings`` asks: the
-        co-occurrence similarity only for ``similarity="cooccurrence"`` (and not when the training
-        rows are one part of the data: a part's co-occurrences are not the whole's), and the primitive
+        co-occurrence similarity only for ``similarity="cooccurrence"`` (for training rows that are
+        one part of the data, the whole data's, when it was counted), and the primitive
         model's lists (``primitive_model``, default the first model; against itself a model
         scores 0 on both primitive metrics; with one model there is nothing to compare with)."""
         primitive_name = settings.primitive_model or self.models[0]
@@ -311,8 +311,8 @@ class Dataset:
             raise input_error("settings", f"the primitive model {primitive_name!r} is not a model of this dataset.",
                               f"choose one of {', '.join(self.models)} with {setting('primitive_model')}.")
         other = self.retrieved(primitive_name, settings.score_threshold) if len(self.models) > 1 else None
-        cooccurrence = self.training.cooccurrence if (settings.similarity == "cooccurrence" and self.training
-                                                      is not None and self.training.whole is None) else None
+        cooccurrence = self.training.cooccurrence if (settings.similarity == "cooccurrence"
+                                                      and self.training is not None) else None
         return beyond_accuracy.BeyondInputs(len(self.items), self.in_catalog, self.training, self.vectors,
                                             self.history, cooccurrence, other)
 

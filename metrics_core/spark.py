@@ -21,13 +21,14 @@ metrics (coverage, Gini, entropy, personalization, distinct items) come from the
 summed over partitions, with the same functions as in memory. Results equal the in-memory engine's on the
 same data (tests/test_spark.py checks 1e-9).
 
-With training interactions, the whole table's item popularity is counted in Spark and sent to
-every partition (:mod:`metrics_core.spark_training`): novelty, ARP, popularity serendipity, the
-LAUC/MCC candidates and serendipity (with item features) equal the in-memory engine's. Not on
-Spark yet: the co-occurrence similarity (it needs every pair of items that share a training
-user) and the primitive-model metrics (they need two models' lists of a user together). Each
-is listed in ``skipped`` with its reason. Intervals come from a Poisson bootstrap, whose
-weighted sums each partition adds up.
+With training interactions, the whole table's item popularity (and, for the co-occurrence
+similarity, its items' shared users) is counted in Spark and sent to every partition
+(:mod:`metrics_core.spark_training`): novelty, ARP, popularity serendipity, the LAUC/MCC
+candidates, diversity and serendipity equal the in-memory engine's. A graded ground truth's
+judged non-relevant rows reach the partitions with it (bpref, infAP), and a primitive model's
+lists travel with their users as a fourth table. What needs an input that was not given is
+listed in ``skipped`` with its reason. Intervals come from a Poisson bootstrap, whose weighted
+sums each partition adds up.
 """
 
 from __future__ import annotations
@@ -63,8 +64,6 @@ NOT_ON_SPARK = {
     "candidates": "needs the candidate items: training interactions (train_df) or settings.candidates",
     "features": "needs item features (items_df with numeric columns)",
     "scores": "needs scores (the lists have ranks only)",
-    "cooccurrence": "not on the Spark engine yet: the co-occurrence similarity needs every pair of items that share "
-                    "a training user",
     "judgements": NEEDS["judgements"],
     "primitive": "needs the primitive model's lists (pass primitive_df; on the command line, a second "
                  "--recommendations)",
@@ -114,8 +113,8 @@ def _available(settings: Settings, features: bool, scores: bool, train: bool, gr
 
 def _not_on_spark(metric: registry.Metric, available: set[str], settings: Settings) -> str | None:
     """Why the Spark engine does not compute ``metric`` with these inputs and settings (None: it does)."""
-    if settings.similarity == "cooccurrence" and metric.name in SIMILARITY_METRICS:
-        return NOT_ON_SPARK["cooccurrence"]
+    if settings.similarity == "cooccurrence" and metric.name in SIMILARITY_METRICS:  # training, not features
+        return None if "train" in available else NOT_ON_SPARK["train"] + " (similarity = co-occurrence)"
     return next((NOT_ON_SPARK[need] for need in metric.needs if need not in available), None)
 
 
@@ -178,7 +177,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
                                   "name the columns of the training interactions, or pass columns=Columns(...).",
                                   need)
         train_df = train_df.select(*train_columns)
-    facts = training_facts(train_df, columns) if train_df is not None else None
+    facts = training_facts(train_df, columns, settings.similarity == "cooccurrence") if train_df is not None else None
     items = items_df.toPandas() if items_df is not None else None
     if items is None and facts is not None:  # the catalog: the items seen in training
         items = pd.DataFrame({columns.item: facts.ids})

@@ -99,7 +99,9 @@ def test_training_metrics_equal_the_in_memory_engine(spark, case):
     history and no list, users with neither), the popularity metrics, the LAUC/MCC candidates
     and serendipity equal the in-memory engine's: the whole table's popularity reaches every
     partition, a partition with no training row of its users included ("few trained users"),
-    and a score column null on every row is left out, as if not given ("null scores")."""
+    and a score column null on every row is left out, as if not given ("null scores"). With
+    the co-occurrence similarity, every partition gets the whole table's (its items' shared
+    users counted in Spark), so diversity and serendipity equal memory's too, per user."""
     from metrics_core.spark import evaluate_spark
 
     recs, truth, table = data(3)
@@ -119,7 +121,7 @@ def test_training_metrics_equal_the_in_memory_engine(spark, case):
                           train_df=spark.createDataFrame(train), columns=columns, partitions=7,
                           items_df=None if items is None else spark.createDataFrame(items))
     memory = evaluate(recs, truth, k=8, train=train, items=items, columns=columns, **options)
-    expected = TRAINING_METRICS - ({"serendipity"} if case in ("no table", "cooccurrence") else set())
+    expected = TRAINING_METRICS - ({"serendipity"} if case == "no table" else set())
     assert expected <= set(ours.metrics)
     for name, value in ours.metrics.items():
         assert value == pytest.approx(memory.metrics[name], abs=1e-9), name
@@ -129,8 +131,14 @@ def test_training_metrics_equal_the_in_memory_engine(spark, case):
     for column in ("novelty", "arp", "serendipity_popularity", "lauc", "mcc"):
         np.testing.assert_allclose(per_user.loc[mine.index, column], mine[column], atol=1e-12, err_msg=column)
     if case == "cooccurrence":
-        assert {"diversity", "serendipity"} <= set(ours.skipped) and "co-occurrence" in ours.skipped["diversity"]
-        assert "diversity" in memory.metrics  # (in memory it is computed)
+        assert {"diversity", "intra_list_similarity", "serendipity"} <= set(ours.metrics)
+        assert ours.metrics["diversity"] != pytest.approx(evaluate(recs, truth, k=8, train=train, items=items,
+                                                                   columns=columns).metrics["diversity"])
+        for column in ("diversity", "intra_list_similarity", "serendipity"):
+            np.testing.assert_allclose(per_user.loc[mine.index, column], mine[column], atol=1e-12, err_msg=column)
+        alone = evaluate_spark(recs_df, spark.createDataFrame(truth), k=8, settings=Settings(**options), partitions=3,
+                               columns=columns, per_user=False, bootstrap=0)
+        assert "train_df" in alone.skipped["diversity"] and "co-occurrence" in alone.skipped["diversity"]
     if case == "table":
         from metrics_core.errors import InputError
 
@@ -240,6 +248,27 @@ def test_primitive_model_metrics_equal_the_in_memory_engine(spark, scale):
     assert "primitive_df" in alone.skipped["unexpectedness"] and "unexpectedness" not in alone.metrics
     with pytest.raises(InputError, match=r"primitive model \(Spark DataFrame\).*no column 'item_id'"):
         evaluate_spark(recs_df, truth_df, k=5, primitive_df=base_df.withColumnRenamed("item_id", "item"))
+
+
+def test_every_metric_on_movielens_equals_the_in_memory_engine(spark, movielens):
+    """Real data with every input (MovieLens 100k: item-kNN lists, ratings below 4 judged
+    non-relevant, training data, the co-occurrence similarity, the popular model as the
+    primitive one): the Spark engine computes every metric the in-memory engine does, to
+    1e-12, and skips none."""
+    from metrics_core.spark import evaluate_spark
+
+    train, truth = (pd.read_csv(movielens / f"{name}.csv") for name in ("train", "test"))
+    train = train[["user_id", "item_id"]]
+    lists = {model: pd.read_csv(movielens / f"recs_{model}.csv") for model in ("popular", "itemknn")}
+    columns, options = Columns(relevance="rating", threshold=4), {"similarity": "cooccurrence",
+                                                                   "primitive_model": "popular"}
+    memory = evaluate_models(lists, truth, k=10, train=train, columns=columns, **options)["itemknn"]
+    ours = evaluate_spark(*(spark.createDataFrame(f) for f in (lists["itemknn"], truth)), k=10, columns=columns,
+                          settings=Settings(**options), train_df=spark.createDataFrame(train), per_user=False,
+                          primitive_df=spark.createDataFrame(lists["popular"]), bootstrap=0)
+    assert ours.metrics.keys() == memory.metrics.keys() and not ours.skipped and len(ours.metrics) >= 50
+    for name, value in ours.metrics.items():
+        assert value == pytest.approx(memory.metrics[name], abs=1e-12), name
 
 
 def test_bootstrap_intervals_equal_the_bootstrap_of_the_in_memory_per_user_values(spark):

@@ -185,13 +185,15 @@ class WholeTraining:
     (a Spark partition: every training row of its users, but not every user). Per item code of
     the part: the whole data's distinct training users and training rows of the item; and the
     whole data's training users, training rows, and distinct positive per-item row counts (most
-    first: the popularity ranks' levels)."""
+    first: the popularity ranks' levels); for ``similarity="cooccurrence"``, the whole data's
+    items x items co-occurrence similarity of the part's items (:class:`Cooccurrence`)."""
 
     users_per_item: np.ndarray
     interactions_per_item: np.ndarray
     n_users: int
     n_interactions: int
     interaction_levels: np.ndarray
+    item_similarity: sp.csr_matrix | None = None
 
 
 @dataclass
@@ -247,14 +249,20 @@ class Training:
         return self.whole.interaction_levels if self.whole is not None else None
 
     @cached_property
-    def cooccurrence(self) -> Cooccurrence:
-        """Co-occurrence similarity of items, from distinct (user, item) pairs (computed once;
-        of these rows only: one part's rows do not give the whole data's, see ``whole``)."""
+    def cooccurrence(self) -> Cooccurrence | None:
+        """Co-occurrence similarity of items, from distinct (user, item) pairs (computed once).
+        For one part of the data (``whole``), the items' similarity is the whole data's, counted
+        where the whole is (None when it was not: a part's co-occurrences are not the whole's);
+        each user's history is its own rows'."""
         seen = (self.matrix > 0).astype(np.float64).tocsr()
-        users_of, count = self.users_per_item, self.items_per_user
+        count = self.items_per_user
+        history = (_diagonal(np.divide(1.0, count, out=np.zeros(len(count)), where=count > 0)) @ seen).tocsr()
+        if self.whole is not None:
+            similarity = self.whole.item_similarity
+            return None if similarity is None else Cooccurrence(None, history, count, similarity)
+        users_of = self.users_per_item
         unit = (seen @ _diagonal(np.divide(1.0, np.sqrt(users_of), out=np.zeros(len(users_of)),
                                            where=users_of > 0))).T.tocsr()
-        history = (_diagonal(np.divide(1.0, count, out=np.zeros(len(count)), where=count > 0)) @ seen).tocsr()
         return Cooccurrence(unit, history, count, (unit @ unit.T).tocsr())
 
 
@@ -271,13 +279,15 @@ class Cooccurrence:
     the items' training-user sets.
 
     ``unit``: items x training users, each item's unit vector (a row of zeros for an item
-    nobody trained on); ``history``: users x items, each user's distinct training items with
-    weight 1 / their count; ``history_count``: that count; ``item_similarity``: items x items.
+    nobody trained on; None for one part of the data, whose users are not all the training
+    users: the pair sums then read ``item_similarity``); ``history``: users x items, each
+    user's distinct training items with weight 1 / their count; ``history_count``: that count;
+    ``item_similarity``: items x items.
     The last costs memory with the square of the items that share users: fine for catalogs of
     tens of thousands of items.
     """
 
-    unit: sp.csr_matrix
+    unit: sp.csr_matrix | None
     history: sp.csr_matrix
     history_count: np.ndarray
     item_similarity: sp.csr_matrix

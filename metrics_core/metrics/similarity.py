@@ -89,6 +89,23 @@ def sparse_cosine_pair_sums(top: np.ndarray, unit: sp.csr_matrix) -> PairSums:
     return PairSums((squared - n_known) / 2, n)
 
 
+def matrix_pair_sums(top: np.ndarray, item_similarity: sp.csr_matrix) -> PairSums:
+    """Σ_{i<j} sim(i, j) read from an items x items similarity matrix (an item without entries
+    is unlike every other: similarity 0), every listed item counting in n, as
+    :func:`sparse_cosine_pair_sums` gives it from the unit vectors whose products the matrix
+    holds. Each list's K(K−1)/2 pairs are looked up, a block of lists at a time."""
+    listed = top >= 0
+    first, second = np.triu_indices(top.shape[1], 1)
+    total = np.zeros(len(top))
+    rows = max(1, (1 << 20) // max(1, len(first)))
+    for start in range(0, len(top), rows):
+        left, right = top[start:start + rows, first], top[start:start + rows, second]
+        row, pair = np.nonzero((left >= 0) & (right >= 0))
+        values = np.asarray(item_similarity[left[row, pair], right[row, pair]]).ravel()
+        total[start:start + rows] = np.bincount(row, weights=values, minlength=len(left))
+    return PairSums(total, listed.sum(axis=1).astype(np.float64))
+
+
 def hamming_pair_sums(top: np.ndarray, value_codes: np.ndarray, has_vector: np.ndarray) -> PairSums:
     """Σ_{i<j} (number of feature columns where i and j differ) over the list's items with
     features. ``value_codes`` is items x columns of value codes."""

@@ -64,6 +64,27 @@ def test_hamming_and_cooccurrence_equal_their_pairwise_definitions(seed):
             assert np.isnan(co.loc[user, "serendipity"])
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_pair_sums_from_the_similarity_matrix_equal_those_from_the_unit_vectors(seed):
+    """The Spark partitions' pair sums (looked up in the items x items co-occurrence matrix)
+    equal the in-memory ones (from the items' unit vectors), with short lists and items no one
+    trained on; a list of 11 pairs is checked by hand."""
+    from metrics_core.metrics.similarity import matrix_pair_sums, sparse_cosine_pair_sums
+
+    recs, truth, train, items = small(seed)
+    dataset = Dataset.build(recs, truth, train=train, items=items)
+    co = dataset.training.cooccurrence
+    top = dataset.lists[dataset.models[0]].items[:, :5]
+    assert (top < 0).any() and (dataset.training.users_per_item[top[top >= 0]] == 0).any()
+    from_matrix, from_units = matrix_pair_sums(top, co.item_similarity), sparse_cosine_pair_sums(top, co.unit)
+    np.testing.assert_allclose(from_matrix.total, from_units.total, atol=1e-12)
+    np.testing.assert_array_equal(from_matrix.n, from_units.n)
+    row = int(np.argmax((top >= 0).sum(axis=1)))
+    listed = top[row][top[row] >= 0]
+    by_hand = sum(co.item_similarity[i, j] for i, j in itertools.combinations(listed, 2))
+    assert from_matrix.total[row] == pytest.approx(by_hand, abs=1e-12) and len(listed) >= 2
+
+
 def test_evidently_conventions_by_hand():
     recs = pd.DataFrame({"user_id": [1, 1, 1, 2], "item_id": [1, 2, 3, 1], "rank": [1, 2, 3, 1],
                          "score": [2.0, 1.0, 0.0, 5.0]})
