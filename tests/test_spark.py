@@ -248,6 +248,11 @@ def test_primitive_model_metrics_equal_the_in_memory_engine(spark, scale):
     assert "primitive_df" in alone.skipped["unexpectedness"] and "unexpectedness" not in alone.metrics
     with pytest.raises(InputError, match=r"primitive model \(Spark DataFrame\).*no column 'item_id'"):
         evaluate_spark(recs_df, truth_df, k=5, primitive_df=base_df.withColumnRenamed("item_id", "item"))
+    holed = spark.createDataFrame(base.astype({"item_id": "float64"}).assign(
+        item_id=lambda f: f.item_id.where(f.index != f.index[3])))
+    with pytest.raises(InputError) as error:  # found inside a partition, named as the primitive model's
+        evaluate_spark(recs_df, truth_df, k=5, primitive_df=holed, partitions=3, bootstrap=0, per_user=False)
+    assert str(error.value).startswith("primitive model (Spark DataFrame)") and error.value.column == "item_id"
 
 
 def test_every_metric_on_movielens_equals_the_in_memory_engine(spark, movielens):
