@@ -259,11 +259,11 @@ class Training:
         history = (_diagonal(np.divide(1.0, count, out=np.zeros(len(count)), where=count > 0)) @ seen).tocsr()
         if self.whole is not None:
             similarity = self.whole.item_similarity
-            return None if similarity is None else Cooccurrence(None, history, count, similarity)
+            return None if similarity is None else Cooccurrence(history, count, similarity)
         users_of = self.users_per_item
         unit = (seen @ _diagonal(np.divide(1.0, np.sqrt(users_of), out=np.zeros(len(users_of)),
-                                           where=users_of > 0))).T.tocsr()
-        return Cooccurrence(unit, history, count, (unit @ unit.T).tocsr())
+                                           where=users_of > 0))).T.tocsr()  # items x users, unit rows
+        return Cooccurrence(history, count, (unit @ unit.T).tocsr())
 
 
 def _diagonal(values: np.ndarray):
@@ -278,16 +278,13 @@ class Cooccurrence:
     ``item_cooccurrence_count``): sim(i, j) = |U_i ∩ U_j| / sqrt(|U_i|·|U_j|), the cosine of
     the items' training-user sets.
 
-    ``unit``: items x training users, each item's unit vector (a row of zeros for an item
-    nobody trained on; None for one part of the data, whose users are not all the training
-    users: the pair sums then read ``item_similarity``); ``history``: users x items, each
-    user's distinct training items with weight 1 / their count; ``history_count``: that count;
-    ``item_similarity``: items x items.
+    ``history``: users x items, each user's distinct training items with weight 1 / their
+    count; ``history_count``: that count; ``item_similarity``: items x items (no entry for an
+    item nobody trained on: similar to nothing).
     The last costs memory with the square of the items that share users: fine for catalogs of
     tens of thousands of items.
     """
 
-    unit: sp.csr_matrix | None
     history: sp.csr_matrix
     history_count: np.ndarray
     item_similarity: sp.csr_matrix

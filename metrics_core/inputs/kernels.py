@@ -1,6 +1,7 @@
 """Compiled loops for the steps numpy needs several passes or a sort for: placing and joining in
-the encoding, matching two models' lists for the primitive-model metrics, and each user's softmax
-for score entropy (:mod:`metrics_core.metrics` calls the last two from ``KERNEL_MIN`` cells).
+the encoding, matching two models' lists for the primitive-model metrics, each user's softmax
+for score entropy (:mod:`metrics_core.metrics` calls these two from ``KERNEL_MIN`` cells), and
+looking up entries of a sparse items x items similarity (from ``similarity.LOOKUP_KERNEL_MIN``).
 
 numba compiles them (``cache=True``: once per machine, kept in ``__pycache__``; ``make`` compiles
 them at install, ``python -m metrics_core.inputs.kernels`` does it by hand). They release the
@@ -228,6 +229,24 @@ def softmax_entropy_rows(scores, rows, width, out, start, stop):
         out[i] = 0.0 if entropy < 0.0 else entropy  # (rounding below 0; NaN stays NaN)
 
 
+@numba.njit(cache=True, nogil=True)
+def sparse_entries(indptr, indices, data, rows, columns, out, start, stop):
+    """``out[i]`` = the entry at (``rows[i]``, ``columns[i]``) of a CSR matrix (``indptr``,
+    ``indices`` sorted within each row, ``data``), 0 where it has none, for ``i`` in ``start ..
+    stop``: a binary search of the row's columns (scipy's ``matrix[rows, columns]`` reads each
+    row from its start: 1.25 µs a look-up in rows of 1,900 entries)."""
+    for i in range(start, stop):
+        low, end = indptr[rows[i]], indptr[rows[i] + 1]
+        high, column = end, columns[i]
+        while low < high:
+            middle = (low + high) >> 1
+            if indices[middle] < column:
+                low = middle + 1
+            else:
+                high = middle
+        out[i] = data[low] if low < end and indices[low] == column else 0.0
+
+
 def read_only_view(values: np.ndarray) -> np.ndarray:
     """A read-only view of ``values`` (as pandas hands out its columns' arrays): the callers pass
     the loops one type whoever made the arrays, the type compiled at install."""
@@ -284,6 +303,9 @@ def compile_all() -> None:
                            np.zeros(1), np.zeros(1))
     for score_type in (np.float32, np.float64):
         softmax_entropy_rows(read_only_view(np.zeros((1, 2), score_type)), np.zeros(1, np.int64), 2, np.zeros(1), 0, 1)
+    for index_type in ints:  # (scipy's CSR index arrays: int32, or int64 from 2^31 entries)
+        zero = np.zeros(1, np.int64)
+        sparse_entries(np.zeros(2, index_type), np.zeros(1, index_type), np.ones(1), zero, zero, np.zeros(1), 0, 1)
     load_usual()  # (read-only columns: pandas' views)
     from metrics_core.inputs import text_hash  # (the text table's kernels, compiled here too)
     from metrics_core.stats import poisson_bootstrap  # (the Spark engine's bootstrap weights)

@@ -125,8 +125,7 @@ def _similarity_metrics(out: BeyondPass, top, hit_top, rows, inputs: BeyondInput
             out.skipped.update(dict.fromkeys(names, NEEDS_TRAINING + " (similarity = co-occurrence)"))
             return
         co = inputs.cooccurrence
-        sums = similarity.sparse_cosine_pair_sums(top, co.unit) if co.unit is not None else \
-            similarity.matrix_pair_sums(top, co.item_similarity)
+        sums = similarity.matrix_pair_sums(top, co.item_similarity)
         usable = top >= 0
         to_history = similarity.cooccurrence_history_similarity(rows, co.history, co.item_similarity)
         history_count = co.history_count

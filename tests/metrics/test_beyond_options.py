@@ -65,24 +65,41 @@ def test_hamming_and_cooccurrence_equal_their_pairwise_definitions(seed):
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_pair_sums_from_the_similarity_matrix_equal_those_from_the_unit_vectors(seed):
-    """The Spark partitions' pair sums (looked up in the items x items co-occurrence matrix)
-    equal the in-memory ones (from the items' unit vectors), with short lists and items no one
-    trained on; a list of 11 pairs is checked by hand."""
-    from metrics_core.metrics.similarity import matrix_pair_sums, sparse_cosine_pair_sums
+def test_similarity_look_ups_compiled_and_by_scipy_agree(seed, monkeypatch):
+    """The co-occurrence similarity's look-ups give the same pair sums and history
+    similarities from the compiled binary search (large inputs) as from scipy's indexing
+    (small ones), with short lists and items no one trained on (no entries), in blocks of
+    look-ups; a list's pair sum equals its pairs' entries added by hand."""
+    from metrics_core.metrics import similarity
 
     recs, truth, train, items = small(seed)
     dataset = Dataset.build(recs, truth, train=train, items=items)
     co = dataset.training.cooccurrence
     top = dataset.lists[dataset.models[0]].items[:, :5]
     assert (top < 0).any() and (dataset.training.users_per_item[top[top >= 0]] == 0).any()
-    from_matrix, from_units = matrix_pair_sums(top, co.item_similarity), sparse_cosine_pair_sums(top, co.unit)
-    np.testing.assert_allclose(from_matrix.total, from_units.total, atol=1e-12)
-    np.testing.assert_array_equal(from_matrix.n, from_units.n)
+    rows = np.arange(len(top))
+    user_row, position = np.nonzero(top >= 0)
+
+    def both():
+        to_history = similarity.cooccurrence_history_similarity(rows, co.history, co.item_similarity)
+        return similarity.matrix_pair_sums(top, co.item_similarity), to_history(user_row, top[user_row, position])
+
+    by_scipy, history_by_scipy = both()
+    monkeypatch.setattr(similarity, "LOOKUP_KERNEL_MIN", 0)
+    monkeypatch.setattr(similarity, "LOOKUP_BLOCK", 7)  # (blocks of pairs, some ending inside a user's history)
+    compiled, history_compiled = both()
+    np.testing.assert_allclose(compiled.total, by_scipy.total, atol=1e-12)
+    np.testing.assert_allclose(history_compiled, history_by_scipy, atol=1e-12)
+    np.testing.assert_array_equal(compiled.n, (top >= 0).sum(axis=1))
     row = int(np.argmax((top >= 0).sum(axis=1)))
     listed = top[row][top[row] >= 0]
     by_hand = sum(co.item_similarity[i, j] for i, j in itertools.combinations(listed, 2))
-    assert from_matrix.total[row] == pytest.approx(by_hand, abs=1e-12) and len(listed) >= 2
+    assert compiled.total[row] == pytest.approx(by_hand, abs=1e-12) and len(listed) >= 2
+    at = int(np.flatnonzero(co.history_count[user_row] > 1)[-1])  # (rows are the user codes here)
+    history = co.history[user_row[at]].toarray().ravel()
+    item = top[user_row[at], position[at]]
+    expected = sum(history[h] * co.item_similarity[h, item] for h in np.flatnonzero(history))
+    assert history_compiled[at] == pytest.approx(expected, abs=1e-12) and expected > 0
 
 
 def test_evidently_conventions_by_hand():
