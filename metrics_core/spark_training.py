@@ -76,9 +76,11 @@ class TrainingFacts:
         first, second = first[keep], second[keep]
         value = count[keep] / np.sqrt(users[first].astype(np.float64) * users[second])
         trained = np.flatnonzero(users > 0)
-        return sp.csr_matrix((np.concatenate([value, value, np.ones(len(trained))]),
-                              (np.concatenate([first, second, trained]), np.concatenate([second, first, trained]))),
-                             shape=(len(at), len(at)))
+        similarity = sp.csr_matrix((np.concatenate([value, value, np.ones(len(trained))]),
+                                    (np.concatenate([first, second, trained]),
+                                     np.concatenate([second, first, trained]))), shape=(len(at), len(at)))
+        similarity.sort_indices()  # (the look-ups search each row's columns)
+        return similarity
 
     def interaction_novelty(self, item_ids: np.ndarray, counts: np.ndarray) -> float:
         """Novelty over every recommendation (:func:`popularity.interaction_novelty`) from the

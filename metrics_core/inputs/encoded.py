@@ -263,7 +263,9 @@ class Training:
         users_of = self.users_per_item
         unit = (seen @ _diagonal(np.divide(1.0, np.sqrt(users_of), out=np.zeros(len(users_of)),
                                            where=users_of > 0))).T.tocsr()  # items x users, unit rows
-        return Cooccurrence(history, count, (unit @ unit.T).tocsr())
+        similarity = (unit @ unit.T).tocsr()
+        similarity.sort_indices()  # (the look-ups search each row's columns)
+        return Cooccurrence(history, count, similarity)
 
 
 def _diagonal(values: np.ndarray):

@@ -82,8 +82,9 @@ def matrix_entries(matrix: sp.csr_matrix, rows: np.ndarray, columns: np.ndarray)
     """``matrix[rows, columns]`` as a flat array (0 where the matrix has no entry). From
     :data:`LOOKUP_KERNEL_MIN` look-ups a compiled binary search of each row's sorted columns
     (:func:`~metrics_core.inputs.kernels.sparse_entries`, on a few threads) finds them; below, scipy's
-    indexing (the tests check that both give the same values). Sorts the matrix's indices in
-    place when they are not sorted (the same matrix)."""
+    indexing (the tests check that both give the same values). A matrix whose indices are not
+    sorted is searched in a sorted copy (the co-occurrence matrices are sorted when made, once:
+    sorting in place here could race with another model's thread reading the same matrix)."""
     if not len(rows):  # (scipy's indexing gives no flat array for none)
         return np.zeros(0)
     if len(rows) < LOOKUP_KERNEL_MIN:
@@ -92,7 +93,7 @@ def matrix_entries(matrix: sp.csr_matrix, rows: np.ndarray, columns: np.ndarray)
     from metrics_core.parallel import map_chunks, thread_shares
 
     if not matrix.has_sorted_indices:
-        matrix.sort_indices()
+        matrix = matrix.sorted_indices()
     rows, columns = np.asarray(rows, dtype=np.int64), np.asarray(columns, dtype=np.int64)
     data = np.asarray(matrix.data, dtype=np.float64)
     out = np.empty(len(rows))

@@ -91,6 +91,12 @@ def test_similarity_look_ups_compiled_and_by_scipy_agree(seed, monkeypatch):
     np.testing.assert_allclose(compiled.total, by_scipy.total, atol=1e-12)
     np.testing.assert_allclose(history_compiled, history_by_scipy, atol=1e-12)
     np.testing.assert_array_equal(compiled.n, (top >= 0).sum(axis=1))
+    unsorted = co.item_similarity.copy()  # each row's columns in descending order: searched in a sorted copy
+    order = np.lexsort((-unsorted.indices, np.repeat(np.arange(unsorted.shape[0]), np.diff(unsorted.indptr))))
+    unsorted.indices, unsorted.data = unsorted.indices[order], unsorted.data[order]
+    unsorted.has_sorted_indices = False
+    np.testing.assert_allclose(similarity.matrix_pair_sums(top, unsorted).total, by_scipy.total, atol=1e-12)
+    assert not unsorted.has_sorted_indices  # (left as it was)
     row = int(np.argmax((top >= 0).sum(axis=1)))
     listed = top[row][top[row] >= 0]
     by_hand = sum(co.item_similarity[i, j] for i, j in itertools.combinations(listed, 2))
