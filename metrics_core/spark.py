@@ -49,7 +49,7 @@ from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.text_ids import as_text
 from metrics_core.metrics import catalog, registry
 from metrics_core.settings import Settings
-from metrics_core.spark_training import TrainingFacts, training_facts, with_whole_training
+from metrics_core.spark_training import SHARED_COLUMNS, TrainingFacts, training_facts, with_whole_training
 from metrics_core.stats import poisson_bootstrap
 from metrics_core.store.runs import normal_interval
 
@@ -161,6 +161,10 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         raise input_error("settings", f"level={level!r} is not a confidence level.",
                           "pass a level between 0 and 1, such as 0.95.")
     partitions = partitions or _partitions(recs_df)
+    if columns.user == TABLE or columns.user.startswith("_slot") or columns.user in SHARED_COLUMNS:
+        raise input_error("recommendations (Spark DataFrame)", f"the user column's name '{columns.user}' is one the "
+                          "Spark engine gives its own columns.", "rename the user column in every table "
+                          "(withColumnRenamed) and pass columns=Columns(user=...).", columns.user)
     recs_columns = [c for c in (columns.user, columns.item, columns.score, columns.rank) if c in recs_df.columns]
     truth_columns = [c for c in (columns.user, columns.item, columns.relevance) if c and c in truth_df.columns]
     frames = (("recommendations", recs_df), ("ground truth", truth_df), ("primitive model", primitive_df))

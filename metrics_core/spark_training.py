@@ -27,6 +27,8 @@ from metrics_core.inputs.encoded import WholeTraining
 from metrics_core.inputs.text_ids import as_text
 from metrics_core.metrics import popularity
 
+SHARED_COLUMNS = ("_first", "_second", "_shared")  # the pairs of items that share users, and how many
+
 
 @dataclass
 class TrainingFacts:
@@ -115,12 +117,13 @@ def _shared_users(train_df, columns: Columns, facts: TrainingFacts) -> tuple[np.
     from pyspark.sql import functions as F  # noqa: N812 (the usual name)
 
     user, item = columns.user, columns.item
+    first, second, shared = SHARED_COLUMNS
     seen = train_df.where(F.col(user).isNotNull() & F.col(item).isNotNull()).select(user, item).distinct()
-    one, other = seen.toDF(user, "_first"), seen.toDF(user, "_second")
-    pairs = (one.join(other, user).where(F.col("_first") < F.col("_second")).groupBy("_first", "_second")
-             .agg(F.count(F.lit(1)).alias("_shared")).toPandas())
-    return (facts._lookup(pairs["_first"].to_numpy()), facts._lookup(pairs["_second"].to_numpy()),
-            pairs["_shared"].to_numpy(np.float64))
+    one, other = seen.toDF(user, first), seen.toDF(user, second)
+    pairs = (one.join(other, user).where(F.col(first) < F.col(second)).groupBy(first, second)
+             .agg(F.count(F.lit(1)).alias(shared)).toPandas())
+    return (facts._lookup(pairs[first].to_numpy()), facts._lookup(pairs[second].to_numpy()),
+            pairs[shared].to_numpy(np.float64))
 
 
 def with_whole_training(dataset, facts: TrainingFacts):

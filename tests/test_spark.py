@@ -347,6 +347,11 @@ def test_partitions_no_user_reaches_and_bad_rows_in_a_partition(spark):
     assert caught.value.column == "item_id" and "no id" in caught.value.problem
     assert "recommendations (Spark DataFrame)" in str(caught.value) and "user_id=1" in str(caught.value)
     assert "Traceback" not in str(caught.value) and "fill in the id" in caught.value.fix
+    for reserved in ("_table", "_slot0", "_first"):  # the engine's own column names, named before Spark runs
+        frames = (spark.createDataFrame(f.rename(columns={"user_id": reserved})) for f in (recs, truth))
+        with pytest.raises(InputError, match="gives its own columns") as caught:
+            evaluate_spark(*frames, k=2, columns=Columns(user=reserved))
+        assert caught.value.column == reserved and "withColumnRenamed" in caught.value.fix
 
 
 @pytest.mark.parametrize("options", [{}, {"users_without_relevant": "zero"}])
