@@ -473,6 +473,11 @@ def test_rows_reach_the_partitions_as_they_are_with_their_nulls(spark, monkeypat
             np.testing.assert_allclose(ours.curves[name], memory.curves[name], atol=1e-12, err_msg=name)
     assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") == "777"
     assert spark.conf.get("spark.sql.execution.arrow.maxBytesPerBatch") == "67108864b"  # Spark's default, again
+    with engine._arrow_batches_of(spark, 5):  # two evaluations at once: the last to end restores the settings
+        with engine._arrow_batches_of(spark, 5):
+            pass
+        assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") == "5"  # (the other still runs)
+    assert spark.conf.get("spark.sql.execution.arrow.maxRecordsPerBatch") == "777"
     spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "200000")
     two_nulls = pd.DataFrame({"user_id": [1, 1, 1, 2], "item_id": [1.0, np.nan, 3.0, 4.0],
                               "rank": [1.0, 2.0, np.nan, 1.0]})
