@@ -44,6 +44,16 @@ NEEDS = {
 }
 
 
+def primitive_model(settings: Settings, models: list[str]) -> str:
+    """The model the primitive-model metrics compare each model with: ``primitive_model``, else
+    the first model (an InputError when it names none of ``models``)."""
+    name = settings.primitive_model or models[0]
+    if name not in models:
+        raise input_error("settings", f"the primitive model {name!r} is not a model of this dataset.",
+                          f"choose one of {', '.join(models)} with {setting('primitive_model')}.")
+    return name
+
+
 def model_name(source, fallback: str) -> str:
     """A model's default name: the file's stem, or ``fallback`` for a DataFrame."""
     return Path(source).stem if isinstance(source, (str, os.PathLike)) else fallback
@@ -306,10 +316,7 @@ class Dataset:
         one part of the data, the whole data's, when it was counted), and the primitive
         model's lists (``primitive_model``, default the first model; against itself a model
         scores 0 on both primitive metrics; with one model there is nothing to compare with)."""
-        primitive_name = settings.primitive_model or self.models[0]
-        if primitive_name not in self.lists:
-            raise input_error("settings", f"the primitive model {primitive_name!r} is not a model of this dataset.",
-                              f"choose one of {', '.join(self.models)} with {setting('primitive_model')}.")
+        primitive_name = primitive_model(settings, self.models)
         other = self.retrieved(primitive_name, settings.score_threshold) if len(self.models) > 1 else None
         cooccurrence = self.training.cooccurrence if (settings.similarity == "cooccurrence"
                                                       and self.training is not None) else None

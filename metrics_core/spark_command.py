@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from metrics_core.errors import input_error, setting
+from metrics_core.dataset import primitive_model
+from metrics_core.errors import input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.jsonable import dumps
 from metrics_core.settings import Settings
@@ -17,6 +18,8 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
     same JSON shape as the in-memory engine, with ``"engine": "spark"``."""
     from metrics_core.cli import model_sources
 
+    models = model_sources(args)  # (two of one name, or an unknown primitive model: errors before Spark starts)
+    primitive = primitive_model(settings, list(models))  # (as in memory; with one model, nothing to compare with)
     store = None
     if args.save:
         from metrics_core.store import Store
@@ -45,11 +48,9 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
 
         truth, items, train = read(args.ground_truth), read(args.items), read(args.train)
         features = [c.strip() for c in args.feature_columns.split(",") if c.strip()] if args.feature_columns else None
-        models = model_sources(args)
         sources = {"ground truth": args.ground_truth, **{f"recommendations {name}": path
                                                           for name, path in models.items()}}
         lists = {name: read(path) for name, path in models.items()}
-        primitive = _primitive_model(settings, list(lists))
         results = {}
         for name, recs in lists.items():
             results[name] = evaluate_spark(recs, truth, k=settings.k, settings=settings, train_df=train,
@@ -57,7 +58,7 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
                                            bootstrap=200 if args.bootstrap is None else args.bootstrap,
                                            seed=0 if args.seed is None else args.seed,
                                            per_user=store is not None,  # (per-user rows only for the store)
-                                           primitive_df=lists[primitive] if primitive else None)
+                                           primitive_df=lists[primitive] if len(lists) > 1 else None)
         if store is not None:
             from metrics_core.spark import save_spark_run
 
@@ -70,12 +71,3 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
     print(f"rankscope: computed on Spark ({args.master})", file=sys.stderr)
     return 0
 
-
-def _primitive_model(settings: Settings, names: list[str]) -> str | None:
-    """The model the others are compared with by the primitive-model metrics, as in memory:
-    ``primitive_model``, else the first; None with one model (nothing to compare with)."""
-    name = settings.primitive_model or names[0]
-    if name not in names:
-        raise input_error("settings", f"the primitive model {name!r} is not a model of this evaluation.",
-                          f"choose one of {', '.join(names)} with {setting('primitive_model')}.")
-    return name if len(names) > 1 else None

@@ -432,7 +432,8 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
     assert no_java.returncode == 2 and "Spark could not start" in no_java.stderr and "Java 17" in no_java.stderr
     assert "Traceback" not in no_java.stderr
     unknown = subprocess.run([*command, "--engine", "spark", "--primitive-model", "three"], capture_output=True,
-                             text=True, timeout=120)
+                             text=True, timeout=120, env={**os.environ, "JAVA_HOME": str(tmp_path / "no-java")})
+    assert "Spark could not start" not in unknown.stderr  # (named before Spark starts)
     assert unknown.returncode == 2 and "'three' is not a model" in unknown.stderr and "Traceback" not in unknown.stderr
     assert {"novelty", "arp", "lauc", "serendipity_popularity"} <= set(on_spark["metrics"])
     assert both_on_spark["two"]["metrics"]["unexpectedness"] > 0 == on_spark["metrics"]["unexpectedness"]
