@@ -35,7 +35,10 @@ from metrics_core.stats.compare import CORRECTIONS, TESTS
 from metrics_core.store.commands import (
     add_runs_command,
     add_save_arguments,
+    add_workspaces_command,
     run_runs,
+    run_store,
+    run_workspaces,
     save_workspace_and_run,
     store_inputs,
 )
@@ -80,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--json", metavar="PATH", help="also write every number as JSON")
             sub.add_argument("--csv", metavar="PATH", help="also write every number as CSV")
     add_runs_command(commands)
+    add_workspaces_command(commands)
     return parser
 
 
@@ -379,8 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command == "runs":
-            return run_runs(args)
+        if args.command in ("runs", "workspaces", "store"):
+            return {"runs": run_runs, "workspaces": run_workspaces, "store": run_store}[args.command](args)
         return run_evaluate(args) if args.command == "evaluate" else run_compare(args)
     except InputError as error:
         print(f"rankscope: {error.text('cli')}", file=sys.stderr)

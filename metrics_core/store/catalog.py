@@ -4,11 +4,19 @@ app and the command line (several processes may write at once).
 Layout under the home folder (``RANKSCOPE_HOME``, default ``./.rankscope``)::
 
     catalog.sqlite          what exists: tables, workspaces, runs (SQLite in WAL mode)
+    catalog.sqlite.backup   a copy of the catalog, refreshed once a day when it checks sound
     tables/<sha256>.parquet every uploaded table once, named by the SHA-256 of its bytes
     runs/<run id>.parquet   the per-user values of a run
 
-A table is stored once however many workspaces use it; deleting a workspace deletes only the
-tables no other workspace uses. Nothing is pickled: Parquet for tables, JSON text in SQLite.
+A table is stored once however many workspaces use it. A workspace id means one content for
+ever: saving other files or another mapping under a name makes a new workspace that supersedes
+the old one, whose link still opens what was saved under it. Deleting moves a workspace to the
+trash for ``RANKSCOPE_TRASH_DAYS`` (default 30) days, restorable until then; purging it deletes
+the tables no other workspace uses. Nothing is pickled: Parquet for tables, JSON text in SQLite.
+
+Trust: anyone who can run rankscope against this folder, or reach an app server that uses it,
+can see, open, rename and delete every workspace in it (the README's "Who can see what").
+``RANKSCOPE_READ_ONLY=1`` makes the store refuse every write.
 """
 
 from __future__ import annotations
@@ -16,8 +24,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import itertools
 import json
 import os
+import re
 import secrets
 import sqlite3
 import time
@@ -28,15 +38,22 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from metrics_core.errors import input_error
+from metrics_core.errors import InputError, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.read import PARQUET_SUFFIXES, StoredTable, read_bytes, read_notes, read_table
-from metrics_core.store import schema
-from metrics_core.store.files import copy_file, sha256_of, write_parquet
+from metrics_core.store import failures, schema
+from metrics_core.store.failures import HOME_VARIABLE, READ_ONLY_VARIABLE
+from metrics_core.store.files import copy_file, remove_stale_temporaries, sha256_of, write_parquet
 
-HOME_VARIABLE = "RANKSCOPE_HOME"
 BUSY_TIMEOUT_MS = 30_000
+BUSY_VARIABLE = "RANKSCOPE_BUSY_TIMEOUT_MS"
 OPTIONAL_ROLES = ("train", "items", "users")
+TRASH_DAYS_VARIABLE = "RANKSCOPE_TRASH_DAYS"
+TRASH_DAYS = 30.0
+BACKUP_EVERY_SECONDS = 86_400
+ID_SHAPE = re.compile(r"[0-9a-f]{12}")
+SAVE_RETRIES = 5
+IF_EXISTS = ("refuse", "replace", "version")
 
 
 def default_home() -> Path:
@@ -46,6 +63,52 @@ def default_home() -> Path:
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def read_only_from_environment() -> bool:
+    return os.environ.get(READ_ONLY_VARIABLE, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def busy_timeout_from_environment() -> int:
+    """How long a writer waits for another's lock (``RANKSCOPE_BUSY_TIMEOUT_MS``, default 30 s)."""
+    try:
+        return max(0, int(os.environ.get(BUSY_VARIABLE, BUSY_TIMEOUT_MS)))
+    except ValueError:
+        return BUSY_TIMEOUT_MS
+
+
+def trash_days() -> float:
+    """How long a deleted workspace stays restorable (``RANKSCOPE_TRASH_DAYS``, default 30)."""
+    try:
+        return max(0.0, float(os.environ.get(TRASH_DAYS_VARIABLE, TRASH_DAYS)))
+    except ValueError:
+        return TRASH_DAYS
+
+
+def checked_name(name: str) -> str:
+    """A workspace name as kept: stripped, not blank, not shaped like a workspace id (ids and
+    names are two namespaces: a link or ``--save`` must never mean one for the other)."""
+    name = (name or "").strip()
+    if not name:
+        raise input_error("workspace name", "the name is empty.", "give the workspace a name.")
+    if ID_SHAPE.fullmatch(name):
+        raise input_error("workspace name", f"{name!r} has the shape of a workspace id (12 hexadecimal digits).",
+                          "choose a name with other characters; a saved workspace is opened by its id with the "
+                          "app's ?ws= link, and by name everywhere else.")
+    return name
+
+
+class NameTakenError(InputError):
+    """Saving under the name of a live workspace when asked not to replace it; ``existing``
+    is that workspace."""
+
+    def __init__(self, existing: SavedWorkspace):
+        message = (f"workspace name: a workspace named {existing.name!r} exists already.\n"
+                   "Fix: replace it (its link keeps opening what it holds now), save as a new version, or "
+                   "choose another name.")
+        super().__init__(message, "workspace name", None, f"a workspace named {existing.name!r} exists already.",
+                         "replace it, save as a new version, or choose another name.")
+        self.existing = existing
 
 
 @dataclass(frozen=True)
@@ -67,6 +130,13 @@ class SavedWorkspace:
     rows: int = 0
     created: str = ""
     updated: str = ""
+    superseded_by: str | None = None  # the workspace saved over this one under its name
+    deleted: str | None = None  # when it went to the trash
+
+    @property
+    def live(self) -> bool:
+        """Listed under its name: neither superseded nor in the trash."""
+        return self.superseded_by is None and self.deleted is None
 
 
 class Store:
@@ -74,38 +144,52 @@ class Store:
 
     ``table_grace_seconds``: a table no workspace uses is deleted only once it is this old, so
     that a table another process has just stored, for a workspace it is about to save, is kept.
+    ``read_only`` (default: ``RANKSCOPE_READ_ONLY``): every write is refused.
+    ``busy_timeout_ms``: how long a writer waits for another's write lock before giving up.
     """
 
-    def __init__(self, home: Path | str | None = None, table_grace_seconds: float = 600.0):
+    def __init__(self, home: Path | str | None = None, table_grace_seconds: float = 600.0,
+                 read_only: bool | None = None, busy_timeout_ms: int | None = None):
         self.home = Path(home) if home is not None else default_home()
         self.grace = table_grace_seconds
+        self.read_only = read_only_from_environment() if read_only is None else read_only
+        self.busy_ms = busy_timeout_ms if busy_timeout_ms is not None else busy_timeout_from_environment()
         try:
             for folder in (self.home, self.home / "tables", self.home / "runs"):
                 folder.mkdir(parents=True, exist_ok=True)
-            with self.connect() as connection:
+        except OSError as error:
+            raise (failures.disk_full(self.home) if failures.is_full(error)
+                   else failures.not_writable(self.home, error)) from None
+        with self.connect() as connection:
+            try:
                 schema.migrate(connection)
-        except (OSError, sqlite3.Error, RuntimeError) as error:
-            raise input_error(HOME_VARIABLE, f"cannot use the store at {self.home} ({error}).",
-                              f"set {HOME_VARIABLE} to a folder this user can write, or fix its permissions.") from None
+            except schema.NewerCatalogError as error:
+                raise failures.newer_catalog(self.home, error) from None
+        if not self.read_only:
+            remove_stale_temporaries(self.home)
+            self._refresh_backup()
 
     @contextlib.contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
-        """A connection for one piece of work (SQLite connections are not shared between threads)."""
-        connection = sqlite3.connect(self.home / "catalog.sqlite", timeout=BUSY_TIMEOUT_MS / 1000,
-                                     isolation_level=None)
-        try:
-            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            connection.execute("PRAGMA journal_mode = WAL")
-            connection.execute("PRAGMA foreign_keys = ON")
-            connection.row_factory = sqlite3.Row
-            yield connection
-        finally:
-            connection.close()
+        """A connection for one piece of work (SQLite connections are not shared between threads);
+        the store's own failures inside it become their messages (:mod:`failures`)."""
+        with failures.explained(self.home, self.busy_ms / 1000):
+            connection = sqlite3.connect(self.home / "catalog.sqlite", timeout=self.busy_ms / 1000,
+                                         isolation_level=None)
+            try:
+                connection.execute(f"PRAGMA busy_timeout = {self.busy_ms}")
+                connection.execute("PRAGMA journal_mode = WAL")
+                connection.execute("PRAGMA foreign_keys = ON")
+                connection.row_factory = sqlite3.Row
+                yield connection
+            finally:
+                connection.close()
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[sqlite3.Connection]:
         """A write transaction, taken at once (``BEGIN IMMEDIATE``): concurrent writers wait for
-        each other instead of failing halfway."""
+        each other instead of failing halfway. Refused in a read-only store."""
+        self.require_writable()
         with self.connect() as connection:
             connection.execute("BEGIN IMMEDIATE")
             try:
@@ -114,6 +198,30 @@ class Store:
             except BaseException:
                 connection.execute("ROLLBACK")
                 raise
+
+    def require_writable(self) -> None:
+        if self.read_only:
+            raise failures.read_only(self.home)
+
+    def _refresh_backup(self) -> None:
+        """Copy the catalog to ``catalog.sqlite.backup`` when the copy is a day old or missing and
+        the catalog checks sound (a damaged catalog never overwrites its backup)."""
+        backup = self.home / "catalog.sqlite.backup"
+        with contextlib.suppress(OSError, sqlite3.Error, InputError):
+            if backup.exists() and time.time() - backup.stat().st_mtime < BACKUP_EVERY_SECONDS:
+                return
+            with self.connect() as connection:
+                if connection.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                    return
+                temporary = backup.with_name(f".{backup.name}.{secrets.token_hex(4)}.tmp")
+                try:
+                    target = sqlite3.connect(temporary)
+                    with target:
+                        connection.backup(target)
+                    target.close()
+                    os.replace(temporary, backup)
+                finally:
+                    temporary.unlink(missing_ok=True)
 
     # tables
 
@@ -125,32 +233,56 @@ class Store:
 
         Parquet is kept as it came; CSV and TREC files are read (raising :class:`InputError`
         naming ``name`` when they cannot be) and written as Parquet; how they were read (a
-        sniffed delimiter, decimal commas) is added to ``notes``.
+        sniffed delimiter, decimal commas) is added to ``notes``. A stored copy that is missing
+        or damaged is stored again (saving the same file repairs the store).
         """
+        self.require_writable()
         sha = sha256_of(source)
-        if self._has_table(sha):
+        if self._has_table(sha) and self.damage(sha) is None:
             return sha
         path = self.table_path(sha)
-        if Path(name).suffix.lower() in PARQUET_SUFFIXES:
-            parquet_metadata(source, f"{role} ({name})")  # refused before anything is written
-            copy_file(source, path)
-        else:
-            frame = read_bytes(source, name, role)[0] if isinstance(source, bytes) else \
-                read_table(Path(source), role)[0]
-            write_parquet(path, frame)
-            if notes is not None:
-                notes.extend(note.message for note in read_notes(frame))
-        metadata = pq.read_metadata(path)
+        with failures.explained(self.home, self.busy_ms / 1000):
+            if Path(name).suffix.lower() in PARQUET_SUFFIXES or _is_parquet(source):
+                parquet_metadata(source, f"{role} ({name})")  # refused before anything is written
+                copy_file(source, path)
+            else:
+                frame = read_bytes(source, name, role)[0] if isinstance(source, bytes) else \
+                    read_table(Path(source), role)[0]
+                write_parquet(path, frame)
+                if notes is not None:
+                    notes.extend(note.message for note in read_notes(frame))
+            metadata = pq.read_metadata(path)
+            stored = sha256_of(path)
         with self.writing() as connection:
-            connection.execute("INSERT OR IGNORE INTO tables VALUES (?, ?, ?, ?, ?, ?)",
+            connection.execute("INSERT INTO tables (sha256, name, rows, columns, bytes, created, stored_sha256) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (sha256) DO UPDATE SET "
+                               "stored_sha256 = excluded.stored_sha256, bytes = excluded.bytes",
                                (sha, name, metadata.num_rows, json.dumps(metadata.schema.names),
-                                path.stat().st_size, now()))
+                                path.stat().st_size, now(), stored))
         return sha
 
     def _has_table(self, sha: str) -> bool:
         with self.connect() as connection:
             found = connection.execute("SELECT 1 FROM tables WHERE sha256 = ?", (sha,)).fetchone()
-        return found is not None and self.table_path(sha).is_file()
+        return found is not None
+
+    def damage(self, sha: str) -> str | None:
+        """What is wrong with the stored copy of table ``sha`` (None: it is sound): missing, of
+        another SHA-256 than when it was stored, or (stored before the store kept that hash)
+        without a readable Parquet footer."""
+        path = self.table_path(sha)
+        if not path.is_file():
+            return "missing"
+        with self.connect() as connection:
+            row = connection.execute("SELECT stored_sha256 FROM tables WHERE sha256 = ?", (sha,)).fetchone()
+        expected = row["stored_sha256"] if row else None
+        if expected is not None:
+            return None if _verified(path, expected) else "damaged (its SHA-256 is not the one it was stored with)"
+        try:
+            pq.read_metadata(path)
+        except (OSError, ValueError):
+            return "damaged (not readable Parquet)"
+        return None
 
     def table(self, sha: str, name: str | None = None) -> StoredTable:
         if name is None:
@@ -159,54 +291,112 @@ class Store:
             name = row["name"] if row else f"{sha[:12]}.parquet"
         return StoredTable(name, self.table_path(sha))
 
+    def verify(self, saved: SavedWorkspace) -> SavedWorkspace:
+        """``saved`` when every stored copy it reads is sound; otherwise the :class:`InputError`
+        naming the store's damaged file (never the user's) and the repair."""
+        tables = [*saved.models.values(), saved.ground_truth, *(getattr(saved, r) for r in OPTIONAL_ROLES)]
+        for table in (t for t in tables if t is not None):
+            why = self.damage(table.path.stem)
+            if why is not None:
+                raise failures.damaged_table(self.home, table.path, table.name, why)
+        return saved
+
     # workspaces
 
     def save_workspace(self, name: str, models: dict[str, str], ground_truth: str, *, columns: Columns,
                        train: str | None = None, items: str | None = None, users: str | None = None,
                        feature_columns: tuple[str, ...] | None = None, embedding_column: str | None = None,
-                       user_count: int | None = None, workspace_id: str | None = None) -> SavedWorkspace:
-        """Save (or, with ``workspace_id``, overwrite) a workspace of stored tables (their keys)."""
-        name = name.strip()
-        if not name:
-            raise input_error("workspace name", "the name is empty.", "give the workspace a name.")
+                       user_count: int | None = None, if_exists: str = "refuse",
+                       supersedes: str | None = None) -> SavedWorkspace:
+        """Save a workspace of stored tables (their keys) under ``name``, in one transaction.
+
+        When a live workspace has the name already, ``if_exists`` says what to do: ``refuse``
+        (:class:`NameTakenError`), ``replace`` (the new workspace supersedes it; when the two hold the
+        same files and mapping, the existing one is returned unchanged) or ``version`` (saved as
+        "NAME v2", the first free such name). ``supersedes``: the id of the workspace this one is
+        a new version of (another model's file, say); it takes that workspace's place. A
+        workspace id is never given other content: the superseded workspace keeps its id, its
+        files and its runs, and its link still opens it.
+        """
+        assert if_exists in IF_EXISTS, if_exists
+        name = checked_name(name)
         mapping = _mapping(columns, feature_columns, embedding_column)
         tables = _roles(models, {"ground_truth": ground_truth, "train": train, "items": items, "users": users})
         print_ = fingerprint_of(tables, mapping)
-        stamp = now()
-        with self.writing() as connection:
-            taken = connection.execute("SELECT id FROM workspaces WHERE name = ?", (name,)).fetchone()
-            if taken is not None and taken["id"] != workspace_id:
-                raise input_error("workspace name", f"a workspace named {name!r} exists already.",
-                                  "choose another name, or open that workspace and replace its files.")
-            if workspace_id is None:
-                workspace_id = secrets.token_hex(6)
-                connection.execute("INSERT INTO workspaces VALUES (?, ?, ?, ?, ?, ?, ?)",
-                                   (workspace_id, name, json.dumps(mapping), print_, user_count, stamp, stamp))
+        for attempt in range(SAVE_RETRIES):
+            try:
+                with self.writing() as connection:
+                    saved_id = self._save_in(connection, name, mapping, tables, print_, user_count, if_exists,
+                                             supersedes)
+                return self.workspace(saved_id)
+            except sqlite3.IntegrityError:  # another writer took the name between our look and our write
+                if attempt == SAVE_RETRIES - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _save_in(self, connection: sqlite3.Connection, name: str, mapping: dict, tables: list, print_: str,
+                 user_count: int | None, if_exists: str, supersedes: str | None) -> str:
+        """The id of the workspace saved (or kept) by :meth:`save_workspace`, inside its transaction."""
+        if supersedes is not None:
+            old = connection.execute("SELECT * FROM workspaces WHERE id = ?", (supersedes,)).fetchone()
+            if old is None or old["superseded_by"] is not None or old["deleted"] is not None:
+                raise input_error("workspace", f"the workspace {supersedes!r} is no longer the latest under its "
+                                               "name (saved over, or deleted, by someone else).",
+                                  "open the saved workspaces list again and choose the one to change.")
+        given_way = [supersedes] if supersedes is not None else []
+        taken = connection.execute("SELECT * FROM workspaces WHERE name = ? AND superseded_by IS NULL AND "
+                                   "deleted IS NULL", (name,)).fetchone()
+        if taken is not None and taken["id"] != supersedes:
+            if if_exists == "refuse":
+                raise NameTakenError(self._row_workspace(connection, taken))
+            if if_exists == "version":
+                name = _free_name(connection, name, versions(name))
+            elif taken["fingerprint"] == print_ and supersedes is None:
+                return taken["id"]  # (the same files and mapping: nothing new to save)
             else:
-                connection.execute("UPDATE workspaces SET name = ?, mapping = ?, fingerprint = ?, users = ?, "
-                                   "updated = ? WHERE id = ?",
-                                   (name, json.dumps(mapping), print_, user_count, stamp, workspace_id))
-                connection.execute("DELETE FROM workspace_tables WHERE workspace_id = ?", (workspace_id,))
-            connection.executemany("INSERT INTO workspace_tables VALUES (?, ?, ?, ?, ?)",
-                                   [(workspace_id, role, model, sha, i) for i, (role, model, sha) in enumerate(tables)])
-        return self.workspace(workspace_id)
+                given_way.append(taken["id"])
+        if supersedes is not None and len(given_way) == 1:
+            old = connection.execute("SELECT * FROM workspaces WHERE id = ?", (supersedes,)).fetchone()
+            if old["fingerprint"] == print_ and old["name"] == name:
+                return old["id"]
+        workspace_id = secrets.token_hex(6)
+        connection.executemany("UPDATE workspaces SET superseded_by = ? WHERE id = ?",
+                               [(workspace_id, old) for old in given_way])
+        stamp = now()
+        connection.execute("INSERT INTO workspaces (id, name, mapping, fingerprint, users, created, updated) "
+                           "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                           (workspace_id, name, json.dumps(mapping), print_, user_count, stamp, stamp))
+        connection.executemany("INSERT INTO workspace_tables VALUES (?, ?, ?, ?, ?)",
+                               [(workspace_id, role, model, sha, i) for i, (role, model, sha) in enumerate(tables)])
+        return workspace_id
 
     def workspaces(self) -> list[SavedWorkspace]:
-        """Every saved workspace, the most recently saved first."""
+        """Every live saved workspace (neither superseded nor in the trash), the latest first."""
+        return self._listed("superseded_by IS NULL AND deleted IS NULL ORDER BY updated DESC, name")
+
+    def trash(self) -> list[SavedWorkspace]:
+        """The workspaces in the trash, the most recently deleted first (each restorable until
+        :meth:`purge_trash` removes it)."""
+        return self._listed("superseded_by IS NULL AND deleted IS NOT NULL ORDER BY deleted DESC, name")
+
+    def _listed(self, where: str) -> list[SavedWorkspace]:
         with self.connect() as connection:
-            ids = [row["id"] for row in connection.execute("SELECT id FROM workspaces ORDER BY updated DESC, name")]
+            ids = [row["id"] for row in connection.execute(f"SELECT id FROM workspaces WHERE {where}")]
         return [w for w in (self.workspace(i) for i in ids) if w is not None]
 
     def workspace(self, workspace_id: str) -> SavedWorkspace | None:
-        """The saved workspace with this id, or None (deleted, or never saved here)."""
+        """The saved workspace with this id, live, superseded or in the trash; None when there
+        is none (purged, or never saved here)."""
         with self.connect() as connection:
-            row = connection.execute("SELECT * FROM workspaces WHERE id = ?", (workspace_id,)).fetchone()
-            if row is None:
-                return None
-            tables = connection.execute(
-                "SELECT w.role, w.model, w.sha256, t.name, t.rows FROM workspace_tables w "
-                "JOIN tables t ON t.sha256 = w.sha256 WHERE w.workspace_id = ? ORDER BY w.position",
-                (workspace_id,)).fetchall()
+            row = connection.execute("SELECT * FROM workspaces WHERE id = ?", (str(workspace_id),)).fetchone()
+            return None if row is None else self._row_workspace(connection, row)
+
+    def _row_workspace(self, connection: sqlite3.Connection, row: sqlite3.Row) -> SavedWorkspace:
+        tables = connection.execute(
+            "SELECT w.role, w.model, w.sha256, t.name, t.rows FROM workspace_tables w "
+            "JOIN tables t ON t.sha256 = w.sha256 WHERE w.workspace_id = ? ORDER BY w.position",
+            (row["id"],)).fetchall()
         mapping = json.loads(row["mapping"])
         stored = {(t["role"], t["model"]): StoredTable(t["name"], self.table_path(t["sha256"])) for t in tables}
         features = mapping.get("feature_columns")
@@ -217,30 +407,53 @@ class Store:
             **{role: stored.get((role, "")) for role in OPTIONAL_ROLES},
             feature_columns=tuple(features) if features else None, embedding_column=mapping.get("embedding_column"),
             fingerprint=row["fingerprint"], user_count=row["users"], rows=sum(t["rows"] for t in tables),
-            created=row["created"], updated=row["updated"])
+            created=row["created"], updated=row["updated"], superseded_by=row["superseded_by"],
+            deleted=row["deleted"])
+
+    def latest(self, workspace_id: str) -> SavedWorkspace | None:
+        """The workspace that now stands where ``workspace_id`` stood: itself when live, else the
+        end of its chain of newer versions (None when that chain ends in a purge)."""
+        seen = set()
+        saved = self.workspace(workspace_id)
+        while saved is not None and saved.superseded_by is not None and saved.id not in seen:
+            seen.add(saved.id)
+            saved = self.workspace(saved.superseded_by)
+        return saved
 
     def find_workspace(self, name_or_id: str) -> SavedWorkspace | None:
+        """A workspace by id (any), else the live workspace of that name."""
         found = self.workspace(name_or_id)
         if found is not None:
             return found
+        return self.named(name_or_id)
+
+    def named(self, name: str) -> SavedWorkspace | None:
+        """The live workspace called ``name`` (names only: an id is not a name)."""
         with self.connect() as connection:
-            row = connection.execute("SELECT id FROM workspaces WHERE name = ?", (name_or_id,)).fetchone()
-        return self.workspace(row["id"]) if row else None
+            row = connection.execute("SELECT * FROM workspaces WHERE name = ? AND superseded_by IS NULL AND "
+                                     "deleted IS NULL", (name.strip(),)).fetchone()
+            return None if row is None else self._row_workspace(connection, row)
 
     def rename_workspace(self, workspace_id: str, name: str) -> SavedWorkspace:
+        """Give a live workspace another name (its id and content stay as they are)."""
         saved = self._existing(workspace_id)
-        name = name.strip()
-        with self.writing() as connection:
-            taken = connection.execute("SELECT id FROM workspaces WHERE name = ?", (name,)).fetchone()
-            if not name or (taken is not None and taken["id"] != workspace_id):
-                raise input_error("workspace name", f"{name!r} is empty or taken by another workspace.",
-                                  "choose another name.")
-            connection.execute("UPDATE workspaces SET name = ?, updated = ? WHERE id = ?", (name, now(), saved.id))
-            connection.execute("UPDATE runs SET workspace_name = ? WHERE workspace_id = ?", (name, saved.id))
+        name = checked_name(name)
+        try:
+            with self.writing() as connection:
+                taken = connection.execute("SELECT id FROM workspaces WHERE name = ? AND superseded_by IS NULL "
+                                           "AND deleted IS NULL", (name,)).fetchone()
+                if taken is not None and taken["id"] != workspace_id:
+                    raise sqlite3.IntegrityError("taken")
+                connection.execute("UPDATE workspaces SET name = ?, updated = ? WHERE id = ?",
+                                   (name, now(), saved.id))
+                connection.execute("UPDATE runs SET workspace_name = ? WHERE workspace_id = ?", (name, saved.id))
+        except sqlite3.IntegrityError:
+            raise input_error("workspace name", f"{name!r} is taken by another workspace.",
+                              "choose another name.") from None
         return self.workspace(workspace_id)
 
     def replace_model(self, workspace_id: str, model: str, sha: str, user_count: int | None = None) -> SavedWorkspace:
-        """Add a model to a saved workspace, or give one of its models another file."""
+        """A new version of a live saved workspace with a model added, or given another file."""
         saved = self._existing(workspace_id)
         models = {name: table.path.stem for name, table in saved.models.items()}
         models[model] = sha
@@ -248,15 +461,49 @@ class Store:
         return self.save_workspace(saved.name, models, saved.ground_truth.path.stem, columns=saved.columns,
                                    feature_columns=saved.feature_columns, embedding_column=saved.embedding_column,
                                    user_count=user_count if user_count is not None else saved.user_count,
-                                   workspace_id=saved.id, **roles)
+                                   supersedes=saved.id, **roles)
 
-    def delete_workspace(self, workspace_id: str) -> None:
-        """Delete a workspace and the tables no other workspace uses (its runs are kept)."""
+    def delete_workspace(self, workspace_id: str) -> SavedWorkspace:
+        """Move a live workspace to the trash (its runs are kept; it can be restored for
+        :func:`trash_days` days), then purge what has been in the trash longer."""
         self._existing(workspace_id)
         with self.writing() as connection:
-            connection.execute("DELETE FROM workspace_tables WHERE workspace_id = ?", (workspace_id,))
-            connection.execute("DELETE FROM workspaces WHERE id = ?", (workspace_id,))
-        self.collect_tables()
+            connection.execute("UPDATE workspaces SET deleted = ? WHERE id = ? AND deleted IS NULL",
+                               (now(), workspace_id))
+        self.purge_trash()
+        return self.workspace(workspace_id)
+
+    def restore_workspace(self, workspace_id: str) -> SavedWorkspace:
+        """Take a workspace out of the trash, under its name or, when that has been taken since,
+        under "NAME (restored)" (the first free such name)."""
+        saved = self.workspace(workspace_id)
+        if saved is None or saved.deleted is None or saved.superseded_by is not None:
+            raise input_error("workspace", f"no workspace in the trash of {self.home} has the id {workspace_id!r}.",
+                              "list the trash (rankscope workspaces trash) and restore one of its ids.")
+        with self.writing() as connection:
+            name = _free_name(connection, saved.name, restored(saved.name))
+            connection.execute("UPDATE workspaces SET deleted = NULL, name = ?, updated = ? WHERE id = ?",
+                               (name, now(), workspace_id))
+        return self.workspace(workspace_id)
+
+    def purge_trash(self, older_than_days: float | None = None) -> list[str]:
+        """Delete for good the workspaces in the trash for longer than ``older_than_days``
+        (default :func:`trash_days`), with the earlier versions they superseded, then the tables
+        nothing uses any more. Returns the ids purged."""
+        days = trash_days() if older_than_days is None else older_than_days
+        cutoff = datetime.fromtimestamp(time.time() - days * 86_400, UTC).isoformat(timespec="seconds")
+        with self.writing() as connection:
+            doomed = [row["id"] for row in connection.execute(
+                "SELECT id FROM workspaces WHERE deleted IS NOT NULL AND deleted <= ?", (cutoff,))]
+            chain = list(doomed)
+            while chain:
+                chain = [row["id"] for row in connection.execute(
+                    f"SELECT id FROM workspaces WHERE superseded_by IN ({','.join('?' * len(chain))})", chain)]
+                doomed += chain
+            connection.executemany("DELETE FROM workspaces WHERE id = ?", [(i,) for i in doomed])
+        if doomed:
+            self.collect_tables()
+        return doomed
 
     def collect_tables(self) -> list[str]:
         """Delete the tables no workspace uses (older than the grace period); return their keys."""
@@ -272,10 +519,53 @@ class Store:
 
     def _existing(self, workspace_id: str) -> SavedWorkspace:
         saved = self.workspace(workspace_id)
-        if saved is None:
-            raise input_error("workspace", f"no saved workspace has the id {workspace_id!r} in {self.home}.",
+        if saved is None or not saved.live:
+            raise input_error("workspace", f"no live saved workspace has the id {workspace_id!r} in {self.home}"
+                                           + (" (it was saved over, or deleted, since)." if saved else "."),
                               "list the saved workspaces and choose one of them.")
         return saved
+
+
+def versions(name: str) -> Iterator[str]:
+    """"NAME v2", "NAME v3", …: the names "save as a new version" tries."""
+    return (f"{name} v{number}" for number in itertools.count(2))
+
+
+def restored(name: str) -> Iterator[str]:
+    """"NAME (restored)", "NAME (restored 2)", …: the names a restore tries when NAME is taken."""
+    return itertools.chain([f"{name} (restored)"], (f"{name} (restored {n})" for n in itertools.count(2)))
+
+
+def _free_name(connection: sqlite3.Connection, name: str, others: Iterator[str]) -> str:
+    """``name`` when no live workspace has it, else the first of ``others`` that none has."""
+    for candidate in itertools.chain([name], others):
+        if connection.execute("SELECT 1 FROM workspaces WHERE name = ? AND superseded_by IS NULL AND "
+                              "deleted IS NULL", (candidate,)).fetchone() is None:
+            return candidate
+    raise AssertionError("unreachable: the names are endless")
+
+
+def _is_parquet(source: bytes | Path) -> bool:
+    """Whether ``source`` starts with Parquet's magic bytes (a Parquet file under another name)."""
+    if isinstance(source, bytes | bytearray | memoryview):
+        return bytes(source[:4]) == b"PAR1"
+    with Path(source).open("rb") as handle:
+        return handle.read(4) == b"PAR1"
+
+
+def _verified(path: Path, expected: str) -> bool:
+    """Whether the file at ``path`` has SHA-256 ``expected`` (remembered by size and time of
+    change, so that a table is hashed once per change, not once per read)."""
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime_ns, expected)
+    if key not in _VERIFIED:
+        if sha256_of(path) != expected:
+            return False
+        _VERIFIED.add(key)
+    return True
+
+
+_VERIFIED: set[tuple] = set()
 
 
 def parquet_metadata(source: bytes | Path, label: str) -> pq.FileMetaData:

@@ -1,25 +1,41 @@
 """The command line's side of the run store: ``--save NAME [--note TEXT]`` on ``evaluate`` and
-``compare``, and ``rankscope runs list|show|compare``."""
+``compare``, ``rankscope runs list|show|compare``, ``rankscope workspaces
+list|trash|delete|restore|purge`` and ``rankscope store check``."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
+from metrics_core.errors import InputError
 from metrics_core.inputs.read import StoredTable
 from metrics_core.jsonable import dumps
 from metrics_core.result import Evaluation
 from metrics_core.stats.compare import CORRECTIONS, TESTS
-from metrics_core.store.catalog import SavedWorkspace, Store
+from metrics_core.store.catalog import SavedWorkspace, Store, checked_name, default_home, trash_days
+from metrics_core.store.check import check_store
 from metrics_core.store.runs import compare_runs, list_runs, load_run, run_summary, save_run
+
+APP_URL_VARIABLE = "RANKSCOPE_APP_URL"
 
 LISTED = ["run", "created", "workspace", "model", "k", "ndcg", "map", "recall", "precision", "note"]
 
 
+def workspace_name(text: str) -> str:
+    """An argparse type: a workspace name as the store keeps it (blank, or shaped like an id,
+    exits 2 with the store's own message)."""
+    try:
+        return checked_name(text)
+    except InputError as error:
+        raise argparse.ArgumentTypeError(error.text("cli").replace("\n", " ")) from None
+
+
 def add_save_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--save", metavar="NAME", help="record the run in the store (RANKSCOPE_HOME) under the "
-                                                       "workspace NAME (created, or updated with these files)")
+    parser.add_argument("--save", metavar="NAME", type=workspace_name,
+                        help="record the run in the store (RANKSCOPE_HOME) under the workspace NAME (created, or "
+                             "a new version of it with these files; a name, never an id)")
     parser.add_argument("--note", default="", metavar="TEXT", help="a note kept with the saved run")
 
 
@@ -45,6 +61,22 @@ def add_runs_command(commands) -> None:
     pair.add_argument("--format", choices=["json", "table"], default="json")
 
 
+def add_workspaces_command(commands) -> None:
+    spaces = commands.add_parser("workspaces", help="saved workspaces: list, trash, delete, restore, purge")
+    actions = spaces.add_subparsers(dest="action", required=True)
+    for name, text in (("list", "every live workspace"), ("trash", "the workspaces in the trash")):
+        listing = actions.add_parser(name, help=text)
+        listing.add_argument("--format", choices=["json", "table"], default="table")
+    for name, text in (("delete", "move a workspace to the trash (restorable for RANKSCOPE_TRASH_DAYS days)"),
+                       ("restore", "take a workspace out of the trash")):
+        actions.add_parser(name, help=text).add_argument("id", help="the workspace's id (rankscope workspaces list)")
+    purge = actions.add_parser("purge", help="delete for good what has been in the trash longer than DAYS")
+    purge.add_argument("--older-than", type=float, default=None, metavar="DAYS")
+    store = commands.add_parser("store", help="the store itself: check it")
+    store_actions = store.add_subparsers(dest="action", required=True)
+    store_actions.add_parser("check", help="list catalog entries whose files are missing or damaged (exit 1 if any)")
+
+
 def store_inputs(args: argparse.Namespace, sources: dict[str, str]) -> tuple[Store, dict]:
     """Put every input file in the store (each once) and return the stored tables by role:
     ``models`` (name -> table), ``ground_truth``, ``train``, ``items``, ``users``."""
@@ -63,18 +95,70 @@ def store_inputs(args: argparse.Namespace, sources: dict[str, str]) -> tuple[Sto
 
 def save_workspace_and_run(args: argparse.Namespace, store: Store, tables: dict, columns, user_count: int,
                            results: dict[str, Evaluation]) -> None:
-    """The workspace named ``--save`` (updated when it exists) and a run of ``results`` in it;
-    says where on stderr."""
-    existing = store.find_workspace(args.save)
+    """The workspace named ``--save`` (created, or a new version of it when its files or mapping
+    differ, in one transaction: any number of processes may save under one name at once) and a
+    run of ``results`` in it; says where on stderr, with the workspace's id and link."""
     features = tuple(c.strip() for c in args.feature_columns.split(",") if c.strip()) if args.feature_columns \
         else None
     keys = {role: table.path.stem if table else None for role, table in tables.items() if role != "models"}
     workspace: SavedWorkspace = store.save_workspace(
         args.save, {name: t.path.stem for name, t in tables["models"].items()}, keys.pop("ground_truth"),
         columns=columns, feature_columns=features, embedding_column=args.embedding_column, user_count=user_count,
-        workspace_id=existing.id if existing else None, **keys)
+        if_exists="replace", **keys)
     run = save_run(store, workspace, results, note=args.note)
-    print(f"rankscope: saved run {run.id} in workspace {workspace.name!r} ({store.home})", file=sys.stderr)
+    print(f"rankscope: saved run {run.id} in workspace {workspace.name!r} (id {workspace.id}, {store.home}); "
+          f"open it in the app: {workspace_link(workspace.id)}", file=sys.stderr)
+
+
+def workspace_link(workspace_id: str) -> str:
+    """The app's link to a saved workspace: ``$RANKSCOPE_APP_URL/?ws=ID`` (default the address
+    ``make run`` serves)."""
+    base = os.environ.get(APP_URL_VARIABLE, "http://localhost:8501").rstrip("/")
+    return f"{base}/?ws={workspace_id}"
+
+
+WORKSPACE_COLUMNS = ["id", "name", "models", "users", "rows", "updated", "deleted"]
+
+
+def workspaces_frame(saved: list[SavedWorkspace]):
+    import pandas as pd
+
+    return pd.DataFrame([{"id": w.id, "name": w.name, "models": ", ".join(w.models), "users": w.user_count,
+                          "rows": w.rows, "updated": w.updated, "deleted": w.deleted} for w in saved],
+                        columns=WORKSPACE_COLUMNS)
+
+
+def run_workspaces(args: argparse.Namespace) -> int:
+    store = Store()
+    if args.action in ("list", "trash"):
+        table = workspaces_frame(store.workspaces() if args.action == "list" else store.trash())
+        if args.action == "list":
+            table = table.drop(columns=["deleted"])
+        if args.format == "json":
+            print(dumps(table.to_dict(orient="records"), indent=2))
+        else:
+            print(table.to_string(index=False) if len(table) else
+                  "no workspaces" + (" in the trash" if args.action == "trash" else ""))
+    elif args.action == "delete":
+        saved = store.delete_workspace(args.id)
+        print(f"rankscope: moved {saved.name!r} ({saved.id}) to the trash; restore it with 'rankscope workspaces "
+              f"restore {saved.id}' within {trash_days():g} days", file=sys.stderr)
+    elif args.action == "restore":
+        saved = store.restore_workspace(args.id)
+        print(f"rankscope: restored {saved.id} as {saved.name!r}", file=sys.stderr)
+    else:
+        purged = store.purge_trash(args.older_than)
+        print(f"rankscope: purged {len(purged)} workspace(s) from the trash", file=sys.stderr)
+    return 0
+
+
+def run_store(args: argparse.Namespace) -> int:
+    problems = check_store(default_home())
+    for problem in problems:
+        print(problem)
+    print(f"rankscope: {len(problems)} problem(s) found" if problems else "rankscope: the store is sound",
+          file=sys.stderr)
+    return 1 if problems else 0
 
 
 def run_runs(args: argparse.Namespace) -> int:

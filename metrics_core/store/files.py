@@ -1,19 +1,23 @@
 """Files of the run store, written so that a crash never leaves a half-written file in place:
 each is written to a temporary file in the same folder and then renamed over its name (a
 rename within one file system is atomic). A crash before the rename leaves only a temporary
-file, which the catalog never names."""
+file, which the catalog never names and which the next store to open removes once it is an
+hour old (a writer still at work keeps writing to its own)."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import secrets
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 
 CHUNK = 1 << 22
+STALE_SECONDS = 3600.0
 
 
 def sha256_of(source: bytes | Path) -> str:
@@ -41,6 +45,20 @@ def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
         temporary.unlink(missing_ok=True)
 
 
+def remove_stale_temporaries(home: Path, older_than: float = STALE_SECONDS) -> list[Path]:
+    """Delete the temporary files crashed writers left in the store (``.<name>.<hex>.tmp`` in its
+    folders) once they are ``older_than`` seconds old; return them."""
+    cutoff = time.time() - older_than
+    removed = []
+    for folder in (home, home / "tables", home / "runs"):
+        for path in folder.glob(".*.tmp"):
+            with contextlib.suppress(OSError):
+                if path.stat().st_mtime <= cutoff:
+                    path.unlink()
+                    removed.append(path)
+    return removed
+
+
 def write_parquet(path: Path, frame: pd.DataFrame) -> None:
     """``frame`` as Parquet at ``path``, atomically; its ``attrs`` (how it was read) are left
     out: they are not data. A column mixing numbers and text (a large CSV whose id column
@@ -52,7 +70,7 @@ def write_parquet(path: Path, frame: pd.DataFrame) -> None:
     plain.attrs = {}
     try:
         write_atomically(path, lambda temporary: plain.to_parquet(temporary, index=False))
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # (OverflowError: integers beyond 64 bits)
         for name in plain.select_dtypes(include="object").columns:
             column = plain[name]
             plain[name] = column.where(column.isna(), column.astype(str))

@@ -8,6 +8,10 @@ keeps the Spark engine's Poisson-bootstrap intervals; catalog metrics and smooth
 means (F-beta of means, normalised ARP) get none. Normal intervals cost one pass over the
 per-user table, where the cards' bootstrap would cost seconds at a million users; at the
 sizes worth saving the two agree to the third decimal.
+
+Two runs are compared only when they are comparable: the same evaluate-time settings (K, gain,
+every option) and the same ground truth read the same way (its stored table and the mapping
+of its columns and relevance). Otherwise :func:`compare_runs` refuses, naming each difference.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from metrics_core.jsonable import dumps, plain
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
 from metrics_core.settings import Settings
+from metrics_core.store import failures
 from metrics_core.store.catalog import SavedWorkspace, Store, now
 from metrics_core.store.files import write_parquet
 
@@ -47,6 +52,7 @@ class Run:
     engine: str
     per_user_sample: int | None
     models: dict[str, dict]  # model -> {"metrics": {..}, "intervals": {..}, "users": {..}}
+    ground_truth: dict | None = None  # its table's key and mapping (None: runs saved before it was kept)
 
 
 def normal_intervals(result: Evaluation) -> dict[str, tuple[float, float]]:
@@ -96,30 +102,46 @@ def save_run(store: Store, workspace: SavedWorkspace, results: dict[str, Evaluat
         raise input_error("run", "there are no results to save.", "evaluate at least one model first.")
     models = [RunModel(name, r.metrics, normal_intervals(r), r.users, r.per_user) for name, r in results.items()]
     settings = next(iter(results.values())).settings
-    return record_run(store, workspace.id, workspace.name, workspace.fingerprint, settings, models, note)
+    return record_run(store, workspace.id, workspace.name, workspace.fingerprint, settings, models, note,
+                      ground_truth=ground_truth_of(workspace.ground_truth.path.stem, workspace.columns))
+
+
+def ground_truth_of(key: str, columns) -> dict:
+    """What a run's ground truth is: the key of its table (the SHA-256 of its bytes, or a
+    Spark table's path) and how it was read (user, item, relevance column, threshold)."""
+    return {"table": key, "user": columns.user, "item": columns.item, "relevance": columns.relevance,
+            "threshold": columns.threshold}
 
 
 def record_run(store: Store, workspace_id: str | None, workspace_name: str, fingerprint: str, settings: Settings,
                models: list[RunModel], note: str = "", engine: str = "memory",
-               per_user_sample: int | None = None) -> Run:
+               per_user_sample: int | None = None, ground_truth: dict | None = None) -> Run:
     """Write the per-user values (Parquet, then renamed into place), then the catalog rows in
-    one transaction. ``workspace_id`` is None for data that is not in the store (Spark tables)."""
+    one transaction. ``workspace_id`` is None for data that is not in the store (Spark tables).
+    A failure on the way (a full disk) leaves no row and no file."""
     from metrics_core import __version__
 
+    store.require_writable()
     run_id = secrets.token_hex(4)
     file_name = f"{run_id}.parquet"
     frames = [m.per_user.rename_axis(USER).reset_index().assign(**{MODEL: m.name}) for m in models]
     per_user = pd.concat(frames, ignore_index=True)
     per_user[USER] = per_user[USER].astype(str)  # ids as text: one type across models and runs
-    write_parquet(store.home / "runs" / file_name, per_user)
+    path = store.home / "runs" / file_name
+    with failures.explained(store.home, store.busy_ms / 1000):
+        write_parquet(path, per_user)
     rows = [(run_id, m.name, i, dumps(m.metrics), dumps(m.intervals), dumps(m.users)) for i, m in enumerate(models)]
-    with store.writing() as connection:
-        connection.execute(
-            "INSERT INTO runs (id, workspace_id, workspace_name, fingerprint, settings, version, created, note, "
-            "per_user, engine, per_user_sample) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, workspace_id, workspace_name, fingerprint, settings_json(settings), __version__, now(),
-             note, file_name, engine, per_user_sample))
-        connection.executemany("INSERT INTO run_models VALUES (?, ?, ?, ?, ?, ?)", rows)
+    try:
+        with store.writing() as connection:
+            connection.execute(
+                "INSERT INTO runs (id, workspace_id, workspace_name, fingerprint, settings, version, created, note, "
+                "per_user, engine, per_user_sample, ground_truth) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, workspace_id, workspace_name, fingerprint, settings_json(settings), __version__, now(),
+                 note, file_name, engine, per_user_sample, dumps(ground_truth) if ground_truth else None))
+            connection.executemany("INSERT INTO run_models VALUES (?, ?, ?, ?, ?, ?)", rows)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
     return load_run(store, run_id)
 
 
@@ -151,7 +173,8 @@ def load_run(store: Store, run_id: str) -> Run:
     return Run(row["id"], row["workspace_id"], row["workspace_name"], row["fingerprint"], json.loads(row["settings"]),
                row["version"], row["created"], row["note"], row["engine"], row["per_user_sample"],
                {m["model"]: {"metrics": json.loads(m["metrics"]), "intervals": json.loads(m["intervals"]),
-                             "users": json.loads(m["users"])} for m in models})
+                             "users": json.loads(m["users"])} for m in models},
+               json.loads(row["ground_truth"]) if row["ground_truth"] else None)
 
 
 def list_runs(store: Store, workspace: str | None = None, model: str | None = None) -> pd.DataFrame:
@@ -187,7 +210,15 @@ def run_results(store: Store, run_id: str) -> dict[str, Evaluation]:
     """The run's models as :class:`Evaluation` objects (aggregates and per-user values; no curves),
     for the paired comparisons of :mod:`metrics_core.stats.compare`."""
     run = load_run(store, run_id)
-    per_user = pd.read_parquet(store.home / "runs" / f"{run.id}.parquet")
+    path = store.home / "runs" / f"{run.id}.parquet"
+    try:
+        per_user = pd.read_parquet(path)
+    except (OSError, ValueError) as error:
+        why = "missing" if not path.is_file() else f"damaged ({str(error).splitlines()[0]})"
+        raise input_error("run", f"the per-user values of run {run.id} ({path.relative_to(store.home)}) are {why}; "
+                                 "its aggregates are intact (rankscope runs show " + run.id + ").",
+                          "compare other runs, or evaluate again with --save to record a new run; "
+                          "'rankscope store check' lists every damaged file.") from None
     settings = settings_of(run.settings)
     out = {}
     for model, saved in run.models.items():
@@ -204,6 +235,7 @@ def compare_runs(store: Store, first: str, second: str, metrics: list[str] | Non
     model name but hold one model each, those two are compared."""
     from metrics_core.stats.compare import compare
 
+    require_comparable(load_run(store, first), load_run(store, second))
     a, b = run_results(store, first), run_results(store, second)
     pairs = [(m, m) for m in a if m in b] or ([(next(iter(a)), next(iter(b)))] if len(a) == len(b) == 1 else [])
     if not pairs:
@@ -220,6 +252,38 @@ def compare_runs(store: Store, first: str, second: str, metrics: list[str] | Non
                                                                                       results.values())]
         comparisons[model_b] = compare(results, f"{first}:{model_a}", chosen, test, correction, resamples, seed)
     return comparisons
+
+
+def differences(first: Run, second: Run) -> list[str]:
+    """What makes two runs' numbers unlike: each setting that differs ("k 2 vs 10"), and the
+    ground truth (another table, or read another way). The preset's name is not a difference:
+    its conventions are in the settings themselves."""
+    found = []
+    a, b = first.settings, second.settings
+    for key in sorted(set(a) | set(b)):
+        if key != "preset" and a.get(key) != b.get(key):
+            found.append(f"{key} {_shown(a.get(key))} vs {_shown(b.get(key))}")
+    truth_a, truth_b = first.ground_truth, second.ground_truth
+    if truth_a and truth_b and truth_a != truth_b:
+        if truth_a.get("table") != truth_b.get("table"):
+            found.append("another ground truth table")
+        found += [f"ground truth {key} {_shown(truth_a.get(key))} vs {_shown(truth_b.get(key))}"
+                  for key in ("user", "item", "relevance", "threshold") if truth_a.get(key) != truth_b.get(key)]
+    return found
+
+
+def _shown(value) -> str:
+    return "(none)" if value is None else dumps(value) if isinstance(value, list | dict) else str(value)
+
+
+def require_comparable(first: Run, second: Run) -> None:
+    """Refuse (InputError) to compare runs whose numbers mean different things."""
+    found = differences(first, second)
+    if found:
+        raise input_error("runs compare", f"runs {first.id} and {second.id} were not evaluated alike: "
+                                          + "; ".join(found) + ". Their numbers cannot be compared.",
+                          "compare runs made at the same settings against the same ground truth, or evaluate "
+                          "both models again in one workspace with --save (one run, paired by user).")
 
 
 def run_summary(run: Run) -> dict:

@@ -4,6 +4,14 @@ step in ``MIGRATIONS`` brings a catalog from the version before it to its own.
 Version 1 is the store's first shape. Version 2 records how a run was computed (``engine``:
 ``memory`` or ``spark``) and, for runs too big to keep every user, how many users their
 per-user table samples (``per_user_sample``; NULL when it holds every user).
+
+Version 3 makes a workspace id mean one content for ever: saving new files or a new mapping
+under a name makes a new workspace row that *supersedes* the old one (``superseded_by``), so
+that a link to the old id still opens what was saved under it. A name is unique among the live
+workspaces only (neither superseded nor in the trash). Deleting moves a workspace to the trash
+(``deleted``: when), from which it can be restored until it is purged. A table keeps the
+SHA-256 of its stored file (``stored_sha256``) so that a damaged copy is found on read, and a
+run keeps the key of the ground truth it was evaluated against (``ground_truth``).
 """
 
 from __future__ import annotations
@@ -65,7 +73,30 @@ ALTER TABLE runs ADD COLUMN engine TEXT NOT NULL DEFAULT 'memory';
 ALTER TABLE runs ADD COLUMN per_user_sample INTEGER;
 """
 
-MIGRATIONS = {1: VERSION_1, 2: VERSION_2}
+# SQLite cannot drop the UNIQUE of workspaces.name in place: the table is rebuilt (the steps
+# SQLite's documentation gives, foreign keys off for the step; see migrate).
+VERSION_3 = """
+CREATE TABLE workspaces_v3 (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    mapping TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    users INTEGER,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    superseded_by TEXT,               -- the id of the workspace saved over this one under its name
+    deleted TEXT                      -- when it went to the trash (NULL: not in the trash)
+);
+INSERT INTO workspaces_v3 (id, name, mapping, fingerprint, users, created, updated)
+    SELECT id, name, mapping, fingerprint, users, created, updated FROM workspaces;
+DROP TABLE workspaces;
+ALTER TABLE workspaces_v3 RENAME TO workspaces;
+CREATE UNIQUE INDEX workspaces_live_name ON workspaces(name) WHERE superseded_by IS NULL AND deleted IS NULL;
+ALTER TABLE tables ADD COLUMN stored_sha256 TEXT;
+ALTER TABLE runs ADD COLUMN ground_truth TEXT;
+"""
+
+MIGRATIONS = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3}
 CURRENT = max(MIGRATIONS)
 
 
@@ -82,19 +113,35 @@ def migrate(connection: sqlite3.Connection, target: int = CURRENT) -> int:
     """
     found = version_of(connection)
     if found > CURRENT:
-        raise RuntimeError(f"the store's catalog is version {found}, newer than this rankscope reads ({CURRENT})")
-    for version in range(found + 1, target + 1):
-        connection.execute("BEGIN IMMEDIATE")
-        try:
-            if version_of(connection) < version:  # another process may have migrated meanwhile
-                for statement in _statements(MIGRATIONS[version]):
-                    connection.execute(statement)
-                connection.execute(f"PRAGMA user_version = {version}")
-            connection.execute("COMMIT")
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
+        raise NewerCatalogError(found)
+    if found >= target:
+        return found
+    connection.execute("PRAGMA foreign_keys = OFF")  # (a rebuilt table's rows keep their references)
+    try:
+        for version in range(found + 1, target + 1):
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                if version_of(connection) < version:  # another process may have migrated meanwhile
+                    for statement in _statements(MIGRATIONS[version]):
+                        connection.execute(statement)
+                    if connection.execute("PRAGMA foreign_key_check").fetchone() is not None:
+                        raise sqlite3.IntegrityError(f"version {version} would break a reference")
+                    connection.execute(f"PRAGMA user_version = {version}")
+                connection.execute("COMMIT")
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+    finally:
+        connection.execute("PRAGMA foreign_keys = ON")
     return version_of(connection)
+
+
+class NewerCatalogError(RuntimeError):
+    """The catalog was written by a newer rankscope (its schema version is above CURRENT)."""
+
+    def __init__(self, found: int):
+        super().__init__(f"the store's catalog is version {found}, newer than this rankscope reads ({CURRENT})")
+        self.found = found
 
 
 def _statements(script: str) -> list[str]:

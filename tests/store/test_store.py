@@ -18,6 +18,7 @@ from lists import random_lists
 
 from metrics_core import Columns, Dataset, InputError, Settings
 from metrics_core.store import Store, compare_runs, list_runs, load_run, run_results, save_run, schema
+from metrics_core.store.catalog import NameTakenError
 from metrics_core.store.files import sha256_of
 
 RECS = "user_id,item_id,rank\n1,a,1\n1,b,2\n2,c,1\n2,a,2\n3,b,1\n"
@@ -101,37 +102,44 @@ def test_an_unreadable_upload_names_the_file_and_stores_nothing(tmp_path):
     assert list((tmp_path / "tables").iterdir()) == []
 
 
-def test_deleting_a_workspace_keeps_the_tables_others_use(tmp_path):
+def test_purging_a_deleted_workspace_keeps_the_tables_others_use(tmp_path):
     store = Store(tmp_path, table_grace_seconds=0)
     first = _saved(store, "first")
     second = _saved(store, "second", RECS.replace("3,b,1", "3,c,1"))
     shared_truth = first.ground_truth.path
     store.delete_workspace(second.id)
+    assert store.workspace(second.id).deleted and second.models["m"].path.exists()  # in the trash, restorable
+    assert store.purge_trash(older_than_days=0) == [second.id]
     assert store.workspace(second.id) is None and shared_truth.is_file()
-    assert not second.models["m"].path.exists()  # used by the deleted workspace only
+    assert not second.models["m"].path.exists()  # used by the purged workspace only
     assert store.workspace(first.id).models["m"].path.is_file()
-    with pytest.raises(InputError, match="no saved workspace"):
+    with pytest.raises(InputError, match="no live saved workspace"):
         store.delete_workspace(second.id)
 
 
 def test_names_are_unique_and_renaming_follows_the_runs(tmp_path):
     store = Store(tmp_path)
     saved = _saved(store)
-    with pytest.raises(InputError, match="exists already"):
+    with pytest.raises(NameTakenError, match="exists already"):
         _saved(store, "films")
     run = save_run(store, saved, _evaluate(saved))
     store.rename_workspace(saved.id, "films v2")
     assert store.workspace(saved.id).name == "films v2" and load_run(store, run.id).workspace_name == "films v2"
 
 
-def test_replacing_a_model_keeps_the_others_and_changes_the_fingerprint(tmp_path):
+def test_replacing_a_model_makes_a_new_version_and_the_old_id_keeps_its_files(tmp_path):
     store = Store(tmp_path)
     saved = _saved(store)
     other = store.put_table("b.csv", RECS.replace("1,a,1", "1,c,1").encode(), "recommendations")
     added = store.replace_model(saved.id, "other", other)
-    assert list(added.models) == ["m", "other"] and added.id == saved.id and added.fingerprint != saved.fingerprint
-    replaced = store.replace_model(saved.id, "m", other)
-    assert replaced.models["m"].path.stem == other
+    assert list(added.models) == ["m", "other"] and added.id != saved.id and added.fingerprint != saved.fingerprint
+    old = store.workspace(saved.id)
+    assert old.superseded_by == added.id and list(old.models) == ["m"] and old.fingerprint == saved.fingerprint
+    assert store.latest(saved.id) == added and [w.id for w in store.workspaces()] == [added.id]
+    replaced = store.replace_model(added.id, "m", other)
+    assert replaced.models["m"].path.stem == other and store.latest(saved.id) == replaced
+    with pytest.raises(InputError, match="no live saved workspace"):
+        store.replace_model(saved.id, "m", other)  # (a superseded version is not changed again)
 
 
 def test_a_run_round_trips_with_its_per_user_values_and_intervals(tmp_path):
@@ -175,12 +183,16 @@ def test_two_runs_compare_with_paired_statistics(tmp_path):
     saved = store.save_workspace("w", models, store.put_table("t.csv", truth.to_csv(index=False).encode(), "truth"),
                                  columns=Columns())
     dataset = Dataset.build(dict(saved.models), saved.ground_truth)
-    first = save_run(store, saved, dataset.evaluate_all(Settings(k=2), curves=False))
-    second = save_run(store, saved, dataset.evaluate_all(Settings(k=5), curves=False))
+    first = save_run(store, saved, dataset.evaluate_all(Settings(k=5), curves=False))
+    better = pd.concat([truth.assign(rank=1), recs.assign(rank=recs["rank"] + 1)])
+    better = better.drop_duplicates(["user_id", "item_id"])
+    newer = store.replace_model(saved.id, "m", store.put_table("r2.csv", better.to_csv(index=False).encode(), "r"))
+    second = save_run(store, newer, Dataset.build(dict(newer.models), newer.ground_truth).evaluate_all(
+        Settings(k=5), curves=False))
     comparison = compare_runs(store, first.id, second.id, ["recall"])["m"]
     row = comparison.rows.iloc[0]
-    k2, k5 = (run_results(store, r.id)["m"].metrics["recall"] for r in (first, second))
-    assert row.delta == pytest.approx(k5 - k2) and row.delta >= 0 and row.users == 60
+    before, after = (run_results(store, r.id)["m"].metrics["recall"] for r in (first, second))
+    assert row.delta == pytest.approx(after - before) and row.delta > 0 and row.users == 60
 
 
 def test_a_catalog_of_the_previous_version_is_migrated_with_its_rows(tmp_path):
@@ -191,7 +203,7 @@ def test_a_catalog_of_the_previous_version_is_migrated_with_its_rows(tmp_path):
     connection.close()
     store = Store(tmp_path)
     with store.connect() as connection:
-        assert schema.version_of(connection) == schema.CURRENT == 2
+        assert schema.version_of(connection) == schema.CURRENT == 3
         row = connection.execute("SELECT engine, per_user_sample, workspace_name FROM runs").fetchone()
     assert tuple(row) == ("memory", None, "old")
 
@@ -200,8 +212,9 @@ def test_a_newer_catalog_and_an_unwritable_home_are_refused_with_the_fix(tmp_pat
     connection = sqlite3.connect(tmp_path / "catalog.sqlite")
     connection.execute("PRAGMA user_version = 99")
     connection.close()
-    with pytest.raises(InputError, match="RANKSCOPE_HOME"):
+    with pytest.raises(InputError, match="newer rankscope") as error:
         Store(tmp_path)
+    assert "upgrade rankscope" in str(error.value) and "RANKSCOPE_HOME" not in str(error.value)
     blocked = tmp_path / "file"
     blocked.write_text("")
     with pytest.raises(InputError, match="cannot use the store"):

@@ -1,0 +1,67 @@
+"""``rankscope store check``: what in a store cannot be read, found without trusting the
+catalog to open (a damaged catalog is itself the first thing reported)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from metrics_core.store.files import sha256_of
+
+
+def check_store(home: Path) -> list[str]:
+    """One line per problem: the catalog's own integrity, then every table and run whose file
+    is missing or not what was stored, then leftovers of interrupted writes. Empty: sound."""
+    catalog = home / "catalog.sqlite"
+    if not catalog.is_file():
+        return [f"{catalog}: no catalog (nothing was ever saved in {home})"]
+    try:
+        connection = sqlite3.connect(f"file:{catalog}?mode=ro", uri=True)
+        connection.row_factory = sqlite3.Row
+        verdict = connection.execute("PRAGMA integrity_check").fetchone()[0]
+    except sqlite3.DatabaseError as error:
+        return [f"{catalog}: damaged ({error}); restore it from {home / 'catalog.sqlite.backup'} if that copy "
+                "checks sound (copy it over catalog.sqlite)"]
+    try:
+        problems = [] if verdict == "ok" else [f"{catalog}: damaged ({verdict})"]
+        problems += _tables(connection, home) + _runs(connection, home)
+    except sqlite3.DatabaseError as error:
+        problems = [f"{catalog}: damaged ({error})"]
+    finally:
+        connection.close()
+    leftovers = [path for folder in (home, home / "tables", home / "runs") for path in sorted(folder.glob(".*.tmp"))]
+    problems += [f"{path}: left by an interrupted write (removed by the next rankscope to open the store once it "
+                 "is an hour old)" for path in leftovers]
+    return problems
+
+
+def _tables(connection: sqlite3.Connection, home: Path) -> list[str]:
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(tables)")}
+    stored = "stored_sha256" if "stored_sha256" in columns else "NULL AS stored_sha256"
+    problems = []
+    for row in connection.execute(f"SELECT sha256, name, {stored} FROM tables ORDER BY name"):
+        path = home / "tables" / f"{row['sha256']}.parquet"
+        users = [w[0] for w in connection.execute(
+            "SELECT DISTINCT w.name FROM workspace_tables t JOIN workspaces w ON w.id = t.workspace_id "
+            "WHERE t.sha256 = ?", (row["sha256"],))]
+        used = f" (used by {', '.join(repr(u) for u in users)})" if users else ""
+        if not path.is_file():
+            problems.append(f"{path}: missing, the stored copy of {row['name']!r}{used}; upload or --save it again")
+        elif row["stored_sha256"] is not None and sha256_of(path) != row["stored_sha256"]:
+            problems.append(f"{path}: damaged, the stored copy of {row['name']!r}{used}; upload or --save it again")
+    return problems
+
+
+def _runs(connection: sqlite3.Connection, home: Path) -> list[str]:
+    import pyarrow.parquet as pq
+
+    problems = []
+    for row in connection.execute("SELECT id, workspace_name, per_user FROM runs ORDER BY created"):
+        path = home / "runs" / row["per_user"]
+        try:
+            pq.read_metadata(path)
+        except (OSError, ValueError) as error:
+            why = "missing" if not path.is_file() else f"damaged ({str(error).splitlines()[0]})"
+            problems.append(f"{path}: {why}, the per-user values of run {row['id']} ({row['workspace_name']!r}); "
+                            "its aggregates are intact, but it cannot be compared")
+    return problems

@@ -1,0 +1,93 @@
+"""What goes wrong with the store itself, each with its own message and fix (an
+:class:`InputError`: the command exits 2, the app shows the message): a full disk, a catalog
+whose write lock another process holds too long, a damaged catalog, a catalog written by a newer
+rankscope, a folder this user cannot write, a damaged or missing stored file.
+
+The store's own failures are never blamed on the user's files: a message names the store's
+file and says how to repair it."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from metrics_core.errors import InputError, input_error
+
+HOME_VARIABLE = "RANKSCOPE_HOME"
+READ_ONLY_VARIABLE = "RANKSCOPE_READ_ONLY"
+CHECK_COMMAND = "rankscope store check"
+
+
+def disk_full(home: Path) -> InputError:
+    return input_error("store", f"the disk holding {home} is full; nothing was saved and the store is as it was.",
+                       f"free some space on that disk, or set {HOME_VARIABLE} to a folder on another disk.")
+
+
+def locked(home: Path, seconds: float) -> InputError:
+    return input_error("store", f"another process has held the write lock of {home / 'catalog.sqlite'} for over "
+                                f"{seconds:g} s; nothing was saved.",
+                       "wait for the other rankscope (a long save, or a process that hangs) to finish, then run "
+                       "again; if none is running, restart the app server that last used this store.")
+
+
+def damaged_catalog(home: Path, error: Exception) -> InputError:
+    return input_error("store", f"the catalog {home / 'catalog.sqlite'} is damaged ({error}).",
+                       f"run '{CHECK_COMMAND}' to see what can be read, or restore the catalog from its backup "
+                       f"{home / 'catalog.sqlite.backup'} (copy it over catalog.sqlite).")
+
+
+def newer_catalog(home: Path, error: Exception) -> InputError:
+    return input_error("store", f"the catalog in {home} was written by a newer rankscope ({error}).",
+                       "upgrade rankscope (pip install --upgrade rankscope) to use this store; the older one "
+                       "cannot write to it without losing what the newer one keeps.")
+
+
+def not_writable(home: Path, error: Exception) -> InputError:
+    return input_error(HOME_VARIABLE, f"cannot use the store at {home} ({error}).",
+                       f"set {HOME_VARIABLE} to a folder this user can write, or fix its permissions.")
+
+
+def read_only(home: Path) -> InputError:
+    return input_error("store", f"the store at {home} is read-only ({READ_ONLY_VARIABLE}=1): nothing can be "
+                                "uploaded, saved, renamed, deleted or recorded.",
+                       f"use a server started without {READ_ONLY_VARIABLE}, or evaluate without saving.")
+
+
+def damaged_table(home: Path, path: Path, name: str, why: str) -> InputError:
+    return input_error("store", f"the store's copy of {name!r} ({path.relative_to(home)}) is {why}: the "
+                                "file you uploaded is not at fault.",
+                       f"upload or --save {name!r} again (its copy is stored afresh), or run '{CHECK_COMMAND}' to "
+                       "list every damaged file.")
+
+
+def is_full(error: BaseException) -> bool:
+    if isinstance(error, OSError):
+        return error.errno in (errno.ENOSPC, errno.EDQUOT)
+    return isinstance(error, sqlite3.Error) and "disk is full" in str(error)
+
+
+@contextlib.contextmanager
+def explained(home: Path, busy_seconds: float) -> Iterator[None]:
+    """Turn the store's own failures met inside the block into their :class:`InputError`."""
+    try:
+        yield
+    except InputError:
+        raise
+    except (OSError, sqlite3.Error) as error:
+        raise classify(home, error, busy_seconds) from None
+
+
+def classify(home: Path, error: BaseException, busy_seconds: float) -> InputError:
+    """The :class:`InputError` that names what went wrong with the store and its fix."""
+    if is_full(error):
+        return disk_full(home)
+    text = str(error)
+    if isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        return locked(home, busy_seconds)
+    if isinstance(error, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text
+                                                     or "corrupt" in text):
+        return damaged_catalog(home, error)
+    return not_writable(home, error)
