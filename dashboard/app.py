@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dashboard import components, state
 from dashboard.cache import limit_heap_arenas
+from dashboard.text import plain
 from metrics_core import InputError
 
 VIEWS = Path(__file__).resolve().parent / "views"
@@ -36,6 +37,10 @@ page = st.navigation(pages)
 try:
     state.start()
     state.publish_query_params()  # before the page: a page that stops early still leaves the link right
+    for problem in state.link_problems():
+        st.warning(plain(problem), icon=":material/link:")
+    if not state.missing_workspace():
+        components.version_notice(state.store())
     if state.missing_workspace() and page.title not in ("Data", "History"):  # History lists every saved run
         components.missing_workspace(state.missing_workspace(), state.store())
         st.page_link(pages["Data"][0], label="Go to the Data page", icon=":material/upload_file:")

@@ -17,12 +17,19 @@ __all__ = ["bias", "distribution", "history", "intervals", "long_tail", "metric_
 GROUP_COLORS = ["#4C78A8", "#BAB0AC"]
 
 
+SEGMENT = "segment"
+
+
 def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by: str | None = None,
                  bins: int = 20) -> alt.VConcatChart:
     """``values``: columns model, value (and ``by`` for slices). Side-by-side histogram bars
-    on shared bins (one colour per model) above a box plot per model (and slice)."""
+    on shared bins (one colour per model) above a box plot per model (and slice). Names that
+    come from the data (models, ``by``) are values or titles, never field names: Vega-Lite reads
+    "a:b" as a field and its type and "a.b" as a nested field."""
     import numpy as np
 
+    if by:
+        values = values.rename(columns={by: SEGMENT})
     color = alt.Color("model:N", scale=model_scale(models), title="model")
     finite = values["value"].to_numpy(float)
     edges = np.histogram_bin_edges(finite if len(finite) else np.zeros(1), bins=bins)
@@ -42,7 +49,7 @@ def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by:
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("bin:N", title=metric_label), alt.Tooltip("users:Q"),
                  alt.Tooltip("share:Q", format=".1%")],
     ).properties(title=f"Per-user {metric_label}", height=260)
-    row = alt.Y(f"{by}:N", title=by) if by else alt.Y("model:N", title=None, sort=models)
+    row = alt.Y(f"{SEGMENT}:N", title=by) if by else alt.Y("model:N", title=None, sort=models)
     box = alt.Chart(values).mark_boxplot(extent=1.5, size=12).encode(
         x=alt.X("value:Q", title=metric_label), y=row, color=color,
         **({"yOffset": alt.YOffset("model:N", sort=models)} if by else {}),
@@ -103,14 +110,17 @@ def score_histograms(frame: pd.DataFrame, models: list[str]) -> alt.FacetChart:
 
 
 def scatter(frame: pd.DataFrame, a: str, b: str, metric_label: str) -> alt.LayerChart:
-    """``frame``: one row per user with columns ``a`` and ``b`` (the two models' values)."""
+    """``frame``: one row per user with columns ``a`` and ``b`` (the two models' values; the
+    chart's fields are ``first`` and ``second``, the models' names only their titles)."""
+    frame = frame[["user", a, b]].set_axis(["user", "first", "second"], axis=1)
     points = alt.Chart(frame).mark_circle(size=40, opacity=0.45, color=PALETTE[0]).encode(
-        x=alt.X(f"{a}:Q", title=f"{metric_label}: {a}"),
-        y=alt.Y(f"{b}:Q", title=f"{metric_label}: {b}"),
-        tooltip=[alt.Tooltip("user:N"), alt.Tooltip(f"{a}:Q", format=".4f"), alt.Tooltip(f"{b}:Q", format=".4f")],
+        x=alt.X("first:Q", title=f"{metric_label}: {a}"),
+        y=alt.Y("second:Q", title=f"{metric_label}: {b}"),
+        tooltip=[alt.Tooltip("user:N"), alt.Tooltip("first:Q", title=a, format=".4f"),
+                 alt.Tooltip("second:Q", title=b, format=".4f")],
     )
-    low = float(min(frame[a].min(), frame[b].min()))
-    high = float(max(frame[a].max(), frame[b].max()))
+    low = float(min(frame["first"].min(), frame["second"].min()))
+    high = float(max(frame["first"].max(), frame["second"].max()))
     diagonal = alt.Chart(pd.DataFrame({"x": [low, high], "y": [low, high]})).mark_line(
         strokeDash=[4, 4], color="#888").encode(x="x:Q", y="y:Q")
     return (diagonal + points).properties(

@@ -12,8 +12,10 @@ import streamlit as st
 from dashboard import state
 from dashboard.glossary import METRICS, label
 from dashboard.state import Key
+from dashboard.text import plain
 from metrics_core import PRESETS, InputError
 from metrics_core.settings import AP_DENOMINATORS, GAINS, PRIMITIVE_SCALES, SIMILARITIES
+from metrics_core.store.catalog import trash_days
 
 AP_LABELS = {"min_k_relevant": "min(K, R)", "relevant": "R (all relevant)", "hits": "hits in the top K", "k": "K"}
 SIMILARITY_LABELS = {"cosine": "cosine of item features", "hamming": "Hamming: feature values that differ",
@@ -25,7 +27,7 @@ def sidebar() -> None:
     """K, beta, the AP denominator, the NDCG gain, the preset, who counts, and the baseline."""
     models = state.dataset().models
     with st.sidebar:
-        st.markdown(f"**{state.workspace().label}**")
+        st.markdown(f"**{plain(state.workspace().label)}**")
         longest = state.max_positions()
         st.session_state[Key.K] = min(int(st.session_state.get(Key.K, 10)), longest)
         st.slider("K (cut-off)", 1, max(longest, 2), key=Key.K, help="How many top items of each list count.")
@@ -68,20 +70,60 @@ def model_picker(key: str = Key.MODEL, title: str = "Model") -> str:
 
 
 def missing_workspace(workspace_id: str, store) -> None:
-    """A link to a workspace the store does not have: say so, and list the ones it has (never
-    the demo's numbers in its place)."""
-    st.error(f"The workspace in this link ({workspace_id}) is not in the store at {store.home}: it was deleted, or "
-             "the link comes from another rankscope server.", icon=":material/link_off:")
-    names = [w.name for w in store.workspaces()]
+    """A link to a workspace the store does not show: in the trash (say when it was deleted,
+    until when it can be restored, and offer to restore it), or not there at all; list the ones
+    it has (never the demo's numbers in its place)."""
+    trashed = store.workspace(workspace_id)
+    if trashed is not None and trashed.deleted is not None:
+        st.error(f"The workspace in this link, **{plain(trashed.name)}**, was moved to the trash at "
+                 f"{plain(_when(trashed.deleted))} UTC; it can be restored for {trash_days():g} days after that.",
+                 icon=":material/delete:")
+        if not store.read_only and st.button("Restore it", icon=":material/restore_from_trash:",
+                                              key="restore_linked"):
+            from dashboard.workspace import Workspace
+
+            state.use_workspace(Workspace.from_saved(store.restore_workspace(workspace_id)))
+            st.rerun()
+    else:
+        st.error(f"The workspace in this link ({plain(workspace_id)}) is not in the store at {plain(store.home)}: "
+                 "it was purged from the trash, or the link comes from another rankscope server.",
+                 icon=":material/link_off:")
+    names = [plain(w.name) for w in store.workspaces()]
     st.markdown("Open one of the saved workspaces on the Data page" + (f": {', '.join(names)}." if names else
                                                                         " (there are none yet), or upload files."))
+
+
+def version_notice(store) -> None:
+    """When the open workspace has been saved over under its name: say that this link shows
+    the files as they were, and offer the newest version."""
+    current = state.workspace()
+    saved = store.workspace(current.id) if current.id else None
+    if saved is None or saved.superseded_by is None:
+        return
+    newest = store.latest(saved.id)
+    left, right = st.columns([4, 1], vertical_alignment="center")
+    left.info(f"This link opens **{plain(saved.name)}** as it was saved at {plain(_when(saved.updated))} UTC. "
+              + (f"A newer version, **{plain(newest.name)}**, was saved at {plain(_when(newest.updated))} UTC."
+                 if newest is not None and newest.live else "Newer versions have been saved since."),
+              icon=":material/history:")
+    if newest is not None and newest.live and right.button("Open the newest version", icon=":material/update:",
+                                                           key="open_newest"):
+        from dashboard.workspace import Workspace
+
+        state.use_workspace(Workspace.from_saved(store.verify(newest)))
+        st.rerun()
+
+
+def _when(stamp: str) -> str:
+    return stamp[:16].replace("T", " ")
 
 
 def show_error(error: Exception) -> None:
     """An error as a message in plain words (and the offending rows), never a traceback."""
     if isinstance(error, InputError):
         problem, fix = error.parts("app")
-        st.error(f"**{error.source}**: {problem}\n\n**How to fix it:** {fix}" if problem else error.text("app"),
+        st.error(f"**{plain(error.source)}**: {plain(problem)}\n\n**How to fix it:** {plain(fix)}" if problem
+                 else plain(error.text("app")),
                  icon=":material/error:")
         if error.rows is not None and len(error.rows):
             st.caption(f"Offending rows ({len(error.rows)} shown, numbered as in the file, header excluded):")

@@ -9,13 +9,16 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import components, state
+from dashboard.text import plain
 from dashboard.uploads import stored_upload
 from dashboard.workspace import Workspace, save
 from metrics_core import InputError
 from metrics_core.store import SavedWorkspace, Store
+from metrics_core.store.catalog import trash_days
 
 TYPES = ["csv", "tsv", "parquet", "pq", "run", "trec"]
 REPLACE_GENERATION = "_replace_generation"
+REPLACED = "_replaced"  # the confirmation shown after a model was added or replaced
 
 
 def table_of(saved: list[SavedWorkspace]) -> pd.DataFrame:
@@ -31,6 +34,9 @@ def table_of(saved: list[SavedWorkspace]) -> pd.DataFrame:
 
 def manage(store: Store, current: Workspace) -> None:
     st.subheader("Saved workspaces")
+    st.caption("Everyone who can open this server sees, opens, renames and deletes every saved workspace "
+               "(see the README's \"Who can see what\"); deleted ones stay in the trash below for "
+               f"{trash_days():g} days.")
     saved = store.workspaces()
     if saved:
         st.dataframe(table_of(saved), hide_index=True, width="stretch",
@@ -42,43 +48,60 @@ def manage(store: Store, current: Workspace) -> None:
                                 index=list(names).index(current.id) if current.id in names else 0)
         opened, renamed, deleted = right.columns(3, vertical_alignment="bottom")
         if opened.button("Open", icon=":material/folder_open:", width="stretch"):
-            state.use_workspace(Workspace.from_saved(store.workspace(chosen)))
-            st.rerun()
-        with renamed.popover("Rename", icon=":material/edit:", width="stretch"):
-            new_name = st.text_input("New name", names[chosen], key=f"rename_{chosen}")
-            if st.button("Rename", key="rename_confirm"):
-                _act(lambda: store.rename_workspace(chosen, new_name), current, chosen, store)
-        with deleted.popover("Delete", icon=":material/delete:", width="stretch"):
-            st.markdown(f"Delete **{names[chosen]}**? Its runs stay in the history; files that other workspaces "
-                        "use are kept.")
-            if st.button("Delete", type="primary", key="delete_confirm"):
-                _act(lambda: store.delete_workspace(chosen), current, chosen, store)
+            _act(lambda: state.use_workspace(Workspace.from_saved(store.verify(store.workspace(chosen)))))
+        if not store.read_only:
+            with renamed.popover("Rename", icon=":material/edit:", width="stretch"):
+                new_name = st.text_input("New name", names[chosen], key=f"rename_{chosen}")
+                if st.button("Rename", key="rename_confirm"):
+                    _act(lambda: _follow(store.rename_workspace(chosen, new_name), current))
+            with deleted.popover("Delete", icon=":material/delete:", width="stretch"):
+                st.markdown(f"Move **{plain(names[chosen])}** to the trash? It can be restored for {trash_days():g} "
+                            "days; its runs stay in the history.")
+                if st.button("Move to the trash", type="primary", key="delete_confirm"):
+                    _act(lambda: _follow(store.delete_workspace(chosen), current))
     else:
-        st.caption(f"No saved workspaces yet in {store.home}.")
+        st.caption(f"No saved workspaces yet in {plain(store.home)}.")
+    if store.read_only:
+        return
+    trash(store, current)
     with st.expander("Save the current workspace as…"):
         name = st.text_input("Name", value="" if current.id else current.label.split(":")[0], key="save_as_name")
         if st.button("Save", icon=":material/save:", key="save_as"):
-            try:
-                state.use_workspace(save(current, store, name, len(state.dataset().users)))
-            except InputError as error:
-                components.show_error(error)
-            else:
-                st.rerun()
+            _act(lambda: state.use_workspace(save(current, store, name, len(state.dataset().users))))
 
 
-def _act(action, current: Workspace, chosen: str, store: Store) -> None:
-    """Rename or delete, then follow the change: the open workspace gets its new name, or
-    (deleted) the app goes back to the demo."""
+def trash(store: Store, current: Workspace) -> None:
+    """The workspaces in the trash, each restorable (under "NAME (restored)" when NAME is taken)."""
+    deleted = store.trash()
+    if not deleted:
+        return
+    with st.expander(f"Trash ({len(deleted)})", icon=":material/delete:"):
+        st.dataframe(pd.DataFrame({"name": [w.name for w in deleted], "models": [", ".join(w.models) for w in deleted],
+                                   "deleted (UTC)": [w.deleted[:16].replace("T", " ") for w in deleted],
+                                   "id": [w.id for w in deleted]}), hide_index=True, width="stretch")
+        names = {w.id: f"{w.name} (deleted {w.deleted[:16].replace('T', ' ')})" for w in deleted}
+        chosen = st.selectbox("Workspace in the trash", list(names), format_func=names.get, key="trash_choice")
+        if st.button("Restore", icon=":material/restore_from_trash:", key="restore_confirm"):
+            _act(lambda: state.use_workspace(Workspace.from_saved(store.restore_workspace(chosen))))
+
+
+def _follow(changed: SavedWorkspace, current: Workspace) -> None:
+    """After a rename or a delete: the open workspace gets its new name or (moved to the trash)
+    the app goes back to the demo."""
     from dashboard.workspace import demo_workspace
 
+    if current.id == changed.id:
+        state.use_workspace(Workspace.from_saved(changed) if changed.live else demo_workspace())
+
+
+def _act(action) -> None:
+    """Do ``action`` (a change to the store and the session); show its error as a message, or
+    rerun to show the change."""
     try:
         action()
     except InputError as error:
         components.show_error(error)
         return
-    if current.id == chosen:
-        after = store.workspace(chosen)
-        state.use_workspace(Workspace.from_saved(after) if after else demo_workspace())
     st.rerun()
 
 
@@ -86,7 +109,9 @@ def add_or_replace_model(store: Store, current: Workspace) -> None:
     """One model's file, added to or replacing a model in the open saved workspace (the other
     files stay as they are: nothing is uploaded again)."""
     generation = st.session_state.setdefault(REPLACE_GENERATION, 0)
-    with st.expander(f"Add or replace a model in {current.label}"):
+    if REPLACED in st.session_state:
+        st.success(plain(st.session_state.pop(REPLACED)), icon=":material/check_circle:")
+    with st.expander(f"Add or replace a model in {plain(current.label)}"):
         upload = st.file_uploader("Recommendations of one model", type=TYPES, key=f"replace_{generation}")
         if upload is None:
             return
@@ -108,4 +133,7 @@ def add_or_replace_model(store: Store, current: Workspace) -> None:
                 return
             state.use_workspace(Workspace.from_saved(saved))
             st.session_state[REPLACE_GENERATION] = generation + 1
+            st.session_state[REPLACED] = (f"{'Added' if target == '(a new model)' else 'Replaced'} {model}: saved as "
+                                          f"a new version of {saved.name}; the previous version's link still opens "
+                                          "it as it was.")
             st.rerun()

@@ -8,7 +8,7 @@ moving the K slider or switching pages never repeats the parsing and the join.
 
 from __future__ import annotations
 
-import contextlib
+import math
 from dataclasses import asdict, dataclass, replace
 
 import pandas as pd
@@ -18,7 +18,15 @@ from dashboard.cache import from_environment
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
 from metrics_core.metrics import registry
-from metrics_core.settings import Encoding, encoding_for
+from metrics_core.settings import (
+    AP_DENOMINATORS,
+    GAINS,
+    PRESETS,
+    PRIMITIVE_SCALES,
+    SIMILARITIES,
+    Encoding,
+    encoding_for,
+)
 from metrics_core.stats.compare import aggregate_intervals
 from metrics_core.stats.segments import segment_choices as choices_of_segments
 from metrics_core.stats.segments import user_segments
@@ -92,6 +100,23 @@ DEFAULTS = {Key.K: 10, Key.BETA: 1.0, Key.RBP_P: 0.8, Key.AP_DENOMINATOR: "min_k
             Key.CORRECTION: "holm", Key.RESAMPLES: 1000, Key.SEED: 0}
 CASTS = {Key.K: int, Key.BETA: float, Key.RBP_P: float, Key.RESAMPLES: int, Key.SEED: int,
          Key.CARD_INTERVALS: lambda text: {"True": True, "False": False}[text]}
+# what a URL value must be to be used (anything else falls back to the default, with a message)
+VALID = {Key.K: (lambda v: 1 <= v <= 100_000, "a whole number from 1"),
+         Key.BETA: (lambda v: 0.1 <= v <= 10, "a number from 0.1 to 10"),
+         Key.RBP_P: (lambda v: 0.05 <= v <= 0.99, "a number from 0.05 to 0.99"),
+         Key.RESAMPLES: (lambda v: 0 <= v <= 100_000, "a whole number from 0 to 100,000"),
+         Key.SEED: (lambda v: 0 <= v < 2**32, "a whole number from 0"),
+         Key.AP_DENOMINATOR: (lambda v: v in AP_DENOMINATORS, "one of " + ", ".join(AP_DENOMINATORS)),
+         Key.GAIN: (lambda v: v in GAINS, "one of " + ", ".join(GAINS)),
+         Key.PRESET: (lambda v: v in PRESETS, "one of " + ", ".join(PRESETS)),
+         Key.USERS_WITHOUT_RELEVANT: (lambda v: v in ("exclude", "zero"), "exclude or zero"),
+         Key.USERS_WITHOUT_LIST: (lambda v: v in ("zero", "drop"), "zero or drop"),
+         Key.SIMILARITY: (lambda v: v in SIMILARITIES, "one of " + ", ".join(SIMILARITIES)),
+         Key.NOVELTY_UNKNOWN: (lambda v: v in ("leave_out", "one_user"), "leave_out or one_user"),
+         Key.PRIMITIVE_SCALE: (lambda v: v in PRIMITIVE_SCALES, "one of " + ", ".join(PRIMITIVE_SCALES)),
+         Key.TEST: (lambda v: v in ("wilcoxon", "t"), "wilcoxon or t"),
+         Key.CORRECTION: (lambda v: v in ("holm", "bonferroni", "none"), "holm, bonferroni or none")}
+LINK_PROBLEMS = "_link_problems"  # what the link asked for that could not be used, shown once
 CACHE = from_environment()
 
 
@@ -121,12 +146,36 @@ def start() -> None:
     for key in QUERY_KEYS:
         value = st.query_params.get_all(key) if key in LIST_KEYS else st.query_params.get(key)
         if value is not None and value != [] and _text(value) != published.get(key):
-            with contextlib.suppress(ValueError, KeyError):
-                st.session_state[key] = value if key in LIST_KEYS else CASTS.get(key, str)(value)
+            _apply_link_value(key, value)
             published[key] = _text(value)
     for key in SHARED_KEYS:  # keep widget values when the page that shows them is not rendered
         if key in st.session_state:
             st.session_state[key] = st.session_state[key]
+
+
+def _apply_link_value(key: str, value) -> None:
+    """Use a URL value when it is valid for ``key``; otherwise keep the current (default) value
+    and remember a message naming the value and what it must be."""
+    if key in LIST_KEYS:
+        st.session_state[key] = value
+        return
+    try:
+        cast = CASTS.get(key, str)(value)
+        valid, wanted = VALID.get(key, (lambda _: True, ""))
+        if (isinstance(cast, float) and not math.isfinite(cast)) or not valid(cast):
+            raise ValueError(wanted)
+    except (ValueError, KeyError, TypeError):
+        wanted = VALID.get(key, (None, "a value this page offers"))[1] or "a value this page offers"
+        used = st.session_state.get(key, DEFAULTS.get(key))
+        st.session_state.setdefault(LINK_PROBLEMS, []).append(
+            f"The link's {key}={value} is not valid ({key} must be {wanted}); {used} is used instead.")
+        return
+    st.session_state[key] = cast
+
+
+def link_problems() -> list[str]:
+    """What the link asked for that could not be used (each said once)."""
+    return st.session_state.pop(LINK_PROBLEMS, [])
 
 
 def _open_linked_workspace(published: dict) -> None:
@@ -138,16 +187,17 @@ def _open_linked_workspace(published: dict) -> None:
     if linked and linked != published.get(WORKSPACE_PARAM) and (current is None or current.id != linked):
         published[WORKSPACE_PARAM] = linked
         saved = store().workspace(linked)
-        if saved is None:
+        if saved is None or saved.deleted is not None:
             st.session_state[MISSING] = linked
-        else:
-            use_workspace(Workspace.from_saved(saved))
+        else:  # (a superseded workspace opens as it was saved: the pages say a newer version exists)
+            use_workspace(Workspace.from_saved(store().verify(saved)))
     if WORKSPACE not in st.session_state:
         st.session_state[WORKSPACE] = demo_workspace()
 
 
 def missing_workspace() -> str | None:
-    """The id in the link when no saved workspace has it."""
+    """The id in the link when no live or superseded saved workspace has it (purged, never
+    saved here, or in the trash)."""
     return st.session_state.get(MISSING)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from dashboard.text import plain
 from metrics_core import Columns
 from metrics_core.inputs.read import StoredTable
 from metrics_core.store import Store
@@ -113,6 +114,6 @@ def show_summary(models: dict[str, StoredTable], truth: StoredTable, columns: Co
                "recommended items in the ground truth": f"{s.items_in_truth:.1%}"}
         for name, s in summaries.items()}).T, width="stretch")
     for name, s in summaries.items():
-        st.caption(f"**{name}**, a sample list (user {s.sample_user}): {', '.join(s.sample)}")
+        st.caption(f"**{plain(name)}**, a sample list (user {plain(s.sample_user)}): {plain(', '.join(s.sample))}")
         for warning in s.warnings:
-            st.warning(f"{name}: {warning}", icon=":material/warning:")
+            st.warning(plain(f"{name}: {warning}"), icon=":material/warning:")

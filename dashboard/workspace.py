@@ -83,9 +83,10 @@ def content_hash(table: Source) -> str:
 
 
 def save(workspace: Workspace, store: Store, name: str, user_count: int | None = None,
-         workspace_id: str | None = None) -> Workspace:
+         if_exists: str = "refuse") -> Workspace:
     """Save ``workspace`` in ``store`` under ``name`` (its tables stored once each) and return it
-    as the saved workspace. ``workspace_id`` overwrites that saved workspace."""
+    as the saved workspace. A taken name is refused (:class:`NameTakenError`) unless
+    ``if_exists`` says to replace it or to save as a new version (:meth:`Store.save_workspace`)."""
     def key(table: Source) -> str:
         if isinstance(table, StoredTable):
             return table.path.stem
@@ -95,7 +96,7 @@ def save(workspace: Workspace, store: Store, name: str, user_count: int | None =
     saved = store.save_workspace(name, {model: key(t) for model, t in workspace.models.items()},
                                  key(workspace.ground_truth), columns=workspace.columns,
                                  feature_columns=workspace.feature_columns, embedding_column=workspace.embedding_column,
-                                 user_count=user_count, workspace_id=workspace_id, **optional)
+                                 user_count=user_count, if_exists=if_exists, **optional)
     return Workspace.from_saved(saved)
 
 

@@ -5,6 +5,7 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.state import Key
+from dashboard.text import plain
 
 settings = state.settings()
 dataset = state.dataset()
@@ -36,7 +37,7 @@ for column, name in zip(columns, models, strict=True):
     recs = case.recommendations[case.recommendations.model == name].drop(columns=["model"])
     hits = int(recs.relevant.sum())
     with column:
-        st.markdown(f"**{name}** · {hits} relevant of {len(recs)}")
+        st.markdown(f"**{plain(name)}** · {hits} relevant of {len(recs)}")
         shown = recs.assign(relevant=recs.relevant.map({True: "✅", False: ""})).drop(columns=["grade"])
         first = ["rank", "relevant", *item_columns[:1]]
         shown = shown[first + [c for c in shown.columns if c not in first]]

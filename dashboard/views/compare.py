@@ -10,6 +10,7 @@ import streamlit as st
 from dashboard import charts, components, state
 from dashboard.glossary import ACCURACY, BEYOND, METRICS, PER_USER_LABELS, label
 from dashboard.state import Key
+from dashboard.text import plain
 from dashboard.workspace import content_hash
 from metrics_core.metrics.registry import curves as curves_of_registry
 from metrics_core.report.document import numbers, numbers_csv, report_html
@@ -42,7 +43,7 @@ st.caption(f"Best value per metric highlighted (for ARP and score entropy neithe
 st.dataframe(table.style.apply(best, axis=0).format("{:.4f}", na_rep="–"), width="stretch")
 components.download_table(table, "models", "dl_models")
 
-st.subheader(f"Difference from the baseline ({baseline})")
+st.subheader(f"Difference from the baseline ({plain(baseline)})")
 deltas = table - table.loc[baseline]
 
 
@@ -103,7 +104,7 @@ elif chosen:
                                                      help="rank-biserial r (Wilcoxon) or Cohen's d_z (t-test)"),
     })
     for row in comparison.rows.itertuples():
-        st.markdown(f"- {comparison.sentence(row.model, row.metric)}")
+        st.markdown(f"- {plain(comparison.sentence(row.model, row.metric))}")
     components.download_table(comparison.rows.set_index(["model", "metric"]), "significance", "dl_significance")
 
     choices = state.segment_choices()
@@ -151,7 +152,7 @@ if len(models) < 2:
 else:
     columns = st.columns(3)
     a = baseline
-    columns[0].markdown(f"Model A is the baseline: **{a}** (change it in the sidebar).")
+    columns[0].markdown(f"Model A is the baseline: **{plain(a)}** (change it in the sidebar).")
     others = [m for m in models if m != a]
     if st.session_state.get(Key.MODEL_B) not in others:
         st.session_state[Key.MODEL_B] = others[0]
@@ -166,8 +167,8 @@ else:
         st.info("No user has this metric for both models.")
     else:
         wins, ties, losses = win_tie_loss(pair[b].to_numpy(), pair[a].to_numpy())
-        st.markdown(f"**{b}** is better than **{a}** for **{wins:,}** users ({wins / len(pair):.0%}), worse for "
-                    f"**{losses:,}** ({losses / len(pair):.0%}), equal for {ties:,}.")
+        st.markdown(f"**{plain(b)}** is better than **{plain(a)}** for **{wins:,}** users ({wins / len(pair):.0%}), "
+                    f"worse for **{losses:,}** ({losses / len(pair):.0%}), equal for {ties:,}.")
         plotted = pair.reset_index().astype({"user": str})
         components.chart(charts.scatter(plotted, a, b, PER_USER_LABELS[column]), "scatter", "dl_scatter")
         components.download_table(pair, f"per_user_{column}", "dl_pair")
@@ -187,5 +188,5 @@ else:
         name = f"{b} vs {a}"
         frame = pd.DataFrame({"model": name, "value": values.to_numpy()})
         components.chart(charts.distribution(frame, measure_label, [name]), "overlap_users", "dl_overlap_users")
-    st.caption(f"Mean {measure_label} of {b} and {a}: {values.mean():.3f} over {len(values):,} users "
+    st.caption(f"Mean {measure_label} of {plain(b)} and {plain(a)}: {values.mean():.3f} over {len(values):,} users "
                "(1: the same lists, 0: nothing in common).")

@@ -9,6 +9,7 @@ import streamlit as st
 from dashboard import components, saved_workspaces, state
 from dashboard import uploads as uploads_summary
 from dashboard.state import Key
+from dashboard.text import plain
 from dashboard.uploads import stored_upload
 from dashboard.workspace import Workspace, demo_workspace, save
 from metrics_core import Columns, InputError
@@ -56,9 +57,9 @@ current = state.workspace()
 if state.missing_workspace():
     components.missing_workspace(state.missing_workspace(), store)
 else:
-    saved_note = f"saved as **{current.label}**" if current.id else "not saved"
-    st.markdown(f"Evaluating **{current.label}** ({saved_note}): {len(current.models)} model(s): "
-                f"{', '.join(current.models)}.")
+    saved_note = f"saved as **{plain(current.label)}**" if current.id else "not saved"
+    st.markdown(f"Evaluating **{plain(current.label)}** ({saved_note}): {len(current.models)} model(s): "
+                f"{plain(', '.join(current.models))}.")
 if st.button("Back to the demo workspace", icon=":material/movie:"):
     state.use_workspace(demo_workspace())
     st.rerun()
@@ -69,19 +70,23 @@ if LOADED in st.session_state:
                icon=":material/check_circle:")
     st.subheader("Validation report")
     for message in notes:
-        st.warning(message, icon=":material/info:")
+        st.warning(plain(message), icon=":material/info:")
     if not notes:
         st.markdown("No problems found.")
     st.page_link("views/overview.py", label="See the overview", icon=":material/dashboard:")
 
 saved_workspaces.manage(store, current)
-if current.id and not state.missing_workspace():
+if current.id and not state.missing_workspace() and not store.read_only:
     saved_workspaces.add_or_replace_model(store, current)
 
+if store.read_only:
+    st.info("This server is read-only (RANKSCOPE_READ_ONLY=1): saved workspaces can be opened, not uploaded, "
+            "renamed or deleted.", icon=":material/lock:")
+    st.stop()
 st.subheader("Upload your own files")
 st.caption("CSV, Parquet or TREC run/qrels. Recommendations need a user, an item and a rank or a score; the "
            "ground truth a user and an item, optionally a relevance grade. Each file is kept once in the store "
-           f"({store.home}); nothing you upload is modified.")
+           f"({plain(store.home)}); nothing you upload is modified.")
 generation = st.session_state.setdefault(UPLOAD_GENERATION, 0)  # a new generation empties the uploaders
 recs_files = st.file_uploader("Recommendations: one file per model", type=TYPES, accept_multiple_files=True,
                               key=f"{Key.UPLOAD_RECS}_{generation}")
@@ -115,11 +120,11 @@ except InputError as error:
     components.show_error(error)
     st.stop()
 for message in [m for _, notes in stored.values() for m in notes] + truth_notes:
-    st.info(message, icon=":material/info:")
+    st.info(plain(message), icon=":material/info:")
 st.subheader("Name the models")
 names = {}
 for column, (file_name, _) in zip(st.columns(min(4, len(uploads))) * len(uploads), uploads.items(), strict=False):
-    names[file_name] = column.text_input(f"Model in {file_name}", Path(file_name).stem, key=f"name_{file_name}")
+    names[file_name] = column.text_input(f"Model in {plain(file_name)}", Path(file_name).stem, key=f"name_{file_name}")
 
 st.subheader("Map the columns")
 left, middle, right = st.columns(3)
@@ -159,7 +164,7 @@ if score_column == NONE and rank_column == NONE:
 if len(set(names.values())) < len(names):
     problems.append("Two models have the same name: give each file its own model name.")
 for problem in problems:
-    st.error(problem, icon=":material/error:")
+    st.error(plain(problem), icon=":material/error:")
 if problems:
     st.stop()
 
@@ -167,12 +172,23 @@ st.subheader("What was uploaded")
 try:
     uploads_summary.show_summary({names[name]: table for name, table in uploads.items()}, truth, columns)
 except (KeyError, ValueError, TypeError) as error:
-    st.warning(f"No summary for this mapping ({error}); the check below names what is wrong.",
+    st.warning(f"No summary for this mapping ({plain(error)}); the check below names what is wrong.",
                icon=":material/warning:")
 
-workspace_name = st.text_input("Save as workspace", value=f"{Path(next(iter(uploads))).stem} upload",
+default_name = store.free_name(f"{Path(next(iter(uploads))).stem} upload")  # (never a colleague's name)
+workspace_name = st.text_input("Save as workspace", value=default_name, key=f"save_name_{generation}",
                                help="A saved workspace reopens from its link after a reload, in another browser "
                                     "and after a server restart.")
+taken = store.named(workspace_name) if workspace_name.strip() else None
+if_exists = "refuse"
+if taken is not None:
+    st.warning(f"A workspace named **{plain(taken.name)}** exists already ({plain(', '.join(taken.models))}; saved "
+               f"{plain(taken.updated[:16].replace('T', ' '))} UTC). Choose what saving does, or type another name.",
+               icon=":material/warning:")
+    if_exists = st.radio("Saving under a taken name", ["version", "replace"], key=f"if_exists_{generation}",
+                         format_func={"version": f"Save as a new version: {plain(store.free_name(taken.name))}",
+                                      "replace": f"Replace it: {plain(taken.name)} opens these files (links to the "
+                                                 "old one keep showing the old files)"}.get)
 if st.button("Check, save and evaluate", type="primary", icon=":material/check_circle:", key="check_and_save"):
     workspace = Workspace(label=workspace_name, models={names[name]: table for name, table in uploads.items()},
                           ground_truth=truth, columns=columns,
@@ -183,9 +199,7 @@ if st.button("Check, save and evaluate", type="primary", icon=":material/check_c
             # the new files' own models: the primitive model chosen for the previous workspace may not exist
             report = dataset.evaluate_all(replace(state.chosen_settings(), primitive_model=None),
                                           curves=False)
-        existing = store.find_workspace(workspace_name.strip())
-        saved = save(workspace, store, workspace_name, len(dataset.users),
-                     workspace_id=existing.id if existing else None)
+        saved = save(workspace, store, workspace_name, len(dataset.users), if_exists=if_exists)
     except InputError as error:
         st.subheader("Validation report")
         components.show_error(error)

@@ -7,6 +7,7 @@ import streamlit as st
 from dashboard import charts, components, state
 from dashboard.glossary import label
 from dashboard.state import Key
+from dashboard.text import plain
 from metrics_core import InputError
 from metrics_core.metrics.registry import METRICS
 from metrics_core.store import compare_runs, list_runs, save_run
@@ -22,12 +23,15 @@ with st.container(border=True):
                 "every metric and each user's values), kept in the store.")
     left, right = st.columns([4, 1], vertical_alignment="bottom")
     note = left.text_input("Note (optional)", key="run_note", placeholder="e.g. candidate 2, new features")
-    if not current.id:
+    if store.read_only:
+        st.caption("This server is read-only (RANKSCOPE_READ_ONLY=1): runs cannot be recorded here.")
+    elif not current.id:
         st.caption("The demo and unsaved uploads cannot be recorded: save the workspace on the Data page first.")
-    if right.button("Record run", icon=":material/add_chart:", disabled=not current.id, width="stretch"):
+    if right.button("Record run", icon=":material/add_chart:", disabled=not current.id or store.read_only,
+                    width="stretch"):
         saved = store.workspace(current.id)
-        if saved is None:  # deleted meanwhile, from another tab or the command line
-            st.error(f"{current.label} is no longer in the store, so its runs cannot be recorded: save it again "
+        if saved is None or saved.deleted:  # deleted meanwhile, from another tab or the command line
+            st.error(f"{plain(current.label)} is no longer in the store, so its runs cannot be recorded: save it again "
                      "on the Data page.", icon=":material/link_off:")
         else:
             run = save_run(store, saved, state.evaluations(), note=note)
@@ -39,13 +43,14 @@ if every_run.empty:
             "`rankscope evaluate ... --save NAME`.")
     st.stop()
 
-st.session_state.setdefault(Key.HISTORY_SCOPE, THIS_WORKSPACE if current.id in set(every_run["workspace_id"])
+versions = set(store.versions(current.id)) if current.id else set()  # (runs of its earlier versions too)
+st.session_state.setdefault(Key.HISTORY_SCOPE, THIS_WORKSPACE if versions & set(every_run["workspace_id"])
                             else ONE_MODEL)
 scope = st.radio("Runs of", [THIS_WORKSPACE, ONE_MODEL], horizontal=True, key=Key.HISTORY_SCOPE)
 if scope == THIS_WORKSPACE:
-    runs = every_run[every_run["workspace_id"] == current.id]
+    runs = every_run[every_run["workspace_id"].isin(versions)]
     if runs.empty:
-        st.info(f"No runs of {current.label} yet.")
+        st.info(f"No runs of {plain(current.label)} yet.")
         st.stop()
 else:
     model_names = list(dict.fromkeys(every_run["model"]))
@@ -89,8 +94,8 @@ except InputError as error:
     components.show_error(error)
     st.stop()
 for model, comparison in comparisons.items():
-    st.markdown(f"**{model}**")
+    st.markdown(f"**{plain(model)}**")
     st.dataframe(comparison.rows[["metric", "value", "baseline_value", "delta", "ci_low", "ci_high", "p_adjusted",
                                   "wins", "ties", "losses", "users"]], hide_index=True, width="stretch")
     for row in comparison.rows.itertuples():
-        st.markdown(f"- {comparison.sentence(row.model, row.metric)}")
+        st.markdown(f"- {plain(comparison.sentence(row.model, row.metric))}")

@@ -7,6 +7,7 @@ import streamlit as st
 from dashboard import charts, components, state
 from dashboard.glossary import ACCURACY, BEYOND, METRICS, fmt, label
 from dashboard.state import Key
+from dashboard.text import plain
 from metrics_core.metrics.registry import curves as curves_of_registry
 
 context = state.page()
@@ -28,9 +29,9 @@ with right:
                                     f"{INTERVALS_BY_DEFAULT_UP_TO:,} users, where it takes a moment.")
 interval_of = state.card_intervals(model) if show_intervals else {}
 with right:
-    st.caption(f"{state.workspace().label} · {result.users['evaluated']:,} users evaluated · "
+    st.caption(f"{plain(state.workspace().label)} · {result.users['evaluated']:,} users evaluated · "
                f"{result.users['without_relevant']:,} with a list but no relevant item left out · "
-               f"deltas against **{baseline}**")
+               f"deltas against **{plain(baseline)}**")
 
 
 def cards(names: list[str], users_of) -> None:
@@ -77,7 +78,7 @@ if result.skipped:
 if result.warnings:
     with st.expander(f"{len(result.warnings)} notes about the data"):
         for note in result.warnings:
-            st.markdown(f"- {note.message}")
+            st.markdown(f"- {plain(note.message)}")
 
 st.subheader("Metric at every cut-off")
 curve_metrics = [m for m in curves_of_registry() if m in result.curves.columns]

@@ -6,6 +6,7 @@ import streamlit as st
 from dashboard import charts, components, state
 from dashboard.glossary import fmt, label
 from dashboard.state import Key
+from dashboard.text import plain
 
 context = state.page()
 settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
@@ -30,7 +31,7 @@ else:
     components.chart(charts.long_tail(tail, models), "long_tail", "dl_tail")
     shares = {name: dataset.head_share(name, k) for name in models}
     st.caption("Share of recommendations going to the 20% most popular items: "
-               + ", ".join(f"**{n}** {shares[n]:.0%}" for n in models))
+               + ", ".join(f"**{plain(n)}** {shares[n]:.0%}" for n in models))
 
 st.subheader("Item bias")
 if dataset.item_table is None:
@@ -43,7 +44,7 @@ else:
     report = dataset.item_bias(model, attribute, k)
     figure = "Jensen–Shannon distance" if report.divergence == "jensen_shannon" else "KS statistic"
     extra = f", p-value {report.p_value:.3g}" if report.p_value is not None else ""
-    st.markdown(f"**{figure}: {report.statistic:.3f}**{extra} — {model}'s top {k} against the catalog "
+    st.markdown(f"**{figure}: {report.statistic:.3f}**{extra} — {plain(model)}'s top {k} against the catalog "
                 f"({report.counts['recommendations']:,} recommendations, {report.counts['catalog']:,} catalog items).")
     components.chart(charts.bias(report.distribution, attribute, f"{attribute}: top-{k} recommendations vs catalog"),
                      "item_bias", "dl_item_bias")

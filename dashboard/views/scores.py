@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, components, state
+from dashboard.text import plain
 
 context = state.page()
 settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
@@ -13,7 +14,7 @@ st.title("Scores")
 scored = [m for m in models if dataset.lists[m].scores is not None]
 for name in models:
     if name not in scored:
-        st.info(f"**{name}** gives ranks only, so there are no scores to show. Add a score column to see them.")
+        st.info(f"**{plain(name)}** gives ranks only, so there are no scores to show. Add a score column to see them.")
 if scored:
     frames = []
     for name in scored:

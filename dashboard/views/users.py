@@ -6,6 +6,7 @@ import streamlit as st
 from dashboard import charts, components, state
 from dashboard.glossary import PER_USER_LABELS
 from dashboard.state import Key
+from dashboard.text import plain
 
 context = state.page()
 settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
@@ -46,7 +47,7 @@ if by:
     summary = values[values.model == model].groupby(by)["value"].agg(["count", "mean", "median"])
     st.dataframe(summary.style.format({"mean": "{:.4f}", "median": "{:.4f}"}), width="stretch")
 
-st.subheader(f"Worst and best served users ({model})")
+st.subheader(f"Worst and best served users ({plain(model)})")
 ranked = result.per_user[column].dropna().sort_values()
 cases_page = "views/cases.py"
 left, right = st.columns(2)
@@ -54,6 +55,6 @@ for side, title, picks in ((left, "Worst", ranked.head(5)), (right, "Best", rank
     with side:
         st.markdown(f"**{title}**")
         for user, value in picks.items():
-            st.page_link(cases_page, label=f"user {user}: {value:.4f}", icon=":material/person_search:",
+            st.page_link(cases_page, label=f"user {plain(user)}: {value:.4f}", icon=":material/person_search:",
                          query_params={"case_user": str(user), "model": model})
 components.download_table(result.per_user, f"per_user_{model}", "dl_per_user")

@@ -420,12 +420,26 @@ class Store:
             saved = self.workspace(saved.superseded_by)
         return saved
 
+    def versions(self, workspace_id: str) -> list[str]:
+        """``workspace_id`` and every earlier version it superseded, directly or not (the
+        workspace's history: the runs of all of them are its runs)."""
+        with self.connect() as connection:
+            rows = connection.execute(
+                "WITH RECURSIVE chain(id) AS (SELECT ? UNION SELECT w.id FROM workspaces w JOIN chain c "
+                "ON w.superseded_by = c.id) SELECT id FROM chain", (workspace_id,)).fetchall()
+        return [row["id"] for row in rows]
+
     def find_workspace(self, name_or_id: str) -> SavedWorkspace | None:
         """A workspace by id (any), else the live workspace of that name."""
         found = self.workspace(name_or_id)
         if found is not None:
             return found
         return self.named(name_or_id)
+
+    def free_name(self, name: str) -> str:
+        """``name`` when no live workspace has it, else the first free "NAME v2", "NAME v3", …"""
+        with self.connect() as connection:
+            return _free_name(connection, name.strip(), versions(name.strip()))
 
     def named(self, name: str) -> SavedWorkspace | None:
         """The live workspace called ``name`` (names only: an id is not a name)."""

@@ -3,6 +3,7 @@ a link's query parameters), and the check that a page shows no error."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -20,3 +21,9 @@ def start(**query) -> AppTest:
 def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+
+
+def shown(markdown: str) -> str:
+    """Markdown source as the reader sees its text (the app escapes user-provided text:
+    ``first\\, renamed`` reads ``first, renamed``)."""
+    return re.sub(r"\\(.)", r"\1", markdown)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from driving import assert_clean, start
+from driving import assert_clean, shown, start
 from streamlit.testing.v1 import AppTest
 
 from dashboard import state
@@ -61,17 +61,24 @@ def test_a_saved_workspace_reopens_from_its_link_after_reload_and_restart():
     assert cards_of(after_restart) == cards
 
 
-def test_a_link_to_a_deleted_workspace_says_so_and_never_shows_the_demo():
+def test_a_link_to_a_deleted_workspace_says_so_offers_the_trash_and_never_shows_the_demo():
     at = upload_and_save()
     workspace_id = at.query_params["ws"]
     Store().delete_workspace(workspace_id)
+    trashed = start(ws=workspace_id)
+    assert not trashed.exception
+    assert trashed.error and "moved to the trash" in shown(trashed.error[0].value) and "shop" in trashed.error[0].value
+    assert not trashed.metric, "no numbers of another workspace"
+    trashed.button(key="restore_linked").click().run()
+    assert_clean(trashed)
+    assert trashed.metric and [w.id for w in Store().workspaces()] == [workspace_id]
+    Store().delete_workspace(workspace_id)
+    Store().purge_trash(older_than_days=0)
     gone = start(ws=workspace_id)
-    assert not gone.exception
     assert gone.error and workspace_id in gone.error[0].value and "not in the store" in gone.error[0].value
-    assert not gone.metric, "no numbers of another workspace"
+    assert not gone.metric
     gone.switch_page("views/data.py").run()
     assert gone.error and workspace_id in gone.error[0].value
-    assert not [w for w in Store().workspaces() if w.id == workspace_id]
 
 
 def test_the_same_file_uploaded_twice_is_stored_once():
@@ -94,11 +101,11 @@ def test_rename_delete_and_open_from_the_saved_list():
     at.selectbox(key="saved_choice").set_value(ids["second"]).run()
     at.button(key="delete_confirm").click().run()
     assert_clean(at)
-    assert Store().workspace(ids["second"]) is None
+    assert Store().workspace(ids["second"]).deleted and [w.id for w in Store().trash()] == [ids["second"]]
     assert "Demo workspace" in at.markdown[0].value  # the open workspace was deleted: back to the demo
     at.selectbox(key="saved_choice").set_value(ids["first"]).run()
     next(b for b in at.button if b.label == "Open").click().run()
-    assert at.query_params["ws"] == ids["first"] and "first, renamed" in at.markdown[0].value
+    assert at.query_params["ws"] == ids["first"] and "first, renamed" in shown(at.markdown[0].value)
 
 
 def test_a_model_is_added_to_an_open_workspace_without_uploading_the_others():
@@ -108,8 +115,15 @@ def test_a_model_is_added_to_an_open_workspace_without_uploading_the_others():
     at.run()
     next(b for b in at.button if b.label == "Add to the workspace").click().run()
     assert_clean(at)
-    saved = Store().workspace(workspace_id)
-    assert list(saved.models) == ["model_a", "model_b"]
+    saved = Store().latest(workspace_id)
+    assert list(saved.models) == ["model_a", "model_b"] and at.query_params["ws"] == saved.id != workspace_id
+    assert at.success and "new version of shop" in at.success[0].value
+    assert list(Store().workspace(workspace_id).models) == ["model_a"]  # the old link keeps its files
+    old = start(ws=workspace_id)
+    assert_clean(old)
+    assert old.info and "A newer version" in old.info[0].value
+    old.button(key="open_newest").click().run()
+    assert old.query_params["ws"] == saved.id
     at.switch_page("views/compare.py").run()
     assert_clean(at)
 
@@ -125,9 +139,9 @@ def test_the_upload_summary_counts_and_warns_before_evaluating():
     summary = at.dataframe[-1].value
     assert summary.loc["ranked", "rows"] == "4" and summary.loc["ranked", "users"] == "2"
     assert summary.loc["ranked", "list length (min / median / max)"] == "2 / 2 / 2"
-    warnings = " ".join(w.value for w in at.warning)
+    warnings = shown(" ".join(w.value for w in at.warning))
     assert "looks like a rank" in warnings and "0.00% of the recommended items" in warnings
-    assert any("sample list (user 1): b, a" in c.value for c in at.caption)
+    assert any("sample list (user 1): b, a" in shown(c.value) for c in at.caption)
 
 
 def test_history_records_runs_charts_them_and_compares_two():
@@ -137,17 +151,23 @@ def test_history_records_runs_charts_them_and_compares_two():
     at.text_input(key="run_note").set_value("first")
     next(b for b in at.button if b.label == "Record run").click().run()
     assert at.success and "Recorded run" in at.success[0].value
-    at.switch_page("views/overview.py").run()
-    at.slider(key="k").set_value(1).run()
-    at.switch_page("views/history.py").run()
-    next(b for b in at.button if b.label == "Record run").click().run()
-    assert_clean(at)
+    for k in (1, 2):  # a run at another K, then one at the first's K
+        at.switch_page("views/overview.py").run()
+        at.slider(key="k").set_value(k).run()
+        at.switch_page("views/history.py").run()
+        next(b for b in at.button if b.label == "Record run").click().run()
+        assert not at.exception
     runs = list_runs(Store())
-    assert list(runs["note"]) == ["first", ""] and list(runs["k"]) == [2, 1]
+    assert list(runs["note"]) == ["first", "", ""] and list(runs["k"]) == [2, 1, 2]
     assert at.get("vega_lite_chart") or at.get("arrow_vega_lite_chart"), "the history chart"
-    first, second = runs["run"]
-    assert any(f"{second}:model_a trails {first}:model_a on ndcg" in m.value for m in at.markdown), \
-        "the two runs compared in words (K = 1 finds fewer relevant items than K = 10)"
+    first, other_k, third = runs["run"]
+    at.selectbox(key="history_second").set_value(third).run()
+    assert_clean(at)
+    assert any(f"{third}:model_a ties with {first}:model_a on ndcg" in shown(m.value) for m in at.markdown), \
+        "the two runs at one K compared in words"
+    at.selectbox(key="history_second").set_value(other_k).run()
+    assert not at.exception and at.error and "k 2 vs 1" in shown(at.error[0].value)
+    assert not any("trails" in m.value or "beats" in m.value for m in at.markdown), "unlike runs never compared"
 
 
 def test_recording_a_run_of_a_workspace_deleted_meanwhile_is_a_message():
@@ -195,3 +215,38 @@ def test_runs_recorded_from_the_app_equal_the_library(seed):
                                                          relevance="stars", threshold=4))
     run = list_runs(Store()).iloc[0]
     assert run["ndcg"] == pytest.approx(expected.metrics["ndcg"], abs=1e-12)
+
+
+def test_saving_under_a_taken_name_never_replaces_silently_and_the_old_link_keeps_its_data():
+    first = upload_and_save("shop")
+    first_id = first.query_params["ws"]
+    first.switch_page("views/overview.py").run()
+    first_cards = cards_of(first)
+    other = RECS.replace(b"3,c,1", b"3,a,1")
+    at = start()
+    at.switch_page("views/data.py").run()
+    at.file_uploader(key="upload_recs_0").set_value([("model_a.csv", other, "text/csv")])
+    at.file_uploader(key="upload_truth_0").set_value(("truth.csv", TRUTH, "text/csv"))
+    at.run()
+    assert next(t for t in at.text_input if t.label == "Save as workspace").value == "model_a upload"
+    next(t for t in at.text_input if t.label == "Save as workspace").set_value("shop").run()
+    assert any("exists already" in shown(w.value) for w in at.warning)
+    assert at.radio(key="if_exists_0").value == "version"  # the default never replaces
+    at.number_input[0].set_value(4.0)
+    at.button(key="check_and_save").click().run()
+    assert_clean(at)
+    assert sorted(w.name for w in Store().workspaces()) == ["shop", "shop v2"]
+    at.switch_page("views/data.py").run()
+    at.file_uploader(key="upload_recs_1").set_value([("model_a.csv", other, "text/csv")])
+    at.file_uploader(key="upload_truth_1").set_value(("truth.csv", TRUTH, "text/csv"))
+    at.run()
+    next(t for t in at.text_input if t.label == "Save as workspace").set_value("shop").run()
+    at.radio(key="if_exists_1").set_value("replace")
+    at.number_input[0].set_value(4.0)
+    at.button(key="check_and_save").click().run()
+    assert_clean(at)
+    replaced = Store().named("shop")
+    assert replaced.id != first_id and at.query_params["ws"] == replaced.id
+    old = start(ws=first_id)  # the colleague's link: the colleague's files, and a word about the new version
+    assert_clean(old)
+    assert cards_of(old) == first_cards and old.info and "A newer version" in shown(old.info[0].value)
