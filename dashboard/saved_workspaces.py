@@ -3,20 +3,18 @@ workspace as…", and adding or replacing one model's file in an open saved work
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import streamlit as st
 
 from dashboard import components, state
 from dashboard.text import plain
-from dashboard.uploads import stored_upload
+from dashboard.uploads import TYPES, stored_upload
 from dashboard.workspace import Workspace, save
 from metrics_core import InputError
+from metrics_core.dataset import model_name
 from metrics_core.store import SavedWorkspace, Store
 from metrics_core.store.catalog import trash_days
 
-TYPES = ["csv", "tsv", "parquet", "pq", "run", "trec"]
 REPLACE_GENERATION = "_replace_generation"
 REPLACED = "_replaced"  # the confirmation shown after a model was added or replaced
 
@@ -117,7 +115,7 @@ def add_or_replace_model(store: Store, current: Workspace) -> None:
             return
         options = [*current.models, "(a new model)"]
         target = st.selectbox("Replace", options, index=len(options) - 1, key="replace_target")
-        name = st.text_input("New model's name", Path(upload.name).stem, key="replace_name",
+        name = st.text_input("New model's name", model_name(upload.name, "model"), key="replace_name",
                              disabled=target != "(a new model)")
         model = name.strip() if target == "(a new model)" else target
         if st.button("Add to the workspace" if target == "(a new model)" else f"Replace {target}", type="primary"):

@@ -15,6 +15,17 @@ from metrics_core.inputs.read import StoredTable
 from metrics_core.store import Store
 
 STORED = "_stored_uploads"  # session key: upload file id -> (table key, name, notes)
+# what the uploaders accept: the formats read.py reads, and the same compressed or zipped
+TYPES = ["csv", "tsv", "txt", "parquet", "pq", "run", "trec", "qrels", "gz", "zip"]
+
+
+def upload_limit_note() -> str:
+    """The uploaders' size limit in words, with the way round it (the command line's --save,
+    whose link opens the saved workspace in the app)."""
+    limit = int(st.get_option("server.maxUploadSize"))
+    return (f"Up to {limit:,} MB per file. A larger file: save it from the command line, which has no limit "
+            "(rankscope evaluate --recommendations FILE --ground-truth FILE --save NAME), then open the link it "
+            "prints.")
 RARE_OVERLAP = 0.01
 
 

@@ -13,6 +13,7 @@ import pandas as pd
 from metrics_core.errors import Note, input_error, setting
 from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
+from metrics_core.inputs.containers import COMPRESSED_SUFFIXES
 from metrics_core.inputs.encode import (
     KERNEL_MIN,
     encode_lists,
@@ -55,8 +56,12 @@ def primitive_model(settings: Settings, models: list[str]) -> str:
 
 
 def model_name(source, fallback: str) -> str:
-    """A model's default name: the file's stem, or ``fallback`` for a DataFrame."""
-    return Path(source).stem if isinstance(source, (str, os.PathLike)) else fallback
+    """A model's default name: the file's stem (``recs`` for ``recs.csv.gz`` too), or
+    ``fallback`` for a DataFrame."""
+    if not isinstance(source, (str, os.PathLike)):
+        return fallback
+    path = Path(source)
+    return Path(path.stem).stem if path.suffix.lower() in COMPRESSED_SUFFIXES else path.stem
 
 
 @dataclass

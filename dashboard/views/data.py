@@ -2,7 +2,6 @@
 map their columns, and check them; or go back to the demo workspace."""
 
 from dataclasses import replace
-from pathlib import Path
 
 import streamlit as st
 
@@ -10,11 +9,11 @@ from dashboard import components, saved_workspaces, state
 from dashboard import uploads as uploads_summary
 from dashboard.state import Key
 from dashboard.text import plain
-from dashboard.uploads import stored_upload
+from dashboard.uploads import TYPES, stored_upload, upload_limit_note
 from dashboard.workspace import Workspace, demo_workspace, save
 from metrics_core import Columns, InputError
+from metrics_core.dataset import model_name
 
-TYPES = ["csv", "tsv", "parquet", "pq", "run", "trec", "qrels"]
 GUESSES = {
     "user": ["user_id", "user", "userid", "uid", "customer_id", "customer", "visitor_id", "query_id", "qid",
              "session_id"],
@@ -84,9 +83,9 @@ if store.read_only:
             "renamed or deleted.", icon=":material/lock:")
     st.stop()
 st.subheader("Upload your own files")
-st.caption("CSV, Parquet or TREC run/qrels. Recommendations need a user, an item and a rank or a score; the "
-           "ground truth a user and an item, optionally a relevance grade. Each file is kept once in the store "
-           f"({plain(store.home)}); nothing you upload is modified.")
+st.caption("CSV (also gzip or zip), Parquet or TREC run/qrels. Recommendations need a user, an item and a rank "
+           "or a score; the ground truth a user and an item, optionally a relevance grade. Each file is kept once "
+           f"in the store ({plain(store.home)}); nothing you upload is modified. {plain(upload_limit_note())}")
 generation = st.session_state.setdefault(UPLOAD_GENERATION, 0)  # a new generation empties the uploaders
 recs_files = st.file_uploader("Recommendations: one file per model", type=TYPES, accept_multiple_files=True,
                               key=f"{Key.UPLOAD_RECS}_{generation}")
@@ -124,7 +123,8 @@ for message in [m for _, notes in stored.values() for m in notes] + truth_notes:
 st.subheader("Name the models")
 names = {}
 for column, (file_name, _) in zip(st.columns(min(4, len(uploads))) * len(uploads), uploads.items(), strict=False):
-    names[file_name] = column.text_input(f"Model in {plain(file_name)}", Path(file_name).stem, key=f"name_{file_name}")
+    names[file_name] = column.text_input(f"Model in {plain(file_name)}", model_name(file_name, file_name),
+                                         key=f"name_{file_name}")
 
 st.subheader("Map the columns")
 left, middle, right = st.columns(3)
@@ -175,7 +175,7 @@ except (KeyError, ValueError, TypeError) as error:
     st.warning(f"No summary for this mapping ({plain(error)}); the check below names what is wrong.",
                icon=":material/warning:")
 
-default_name = store.free_name(f"{Path(next(iter(uploads))).stem} upload")  # (never a colleague's name)
+default_name = store.free_name(f"{model_name(next(iter(uploads)), 'recs')} upload")  # (never a colleague's name)
 workspace_name = st.text_input("Save as workspace", value=default_name, key=f"save_name_{generation}",
                                help="A saved workspace reopens from its link after a reload, in another browser "
                                     "and after a server restart.")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 from collections import Counter
@@ -19,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.errors import InputError, Note, input_error
+from metrics_core.inputs.containers import identify
 from metrics_core.inputs.text_ids import COMPILED_MIN
 from metrics_core.inputs.validate import ALL_CATEGORIES_USED, FILE_COLUMNS, NUMBERS_AS_TEXT, column_list
 from metrics_core.parallel import map_threads
@@ -36,6 +38,7 @@ DECIMAL_COMMA = re.compile(r"^\s*-?[0-9]+,[0-9]+\s*$")
 DECIMAL_POINT = re.compile(r"^\s*-?[0-9]*\.[0-9]+\s*$")
 QRELS = "rankscope.qrels"  # frame.attrs key: the table was read from a TREC qrels file
 NOTES = "rankscope.notes"  # frame.attrs key: how the file was read, when that is worth saying
+READ_NOTES_KEY = b"rankscope.read_notes"  # a stored table's Parquet metadata: those notes, without the label
 INT32 = np.iinfo(np.int32)
 
 
@@ -105,6 +108,9 @@ def read_table(
         frame = _checked(lambda: _read_parquet(source.path, columns, label, ids), label)
         if qrels:
             frame.attrs[QRELS] = True
+        notes = stored_notes(source.path, label)
+        if notes:
+            frame.attrs[NOTES] = notes
         return frame, label
     path = Path(source)
     label = f"{role} ({path.name})"
@@ -112,6 +118,12 @@ def read_table(
         raise input_error(label, f"no file at {path}.", "check the path and that the file exists.")
     if path.stat().st_size == 0:
         raise input_error(label, "the file is empty.", "export the table again with a header row.")
+    with path.open("rb") as handle:
+        found = identify(handle.read(4096), path.name, label, path.read_bytes)
+    if found.kind == "parquet":
+        return _checked(lambda: _read_parquet(path, columns, label, ids), label), label
+    if found.data is not None:
+        return _parsed_bytes(found.data, found.name, label, found.note), label
     return _checked(lambda: _read_path(path, columns, label, ids), label), label
 
 
@@ -120,17 +132,29 @@ def read_bytes(data: bytes, filename: str, role: str) -> tuple[pd.DataFrame, str
     chooses the format and ``filename`` names it in messages."""
     label = f"{role} ({filename})"
     if not data:
-        raise input_error(label, "the file is empty.", "upload the table again with a header row.")
-    suffix = Path(filename).suffix.lower()
+        raise input_error(label, "the file is empty.", "export the table again with a header row.")
+    found = identify(data[:4096], filename, label, lambda: data)
+    if found.kind == "parquet":
+        return _checked(lambda: _read_parquet(io.BytesIO(data), None, label), label), label
+    return _parsed_bytes(data if found.data is None else found.data, found.name, label, found.note), label
+
+
+def _parsed_bytes(data: bytes, name: str, label: str, note: str = "") -> pd.DataFrame:
+    """A text table's bytes read by the format its name's suffix says (TREC, or delimited text);
+    ``note`` (how the bytes were unpacked or re-encoded) is kept among the read notes."""
+    suffix = Path(name).suffix.lower()
+    if not data.strip():
+        raise input_error(label, "the file is empty.", "export the table again with a header row.")
 
     def parse() -> pd.DataFrame:
-        if suffix in PARQUET_SUFFIXES:
-            return _read_parquet(io.BytesIO(data), None, label)
         if suffix in TREC_SUFFIXES:
             return read_trec(io.BytesIO(data), qrels=suffix == ".qrels", label=label)
         return _read_csv(data, suffix, label)
 
-    return _checked(parse, label), label
+    frame = _checked(parse, label)
+    if note:
+        frame.attrs[NOTES] = [Note("read_format", f"{label}: {note}.", 1), *frame.attrs.get(NOTES, [])]
+    return frame
 
 
 def _checked(parse, label: str) -> pd.DataFrame:
@@ -141,14 +165,26 @@ def _checked(parse, label: str) -> pd.DataFrame:
     except InputError:
         raise
     except (ValueError, OSError, NotImplementedError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise input_error(
-            label,
-            f"could not be read ({type(exc).__name__}: {str(exc).splitlines()[0]}).",
-            "save it as UTF-8 CSV with a header row, Parquet, or a TREC run/qrels file.",
-        ) from None
+        raise unreadable(label, exc) from None
     if frame.empty:
         raise input_error(label, "the file has no rows.", "export the table again with its rows.")
     return frame
+
+
+def unreadable(label: str, exc: BaseException) -> InputError:
+    """The error of a file its parser could not read (the same words wherever it is read)."""
+    return input_error(label, f"could not be read ({type(exc).__name__}: {str(exc).splitlines()[0]}).",
+                       "save it as UTF-8 CSV with a header row, Parquet, or a TREC run/qrels file.")
+
+
+def stored_notes(path: Path, label: str) -> list[Note]:
+    """How the file a stored table was made from was read (kept in its Parquet metadata by
+    :func:`metrics_core.store.files.write_parquet`), named by ``label``."""
+    import pyarrow.parquet as pq
+
+    metadata = pq.read_schema(path).metadata or {}
+    texts = json.loads(metadata.get(READ_NOTES_KEY, b"[]"))
+    return [Note("read_format", f"{label}: {text}", 1) for text in texts]
 
 
 def _read_path(path: Path, columns: list[str] | None, label: str, ids: list[str] | None) -> pd.DataFrame:
@@ -606,7 +642,7 @@ def read_trec(source, qrels: bool, label: str = "TREC file") -> pd.DataFrame:
         short = frame[names[-1]].isna().to_numpy()
     except pd.errors.ParserError:
         short = None
-    if short is None or short.any():
+    if short is None or short.any() or not isinstance(frame.index, pd.RangeIndex):  # (extra fields: an index)
         source.seek(0)
         _raise_field_count(source.read(), qrels, label)
     frame = frame.drop(columns=["iteration", "tag"], errors="ignore")

@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 
 from metrics_core.errors import InputError, input_error
 from metrics_core.inputs.columns import Columns
-from metrics_core.inputs.read import PARQUET_SUFFIXES, StoredTable, read_bytes, read_notes, read_table
+from metrics_core.inputs.read import PARQUET_SUFFIXES, StoredTable, read_bytes, read_notes, read_table, unreadable
 from metrics_core.store import failures, schema
 from metrics_core.store.failures import HOME_VARIABLE, READ_ONLY_VARIABLE
 from metrics_core.store.files import copy_file, remove_stale_temporaries, sha256_of, write_parquet
@@ -248,9 +248,11 @@ class Store:
             else:
                 frame = read_bytes(source, name, role)[0] if isinstance(source, bytes) else \
                     read_table(Path(source), role)[0]
-                write_parquet(path, frame)
+                read = [note.message for note in read_notes(frame)]
+                label = f"{role} ({name}): "
+                write_parquet(path, frame, [message.removeprefix(label) for message in read])
                 if notes is not None:
-                    notes.extend(note.message for note in read_notes(frame))
+                    notes.extend(read)
             metadata = pq.read_metadata(path)
             stored = sha256_of(path)
         with self.writing() as connection:
@@ -587,8 +589,7 @@ def parquet_metadata(source: bytes | Path, label: str) -> pq.FileMetaData:
     try:
         return pq.read_metadata(io.BytesIO(source) if isinstance(source, bytes) else source)
     except (OSError, ValueError) as error:
-        raise input_error(label, f"is not a readable Parquet file ({str(error).splitlines()[0]}).",
-                          "export it again as Parquet, or upload it as CSV.") from None
+        raise unreadable(label, error) from None
 
 
 def _mapping(columns: Columns, feature_columns, embedding_column) -> dict:

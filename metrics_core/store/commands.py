@@ -89,7 +89,7 @@ def store_inputs(args: argparse.Namespace, sources: dict[str, str]) -> tuple[Sto
         return store.table(sha, Path(path).name)
 
     tables = {role: stored(path, label) if path else None for role, (path, label) in roles.items()}
-    tables["models"] = {name: stored(path, "recommendations") for name, path in sources.items()}
+    tables["models"] = {name: stored(path, f"recommendations '{name}'") for name, path in sources.items()}
     return store, tables
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import secrets
 import time
@@ -59,22 +60,35 @@ def remove_stale_temporaries(home: Path, older_than: float = STALE_SECONDS) -> l
     return removed
 
 
-def write_parquet(path: Path, frame: pd.DataFrame) -> None:
-    """``frame`` as Parquet at ``path``, atomically; its ``attrs`` (how it was read) are left
-    out: they are not data. A column mixing numbers and text (a large CSV whose id column
-    turns to text far down) is written as text, which is how rankscope reads such ids anyway
-    (7 matches "7"); Parquet cannot hold the mixture."""
+def write_parquet(path: Path, frame: pd.DataFrame, notes: list[str] | None = None) -> None:
+    """``frame`` as Parquet at ``path``, atomically; its ``attrs`` are left out (they are not
+    data), and ``notes`` (how the file was read, without its label) are kept in the file's
+    metadata, so that a stored table warns as the file it was made from does. A column mixing
+    numbers and text (a large CSV whose id column turns to text far down), or integers beyond
+    64 bits, is written as text, which is how rankscope reads such ids anyway (7 matches "7");
+    Parquet cannot hold them otherwise."""
     import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from metrics_core.inputs.read import READ_NOTES_KEY
 
     plain = frame.copy(deep=False)
     plain.attrs = {}
+
+    def write(temporary: Path) -> None:
+        table = pa.Table.from_pandas(plain, preserve_index=False)
+        if notes:
+            table = table.replace_schema_metadata({**(table.schema.metadata or {}),
+                                                   READ_NOTES_KEY: json.dumps(notes).encode()})
+        pq.write_table(table, temporary)
+
     try:
-        write_atomically(path, lambda temporary: plain.to_parquet(temporary, index=False))
+        write_atomically(path, write)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # (OverflowError: integers beyond 64 bits)
         for name in plain.select_dtypes(include="object").columns:
             column = plain[name]
             plain[name] = column.where(column.isna(), column.astype(str))
-        write_atomically(path, lambda temporary: plain.to_parquet(temporary, index=False))
+        write_atomically(path, write)
 
 
 def copy_file(source: bytes | Path, path: Path) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from driving import assert_clean, start
+from driving import assert_clean, shown, start
 from streamlit.testing.v1 import AppTest
 
 from dashboard.glossary import fmt, label
@@ -124,7 +124,7 @@ def test_compare_page_tests_significance_and_reads_it_out():
     at = start(baseline="popularity")
     at.switch_page("views/compare.py").run()
     assert_clean(at)
-    sentences = [m.value for m in at.markdown if "beats popularity" in m.value]
+    sentences = [shown(m.value) for m in at.markdown if "beats popularity" in shown(m.value)]
     assert any("personalised beats popularity on ndcg@10" in s and "Holm" in s for s in sentences)
     assert any(e.label == "HTML report (works offline)" for e in at.get("download_button"))
     at.radio(key="test").set_value("t").run()
