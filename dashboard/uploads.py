@@ -61,6 +61,7 @@ def summarise_model(table: StoredTable, truth: StoredTable, columns: Columns) ->
     score that behaves like a rank (lower is better), or recommended items that almost never
     appear in the ground truth (different id spaces)."""
     wanted = [c for c in (columns.user, columns.item, columns.score, columns.rank) if c in table.column_names()]
+    _refuse_nested(table, wanted)
     frame = pd.read_parquet(table.path, columns=wanted, dtype_backend="pyarrow")  # text ids stay in Arrow memory
     truth_items = pd.read_parquet(truth.path, columns=[columns.item], dtype_backend="pyarrow")[columns.item]
     user, item = frame[columns.user], frame[columns.item]
@@ -85,6 +86,18 @@ def summarise_model(table: StoredTable, truth: StoredTable, columns: Columns) ->
                         (int(lengths.min()), float(lengths.median()), int(lengths.max())),
                         (float(scores.min()), float(scores.max())) if scores is not None else None,
                         str(first), [str(v) for v in rows[columns.item].head(10)], shared, warnings)
+
+
+def _refuse_nested(table: StoredTable, wanted: list[str]) -> None:
+    """A list, struct or map column cannot be summarised (nor evaluated: the check names it)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = pq.read_schema(table.path)
+    for name in wanted:
+        kind = schema.field(name).type
+        if pa.types.is_nested(kind):
+            raise ValueError(f"the column '{name}' of {table.name} holds {kind} values, not one value per row")
 
 
 def _looks_like_a_rank(frame: pd.DataFrame, columns: Columns, has_rank: bool) -> bool:

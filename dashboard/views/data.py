@@ -171,7 +171,7 @@ if problems:
 st.subheader("What was uploaded")
 try:
     uploads_summary.show_summary({names[name]: table for name, table in uploads.items()}, truth, columns)
-except (KeyError, ValueError, TypeError) as error:
+except (KeyError, ValueError, TypeError, NotImplementedError) as error:  # (Arrow's errors are among them)
     st.warning(f"No summary for this mapping ({plain(error)}); the check below names what is wrong.",
                icon=":material/warning:")
 

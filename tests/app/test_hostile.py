@@ -136,3 +136,35 @@ def test_a_read_only_server_offers_no_change_to_the_store(monkeypatch):
         assert record.disabled
     finally:
         state._store.clear()
+
+
+def _upload(name: str, recs: bytes, truth: bytes) -> AppTest:
+    at = start()
+    at.switch_page("views/data.py").run()
+    at.file_uploader(key="upload_recs_0").set_value([(name, recs, "application/octet-stream")])
+    at.file_uploader(key="upload_truth_0").set_value(("truth.csv", truth, "text/csv"))
+    return at.run()
+
+
+def test_a_list_column_uploaded_as_recommendations_is_named_not_a_crash(tmp_path):
+    import pandas as pd
+
+    pd.DataFrame({"user_id": [1, 2], "item_id": [[1, 2], [3]], "rank": [1, 1]}).to_parquet(tmp_path / "l.parquet")
+    at = _upload("lists.parquet", (tmp_path / "l.parquet").read_bytes(), b"user_id,item_id\n1,1\n")
+    assert not at.exception and not [e for e in at.error if "went wrong" in e.value]
+    assert any("holds list" in shown(w.value) for w in at.warning)
+    at.button(key="check_and_save").click().run()
+    assert not at.exception and at.error and "list, struct or map" in shown(at.error[0].value)
+
+
+def test_ids_beyond_64_bits_upload_and_evaluate_as_on_the_command_line():
+    big = 2**64
+    recs = f"user_id,item_id,rank\n1,{big + 5},1\n1,{big + 6},2\n2,7,1\n".encode()
+    at = _upload("big.csv", recs, f"user_id,item_id\n1,{big + 5}\n2,{big + 6}\n".encode())
+    at.button(key="check_and_save").click().run()
+    assert_clean(at)
+    at.switch_page("views/overview.py").run()
+    assert_clean(at)
+    from dashboard.glossary import label
+
+    assert {m.label: m.value for m in at.metric}[label("recall", 2)] == "0.5000"
