@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import Note, input_error, setting
+from metrics_core.errors import InputError, Note, input_error, setting
 from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.containers import COMPRESSED_SUFFIXES
@@ -53,6 +53,16 @@ def primitive_model(settings: Settings, models: list[str]) -> str:
         raise input_error("settings", f"the primitive model {name!r} is not a model of this dataset.",
                           f"choose one of {', '.join(models)} with {setting('primitive_model')}.")
     return name
+
+
+def no_evaluated_user(below_threshold: bool, threshold: float) -> InputError:
+    """The refusal when no user can be evaluated (the same words on every engine)."""
+    return input_error(
+        "ground truth",
+        "no user has a relevant item that can be evaluated" + (
+            f" (every grade is below the threshold {threshold:g})" if below_threshold else "") + ".",
+        "check that the ground truth's user ids match the recommendations' and that the relevance threshold is "
+        "not above every grade.")
 
 
 def model_name(source, fallback: str) -> str:
@@ -281,14 +291,8 @@ class Dataset:
             averaged &= listed
         rows = np.flatnonzero(averaged)
         if len(rows) == 0 and not part:
-            raise input_error(
-                "ground truth",
-                "no user has a relevant item that can be evaluated" + (
-                    f" (every grade is below the threshold {self.columns.threshold:g})"
-                    if any(note.code == "below_threshold" for note in self.truth.notes) else "") + ".",
-                "check that the ground truth's user ids match the recommendations' and that the "
-                "relevance threshold is not above every grade.",
-            )
+            raise no_evaluated_user(any(note.code == "below_threshold" for note in self.truth.notes),
+                                    self.columns.threshold)
         counts["evaluated"] = len(rows)
         candidates = self.candidates(settings)
         inputs = self.beyond_inputs(model, settings) if beyond else None

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from metrics_core.dataset import NEEDS, Dataset
-from metrics_core.errors import MAX_ROWS_SHOWN, InputError, input_error
+from metrics_core.dataset import NEEDS, Dataset, no_evaluated_user
+from metrics_core.errors import MAX_ROWS_SHOWN, InputError, Note, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.text_ids import as_text
 from metrics_core.metrics import catalog, registry
@@ -90,6 +90,7 @@ class SparkEvaluation:
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # Poisson bootstrap (or normal)
     curves: pd.DataFrame | None = None  # index k, one column per accuracy metric (curves=True)
     cached: object = None  # the partitions' output behind per_user, held in Spark's cache
+    warnings: list[Note] = field(default_factory=list)  # the in-memory engine's, counted over every partition
 
     def unpersist(self) -> None:
         """Free the cached per-user values (``per_user`` then evaluates the partitions again)."""
@@ -98,7 +99,8 @@ class SparkEvaluation:
 
     def to_dict(self) -> dict:
         return {"metrics": self.metrics, "intervals": {m: list(bounds) for m, bounds in self.intervals.items()},
-                "users": self.users, "skipped": self.skipped, "engine": "spark"}
+                "users": self.users, "warnings": [note.message for note in self.warnings], "skipped": self.skipped,
+                "engine": "spark"}
 
 
 def _available(settings: Settings, features: bool, scores: bool, train: bool, graded: bool,
@@ -130,7 +132,8 @@ def _per_user_columns(settings: Settings, available: set[str]) -> list[str]:
 def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = None, train_df=None, items_df=None,
                    columns: Columns | None = None, partitions: int | None = None,
                    feature_columns: list[str] | None = None, curves: bool = False, bootstrap: int = 200,
-                   seed: int = 0, level: float = 0.95, per_user: bool = True, primitive_df=None) -> SparkEvaluation:
+                   seed: int = 0, level: float = 0.95, per_user: bool = True, primitive_df=None,
+                   model: str = "recommendations") -> SparkEvaluation:
     """Every metric the Spark engine computes, for one model's ``recs_df`` against ``truth_df``
     (Spark DataFrames with the columns named by ``columns``). ``items_df`` (small: it is sent
     to every partition) gives the catalog and the item features; ``train_df`` (its user and
@@ -150,7 +153,12 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     The aggregates come from each partition's sums (count, Σv, Σv² and Σ forward(v) of each
     per-user metric over the users it is averaged over), merged in one Spark pass with the item
     counts, curves and bootstrap sums. ``per_user=False`` leaves the per-user rows out of that
-    pass (no per-user DataFrame; faster when only the aggregates are wanted)."""
+    pass (no per-user DataFrame; faster when only the aggregates are wanted).
+
+    ``warnings`` are the in-memory engine's notes (duplicate items, rank gaps, users without a
+    relevant item, ...), each partition's counts summed; the id-mismatch warning (ids of the two
+    tables that almost never match) is measured on a sample of the lists against every relevant
+    item, as in memory. ``model`` names the model in them."""
     from pyspark.sql import functions as F  # noqa: N812 (the usual name)
 
     settings = replace(settings or Settings(), k=k)
@@ -174,6 +182,10 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         if need not in frame.columns:
             raise input_error(f"{label} (Spark DataFrame)", f"there is no column '{need}'.",
                               f"name the columns of the {label}, or pass columns=Columns(...).", need)
+    for label, frame in (("recommendations", recs_df), ("ground truth", truth_df)):
+        if frame.isEmpty():  # (as in memory: a table without rows is refused, not scored 0)
+            raise input_error(f"{label} (Spark DataFrame)", "the table has no rows.",
+                              "provide a table with at least one row.")
     train_columns = [columns.user, columns.item]
     if train_df is not None:
         for need in train_columns:
@@ -218,9 +230,10 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         per_user = [c for c in per_user if c not in _judged_columns()]
     moments = sums[sums[KIND] == "moment"].set_index(ITEM)
     evaluated = int(moments.loc["n", COUNT]) if "n" in moments.index else 0
+    notes = _summed_notes(sums[sums[KIND] == "note"], model)
     if not evaluated:
-        raise input_error("ground truth", "no user has a relevant item that can be evaluated.",
-                          "check that the ground truth's user ids match the recommendations'.")
+        raise no_evaluated_user(any(note.code == "below_threshold" for note in notes), columns.threshold)
+    mismatch = _id_mismatch(recs_df, truth_df, columns, model)
     n, total, squares = (moments.loc[row, per_user].to_numpy(dtype=np.float64) for row in MOMENTS)
     names = {column: metric for metric, column in registry.per_user_columns().items()}
     metrics = {names.get(c, c): float(total[i] / n[i]) for i, c in enumerate(per_user) if n[i] > 0}
@@ -259,8 +272,9 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     users = out.filter(F.col(KIND) == "user").drop(KIND, ITEM, COUNT) if keep_users else None
     if users is not None and "judgements" not in available:
         users = users.drop(*_judged_columns())
+    warnings = _in_memory_order([*notes, *([mismatch] if mismatch else [])])
     return SparkEvaluation(settings.k, settings, ordered, {"evaluated": evaluated, "with_recommendations": listed},
-                           users, skipped, intervals, merged, out if keep_users else None)
+                           users, skipped, intervals, merged, out if keep_users else None, warnings)
 
 
 def _judged_columns() -> list[str]:
@@ -565,6 +579,7 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
             yield pd.DataFrame({KIND: "user", USER: ids, ITEM: None, COUNT: None, "evaluated": evaluated,
                                 **dict(zip(per_user, values.T, strict=True))})
         yield _moments(values, present, int(evaluated.sum()), per_user)
+        yield _notes(result.warnings, per_user)
         if bootstrap:
             yield _weighted_sums(values, present, ids, per_user, bootstrap, seed)
         top = dataset.lists[MODEL].items[:, :settings.k]
@@ -585,6 +600,75 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
                                    if metric_of.get(column) in curves.columns else np.nan for column in per_user}})
 
     return kernel
+
+
+COUNT_MARK = "\x00"  # where a note's count goes in its template
+GLOBAL_NOTES = ("feature_gaps",)  # about a table every partition gets whole: counted once, not summed
+OWN_NOTES = ("id_mismatch",)  # measured on the whole data by the driver (_id_mismatch), not per partition
+
+
+def _notes(warnings: list[Note], per_user: list[str]) -> pd.DataFrame:
+    """A partition's notes as rows of kind "note": the code and the message with its count
+    taken out (the template) in ``ITEM``, the count in ``COUNT``; summed over partitions."""
+    rows = []
+    for note in warnings:
+        if note.code in OWN_NOTES or note.code == "read_format":
+            continue
+        count = str(note.count)
+        summed = note.message.startswith(count) and note.code not in GLOBAL_NOTES
+        template = note.message.replace(count, COUNT_MARK, 1) if summed else note.message
+        rows.append((json.dumps([note.code, template]), note.count))
+    return pd.DataFrame({KIND: np.array(["note"] * len(rows), dtype=object), USER: None,
+                         ITEM: np.array([r[0] for r in rows], dtype=object),
+                         COUNT: np.array([r[1] for r in rows], dtype=np.int64), "evaluated": None,
+                         **{column: np.nan for column in per_user}})
+
+
+def _summed_notes(rows: pd.DataFrame, model: str) -> list[Note]:
+    """The partitions' notes, each count summed over the partitions that had it (a note about
+    a table every partition holds whole is counted once), the model named as the caller names it."""
+    notes = []
+    for key, count in zip(rows[ITEM], rows[COUNT], strict=True):
+        code, template = json.loads(key)
+        total = int(count) if COUNT_MARK in template else 1  # (a global note keeps its own count in its words)
+        message = template.replace(COUNT_MARK, str(total)).replace(f"'{MODEL}'", f"'{model}'")
+        notes.append(Note(code, message, total))
+    return notes
+
+
+def _in_memory_order(notes: list[Note]) -> list[Note]:
+    """The notes in the order the in-memory engine lists them (by code, as the encoding meets them)."""
+    order = {code: i for i, code in enumerate(NOTE_ORDER)}
+    return sorted(notes, key=lambda note: (order.get(note.code, len(order)), note.message))
+
+
+NOTE_ORDER = ("read_format", "below_threshold", "duplicate_truth", "duplicate_items", "rank_gaps", "id_mismatch",
+              "ties_at_cutoff", "feature_gaps", "users_without_relevant", "users_without_recommendations")
+MISMATCH_SAMPLE_ROWS = 200_000  # recommendation rows the id-mismatch warning is measured on
+
+
+def _id_mismatch(recs_df, truth_df, columns: Columns, model: str) -> Note | None:
+    """The in-memory engine's id-mismatch warning, measured on the first recommendation rows
+    (at most :data:`MISMATCH_SAMPLE_ROWS`: every row of a small table) against the ground truth
+    of their users and every relevant item (one of its rows per item)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    recs = recs_df.limit(MISMATCH_SAMPLE_ROWS).toPandas()
+    if recs.empty:
+        return None
+    truth_columns = [c for c in (columns.user, columns.item, columns.relevance) if c and c in truth_df.columns]
+    users = recs_df.sparkSession.createDataFrame(pd.DataFrame({columns.user: recs[columns.user].drop_duplicates()}))
+    own = truth_df.select(*truth_columns).join(F.broadcast(users), columns.user, "left_semi")
+    relevant = truth_df.select(*truth_columns)
+    if columns.relevance in truth_columns:
+        relevant = relevant.where(F.col(columns.relevance) >= columns.threshold)
+    items = relevant.dropDuplicates([columns.item]).toPandas()  # (with its real user: a truth row like any other)
+    truth = pd.concat([own.toPandas(), items], ignore_index=True).drop_duplicates()
+    try:
+        data = Dataset.build({model: recs}, truth, columns=columns, part=True)
+    except InputError:
+        return None  # (the partitions name what is wrong with these rows)
+    return next((note for note in data.lists[model].notes if note.code == "id_mismatch"), None)
 
 
 def _moments(values: np.ndarray, present: np.ndarray, evaluated: int, per_user: list[str]) -> pd.DataFrame:
@@ -616,12 +700,39 @@ def _weighted_sums(values: np.ndarray, present: np.ndarray, ids, per_user: list[
                                                                     strict=True))})
 
 
-def local_session(master: str = "local[2]"):
-    """A Spark session for the command line (workers run this Python)."""
+def local_session(master: str = "local[2]", quiet: bool = False):
+    """A Spark session for the command line (workers run this Python). ``quiet``: no progress
+    bars and no log lines (a bad input's message is rankscope's own, not 50 lines of JVM and
+    Python-worker tracebacks; RANKSCOPE_DEBUG=1 keeps Spark's errors)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    return (SparkSession.builder.master(master).appName("rankscope")
-            .config("spark.ui.enabled", "false").config("spark.sql.execution.arrow.pyspark.enabled", "true")
-            .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200000")  # fewer, larger batches to pandas
-            .getOrCreate())
+    quiet = quiet and not os.environ.get("RANKSCOPE_DEBUG")
+    builder = (SparkSession.builder.master(master).appName("rankscope")
+               .config("spark.ui.enabled", "false").config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               .config("spark.sql.execution.arrow.maxRecordsPerBatch", "200000")  # fewer, larger batches to pandas
+               .config("spark.ui.showConsoleProgress", str(not quiet).lower()))
+    if not quiet:
+        return builder.getOrCreate()
+    with _stderr_to(SPARK_LOG):  # (the JVM started now keeps writing there, not to the terminal)
+        session = builder.getOrCreate()
+        session.sparkContext.setLogLevel("OFF")
+    return session
+
+
+SPARK_LOG = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"rankscope-spark-{os.getpid()}.log")
+
+
+@contextmanager
+def _stderr_to(path: str):
+    """File descriptor 2 points at ``path`` inside the block (for processes started there)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)

@@ -38,6 +38,17 @@ KERNEL_USERS_MAX = (1 << 30) - 1  # the compiled join marks items with 2 * user 
 USER_ITEM_HINT = f" with {setting('user_column')} and {setting('item_column')}"
 
 
+def require_order(frame: pd.DataFrame, columns: Columns, source: str) -> None:
+    """A recommendations table needs a rank or a score column to order each list."""
+    if columns.rank not in frame.columns and columns.score not in frame.columns:
+        raise input_error(
+            source,
+            f"has neither a rank column '{columns.rank}' nor a score column '{columns.score}'.",
+            "add a rank (1 = best) or a score (higher = better) column, or map it with "
+            f"{setting('rank_column')} or {setting('score_column')}.",
+        )
+
+
 def read_lists(name: str, frame: pd.DataFrame, source: str, columns: Columns, empty_ok: bool = False,
                ids: tuple[np.ndarray | TextIds, np.ndarray | TextIds] | None = None) -> RawLists:
     """Validate a recommendations table: ids present, rank or score usable (``empty_ok``: a
@@ -48,13 +59,7 @@ def read_lists(name: str, frame: pd.DataFrame, source: str, columns: Columns, em
     has_rank = columns.rank in frame.columns
     has_score = columns.score in frame.columns
     validate.require_columns(frame, [columns.user, columns.item], source, USER_ITEM_HINT)
-    if not (has_rank or has_score):
-        raise input_error(
-            source,
-            f"has neither a rank column '{columns.rank}' nor a score column '{columns.score}'.",
-            "add a rank (1 = best) or a score (higher = better) column, or map it with "
-            f"{setting('rank_column')} or {setting('score_column')}.",
-        )
+    require_order(frame, columns, source)
     context = [columns.user, columns.item, columns.rank, columns.score]
     user, item = ids or (validate.ids(frame, column, source, context) for column in (columns.user, columns.item))
     rank = validate.ranks(frame, columns.rank, source, context) if has_rank else None
