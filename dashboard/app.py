@@ -34,6 +34,10 @@ pages = {
     ],
 }
 page = st.navigation(pages)
+waiting = st.empty()  # (under load a session's first paint says what it waits for, never an empty page)
+if state.STARTED not in st.session_state:
+    waiting.caption("Opening the workspace… (the first visit after a restart reads and evaluates it once for "
+                    "everyone)")
 try:
     state.start()
     state.publish_query_params()  # before the page: a page that stops early still leaves the link right
@@ -54,3 +58,5 @@ except InputError as error:
     st.page_link(pages["Data"][0], label="Go to the Data page to fix the input", icon=":material/upload_file:")
 except Exception as error:
     components.show_error(error)
+finally:
+    waiting.empty()

@@ -6,7 +6,10 @@ gigabytes alive for good. Here every entry is weighed (the bytes of the arrays a
 holds); the least recently used entries leave when the total passes the budget
 (``RANKSCOPE_CACHE_MB``, default 2048), and any entry not used for ``RANKSCOPE_CACHE_TTL``
 seconds (default 900) leaves on the next sweep, which a background thread runs every few
-seconds. After an eviction the C heap is trimmed, so that freed memory goes back to the system.
+seconds. An entry whose every session has closed (its browser tab gone) leaves once it has not
+been used for ``RANKSCOPE_CACHE_ORPHAN_SECONDS`` (default 30): a server that served a few large
+uploads comes back to its idle memory within about a minute of their sessions closing, whatever
+the TTL. After an eviction the C heap is trimmed, so that freed memory goes back to the system.
 """
 
 from __future__ import annotations
@@ -85,17 +88,27 @@ def release_memory() -> None:
 
 
 class BoundedCache:
-    """``get(key, build)``: the value built once per key, kept while the budget allows."""
+    """``get(key, build)``: the value built once per key, kept while the budget allows.
 
-    def __init__(self, max_bytes: int, ttl: float):
-        self.max_bytes, self.ttl = max_bytes, ttl
+    ``session()`` names the session asking (None outside a session) and ``alive(id)`` says
+    whether a session is still open; with both, an entry no open session has used is dropped
+    after ``orphan_seconds`` unused."""
+
+    def __init__(self, max_bytes: int, ttl: float, orphan_seconds: float = 30.0,
+                 session: Callable[[], str | None] = lambda: None, alive: Callable[[str], bool] | None = None):
+        self.max_bytes, self.ttl, self.orphan_seconds = max_bytes, ttl, orphan_seconds
+        self._session, self._alive = session, alive
         self._entries: OrderedDict[str, tuple[Any, int, float]] = OrderedDict()  # value, bytes, last used
+        self._owners: dict[str, set[str]] = {}  # key -> the sessions that used it
         self._lock = threading.RLock()
         self._building: dict[str, threading.Lock] = {}
         self._sweeper: threading.Thread | None = None
 
     def get(self, key: str, build: Callable[[], Any]) -> Any:
+        session = self._session()
         with self._lock:
+            if session is not None:
+                self._owners.setdefault(key, set()).add(session)
             if key in self._entries:
                 value, size, _ = self._entries.pop(key)
                 self._entries[key] = (value, size, time.monotonic())
@@ -126,9 +139,11 @@ class BoundedCache:
         newest entry always stays). Returns how many left."""
         now = time.monotonic()
         with self._lock:
-            dropped = [k for k, (_, _, used) in self._entries.items() if now - used > self.ttl]
+            dropped = [k for k, (_, _, used) in self._entries.items()
+                       if now - used > self.ttl or (now - used > self.orphan_seconds and self._orphaned(k))]
             for key in dropped:
                 del self._entries[key]
+                self._owners.pop(key, None)
             total = sum(size for _, size, _ in self._entries.values())
             while total > self.max_bytes and len(self._entries) > 1:
                 _, (_, size, _) = self._entries.popitem(last=False)
@@ -138,9 +153,17 @@ class BoundedCache:
             release_memory()
         return len(dropped)
 
+    def _orphaned(self, key: str) -> bool:
+        """Every session that used ``key`` has closed (never, without a way to tell)."""
+        if self._alive is None or key not in self._owners:
+            return False
+        self._owners[key] = {session for session in self._owners[key] if self._alive(session)}
+        return not self._owners[key]
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
+            self._owners.clear()
         release_memory()
 
     def _start_sweeper(self) -> None:
@@ -165,5 +188,24 @@ class BoundedCache:
 
 
 def from_environment() -> BoundedCache:
+    """The app's cache: ``RANKSCOPE_CACHE_MB``, ``RANKSCOPE_CACHE_TTL`` and
+    ``RANKSCOPE_CACHE_ORPHAN_SECONDS``, with Streamlit's sessions as the owners of entries."""
     megabytes = float(os.environ.get("RANKSCOPE_CACHE_MB", 2048))
-    return BoundedCache(int(megabytes * 2**20), float(os.environ.get("RANKSCOPE_CACHE_TTL", 900)))
+    return BoundedCache(int(megabytes * 2**20), float(os.environ.get("RANKSCOPE_CACHE_TTL", 900)),
+                        float(os.environ.get("RANKSCOPE_CACHE_ORPHAN_SECONDS", 30)), streamlit_session,
+                        streamlit_session_alive)
+
+
+def streamlit_session() -> str | None:
+    """The id of the Streamlit session running this script (None outside one)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    context = get_script_run_ctx(suppress_warning=True)
+    return context.session_id if context is not None else None
+
+
+def streamlit_session_alive(session_id: str) -> bool:
+    """Whether the session still has its browser connected (True when no server runs: tests)."""
+    from streamlit.runtime import Runtime
+
+    return not Runtime.exists() or Runtime.instance().is_active_session(session_id)

@@ -24,14 +24,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(home: Path, port: int | None = None, **env: str) -> tuple[subprocess.Popen, str]:
-    """``streamlit run`` on the app with its run store at ``home``; returns the process and URL."""
+def start_server(home: Path, port: int | None = None, session_ttl: int | None = 2,
+                 **env: str) -> tuple[subprocess.Popen, str]:
+    """``streamlit run`` on the app with its run store at ``home``; returns the process and URL.
+    ``session_ttl``: seconds a disconnected session is kept (None: the app's configured default,
+    as ``make run`` has it)."""
     port = port or free_port()
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "RANKSCOPE_HOME": str(home), "MALLOC_ARENA_MAX": "2",
                    **env}  # as make run starts it
+    ttl = ["--server.disconnectedSessionTTL", str(session_ttl)] if session_ttl is not None else []
     process = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboard" / "app.py"), "--server.port", str(port),
-         "--server.headless", "true", "--server.address", "127.0.0.1", "--server.disconnectedSessionTTL", "2"],
+         "--server.headless", "true", "--server.address", "127.0.0.1", *ttl],
         cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(120):
