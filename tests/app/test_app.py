@@ -193,3 +193,22 @@ def test_similarity_and_primitive_model_choices_reach_the_numbers():
     cards = {metric.label: metric.value for metric in at.metric}
     for name in ("diversity", "unexpectedness", "serendipity_primitive"):
         assert cards[label(name, 10)] == fmt(name, expected[name]), name
+
+
+def test_sessions_share_one_demo_evaluation(monkeypatch):
+    """Twenty people opening the demo: the data is read and joined once, and each setting
+    evaluated once, for every session (issue #42: under load, sessions must share their work)."""
+    from dashboard import state
+    from metrics_core import Dataset
+
+    state.CACHE.clear()
+    builds, evaluations = [], []
+    build, evaluate_all = Dataset.build, Dataset.evaluate_all
+    monkeypatch.setattr(Dataset, "build", staticmethod(lambda *a, **k: builds.append(1) or build(*a, **k)))
+    monkeypatch.setattr(Dataset, "evaluate_all", lambda self, *a, **k: evaluations.append(1) or evaluate_all(
+        self, *a, **k))
+    for _ in range(3):
+        at = start()
+        assert_clean(at)
+        assert at.metric
+    assert len(builds) == 1 and len(evaluations) == 1

@@ -185,6 +185,11 @@ def test_a_saved_workspace_survives_reload_second_browser_and_restart(browser, t
         Store(home).delete_workspace(workspace_id)
         page.goto(link)
         settle(page)
+        assert page.get_by_text("was moved to the trash").count() == 1  # (restorable: its link says so)
+        shot(page, "13_trashed_link")
+        Store(home).purge_trash(older_than_days=0)
+        page.goto(link)
+        settle(page)
         assert page.get_by_text(f"The workspace in this link ({workspace_id}) is not in the store").count() == 1
         assert page.locator('[data-testid="stMetric"]').count() == 0, "no other workspace's numbers"
         shot(page, "13_missing_workspace")
