@@ -3,7 +3,9 @@ through Overview, Users, Compare and History, as a team opening a shared link do
 
 Usage: python bench/load.py [--sessions 1 5 20] [--port 8600]
 Starts ``streamlit run`` with ``make run``'s settings (a fresh store in a temporary folder) and
-the system Chromium (headless), then for each N: pages per second over the whole round, the
+the system Chromium (headless; on the same machine, so the browsers' drawing competes with the
+server for the cores), then for each N: pages per second over the whole round, the server's CPU
+seconds per page, the
 slowest page (from the click to the page's content drawn and its script finished), whether
 any page showed nothing but an empty frame while it waited, and the server's resident memory
 at the end of the round. Prints one JSON line per N.
@@ -24,10 +26,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
-PAGES = [("", '[data-testid="stMetric"]'), ("users", '[data-testid="stVegaLiteChart"]'),
-         ("compare", '[data-testid="stDataFrame"]'), ("history", '[data-testid="stHeading"]')]
+PAGES = [("Overview", '[data-testid="stMetric"]'), ("Users", '[data-testid="stVegaLiteChart"]'),
+         ("Compare", '[data-testid="stDataFrame"]'), ("History", 'h1:has-text("History")')]
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync"]
+
+
+def cpu_seconds(pid: int) -> float:
+    """The process's user + system CPU time so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mib(pid: int) -> float:
@@ -74,12 +82,18 @@ async def finished(page, selector: str, timeout: float = 240.0) -> float:
 
 
 async def session(browser, url: str, times: list[float], empties: list[float]) -> None:
+    """Open the demo (a link's first visit), then switch pages with the sidebar, as a reader does."""
     context = await browser.new_context(viewport={"width": 1400, "height": 1000})
     page = await context.new_page()
-    for path, selector in PAGES:
+    page.set_default_timeout(240_000)
+    for title, selector in PAGES:
         started = time.monotonic()
-        await page.goto(f"{url}/{path}")
-        await page.wait_for_selector('[data-testid="stApp"]', timeout=120_000)
+        if title == "Overview":
+            await page.goto(url, wait_until="commit")
+            await page.wait_for_selector('[data-testid="stApp"]')
+        else:
+            await page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
+            await page.wait_for_timeout(300)  # (the new page's script starts)
         empties.append(await finished(page, selector))
         times.append(time.monotonic() - started)
     await context.close()
@@ -92,11 +106,12 @@ async def round_of(count: int, url: str, pid: int) -> dict:
         browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=FLAGS)
         times: list[float] = []
         empties: list[float] = []
-        started = time.monotonic()
+        started, cpu = time.monotonic(), cpu_seconds(pid)
         await asyncio.gather(*(session(browser, url, times, empties) for _ in range(count)))
-        elapsed = time.monotonic() - started
+        elapsed, cpu = time.monotonic() - started, cpu_seconds(pid) - cpu
         await browser.close()
     return {"sessions": count, "pages": len(times), "seconds": round(elapsed, 1),
+            "server_cpu_s_per_page": round(cpu / len(times), 2),
             "pages_per_second": round(len(times) / elapsed, 2), "slowest_page_s": round(max(times), 1),
             "median_page_s": round(sorted(times)[len(times) // 2], 1),
             "longest_empty_page_s": round(max(empties), 1),
