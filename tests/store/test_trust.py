@@ -352,3 +352,34 @@ def test_two_threads_saving_one_new_name_at_once_give_one_workspace(tmp_path):
     with ThreadPoolExecutor(8) as pool:
         ids = set(pool.map(save, range(8)))
     assert len(ids) == 1 and [w.name for w in Store(tmp_path).workspaces()] == ["shop"]
+
+
+def test_a_save_killed_at_any_moment_leaves_a_store_that_checks_sound(tmp_path):
+    """kill -9 of ``evaluate --save`` at several moments of a save: the store always opens, every
+    catalog entry's file is there and sound (leftover temporary files aside), and the next save
+    of the same name lands."""
+    import signal
+    import time
+
+    home, big = tmp_path / "store", tmp_path / "big.csv"
+    rng = np.random.default_rng(1)
+    pd.DataFrame({"user_id": np.repeat(np.arange(60_000), 10), "item_id": rng.integers(0, 5_000, 600_000),
+                  "rank": np.tile(np.arange(1, 11), 60_000)}).drop_duplicates(["user_id", "item_id"]).to_csv(
+        big, index=False)
+    truth = tmp_path / "truth.csv"
+    pd.DataFrame({"user_id": np.arange(60_000), "item_id": rng.integers(0, 5_000, 60_000)}).to_csv(truth, index=False)
+    args = [sys.executable, "-m", "metrics_core", "evaluate", "--recommendations", f"m={big}", "--ground-truth",
+            str(truth), "--save", "shop"]
+    env = {**os.environ, "RANKSCOPE_HOME": str(home)}
+    for delay in (0.6, 1.2, 1.8, 2.4, 3.0):
+        process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(delay)
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        checked = rankscope(home, "store", "check")
+        problems = [line for line in checked.stdout.splitlines() if "interrupted write" not in line]
+        assert problems == [], problems
+        assert rankscope(home, "workspaces", "list").returncode == 0
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert [w.name for w in Store(home).workspaces()] == ["shop"]
