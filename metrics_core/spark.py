@@ -36,6 +36,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import sys
 import threading
 from contextlib import contextmanager
@@ -47,7 +48,9 @@ import pandas as pd
 from metrics_core.dataset import NEEDS, Dataset, no_evaluated_user
 from metrics_core.errors import MAX_ROWS_SHOWN, InputError, Note, input_error
 from metrics_core.inputs.columns import Columns
+from metrics_core.inputs.encode import USER_ITEM_HINT
 from metrics_core.inputs.text_ids import as_text
+from metrics_core.inputs.validate import require_columns
 from metrics_core.metrics import catalog, registry
 from metrics_core.settings import Settings
 from metrics_core.spark_training import SHARED_COLUMNS, TrainingFacts, training_facts, with_whole_training
@@ -177,11 +180,9 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     recs_columns = [c for c in (columns.user, columns.item, columns.score, columns.rank) if c in recs_df.columns]
     truth_columns = [c for c in (columns.user, columns.item, columns.relevance) if c and c in truth_df.columns]
     frames = (("recommendations", recs_df), ("ground truth", truth_df), ("primitive model", primitive_df))
-    for label, frame, need in ((label, frame, need) for label, frame in frames if frame is not None
-                               for need in (columns.user, columns.item)):
-        if need not in frame.columns:
-            raise input_error(f"{label} (Spark DataFrame)", f"there is no column '{need}'.",
-                              f"name the columns of the {label}, or pass columns=Columns(...).", need)
+    for label, frame in ((label, frame) for label, frame in frames if frame is not None):
+        require_columns(pd.DataFrame(columns=frame.columns), [columns.user, columns.item], f"{label} (Spark DataFrame)",
+                        USER_ITEM_HINT)  # (the in-memory engine's check and words)
     for label, frame in (("recommendations", recs_df), ("ground truth", truth_df)):
         if frame.isEmpty():  # (as in memory: a table without rows is refused, not scored 0)
             raise input_error(f"{label} (Spark DataFrame)", "the table has no rows.",
@@ -222,7 +223,8 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     out = _rows_of_users(tables, columns.user, layout, partitions).mapInArrow(kernel, schema=schema)
     if keep_users:
         out = out.cache()
-    with _partition_errors_as_input_errors(), _arrow_batches_of(recs_df.sparkSession, BATCH_ROWS):
+    with _partition_errors_as_input_errors(tables, columns.user, columns.rank), \
+            _arrow_batches_of(recs_df.sparkSession, BATCH_ROWS):
         sums = (out.filter(F.col(KIND) != "user").groupBy(KIND, ITEM)
                 .agg(F.sum(COUNT).alias(COUNT), *[F.sum(F.col(f"`{c}`")).alias(c) for c in per_user]).toPandas())
     if "judgements" in available and not sums.loc[sums[KIND] == "judged", COUNT].sum():
@@ -288,10 +290,11 @@ def _first_row(frame) -> dict:
 
 
 @contextmanager
-def _partition_errors_as_input_errors():
+def _partition_errors_as_input_errors(tables: dict, user: str, rank: str):
     """Bad input found while a partition is evaluated (a missing id, a duplicate, ...) is raised
     there as a :class:`RuntimeError` carrying the :class:`InputError`'s parts; Spark reports it
-    as its own error with the worker's traceback. Here it becomes the InputError again."""
+    as its own error with the worker's traceback. Here it becomes the InputError again, its count
+    made the whole table's (:func:`_counted_everywhere`; the rows shown stay the partition's)."""
     try:
         yield
     except Exception as error:
@@ -300,10 +303,49 @@ def _partition_errors_as_input_errors():
             raise
         carried = json.loads(parts[1])
         rows = carried["rows"] and pd.read_json(io.StringIO(carried["rows"]), orient="split")
-        source = carried["source"].replace(f" '{MODEL}' (DataFrame)", " (DataFrame)").replace(
+        source = carried["source"]
+        table = PRIMITIVE if f"'{PRIMITIVE}'" in source else RECOMMENDED if source.startswith("recommendations") \
+            else RELEVANT if source.startswith("ground truth") else TRAINED
+        problem = carried["problem"]
+        total = _counted_everywhere(tables.get(table), problem, carried["column"], user, rank)
+        if total is not None:
+            problem = re.sub(r"^\d+", str(total), problem)
+        source = source.replace(f" '{MODEL}' (DataFrame)", " (DataFrame)").replace(
             f"recommendations '{PRIMITIVE}'", "primitive model").replace("(DataFrame)", "(Spark DataFrame)")
-        raise input_error(source, carried["problem"] + " (row numbers count within one Spark partition)",
-                          carried["fix"], carried["column"], rows) from None
+        if total is None and re.match(r"\d", problem):
+            problem += " (counted in one Spark partition, its rows numbered within it)"
+        elif rows is not None and len(rows):
+            problem += " (the rows shown are one Spark partition's, numbered within it)"
+        raise input_error(source, problem, carried["fix"], carried["column"], rows) from None
+
+
+def _counted_everywhere(frame, problem: str, column: str | None, user: str, rank: str) -> int | None:
+    """How many rows of the whole Spark table have the problem a partition found (the in-memory
+    engine's count), or None for a problem counted no other way than the partition's."""
+    if frame is None:
+        return None
+    from pyspark.sql import functions as F  # noqa: N812
+
+    def number(name: str):
+        return F.col(f"`{name}`").try_cast("double")
+
+    def not_finite(name: str):
+        value = number(name)
+        return value.isNull() | F.isnan(value) | (F.abs(value) == float("inf"))
+
+    if problem.endswith("rows have no id.") and column:
+        kind = dict(frame.dtypes).get(column, "")
+        missing = F.col(f"`{column}`").isNull()
+        return frame.where(missing | F.isnan(number(column)) if kind in ("float", "double") else missing).count()
+    if "that is missing, not a number, or infinite." in problem and column:
+        return frame.where(not_finite(column)).count()
+    if problem.endswith("rows have a rank that is not a positive integer.") and column:
+        value = number(column)
+        return frame.where(~not_finite(column) & ((value < 1) | (value != F.floor(value)))).count()
+    if problem.endswith("rows share a rank with another item of the same user's list."):
+        groups = frame.groupBy(user, rank).count().where(F.col("count") > 1)
+        return int(groups.agg(F.sum(F.col("count") - 1)).first()[0] or 0)
+    return None
 
 
 def _carried(error: InputError) -> str:
@@ -380,7 +422,22 @@ def _rows_of_users(tables: dict, user: str, layout: dict[str, tuple[int, dict[st
                               if slot not in slots.values()])
 
     every = reduce(lambda one, other: one.unionByName(other), [placed(name, frame) for name, frame in tables.items()])
-    return every.repartition(partitions, user)
+    integers = all(frame.schema[user].dataType.typeName() in ("long", "integer", "short", "byte")
+                   for frame in tables.values())
+    return every.repartition(partitions, F.col(user) if integers else _user_key(user))
+
+
+def _user_key(user: str):
+    """What rows are partitioned by when some user column is not integers: the id as the
+    in-memory engine matches it (surrounding spaces dropped, an integral decimal such as ' 4.00'
+    written as 4), so that rows memory counts as one user's reach one partition (ids that memory
+    keeps apart may share a partition: harmless)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    text = F.trim(F.col(f"`{user}`").cast("string"))
+    number = text.try_cast("double")
+    integral = number.isNotNull() & (number == F.floor(number)) & (F.abs(number) < 2.0**53)
+    return F.when(integral, number.cast("long").cast("string")).otherwise(text)
 
 
 _ARROW_PASSES: dict[int, tuple[int, dict]] = {}  # per session: the passes running, the settings before the first
