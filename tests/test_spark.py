@@ -246,7 +246,7 @@ def test_primitive_model_metrics_equal_the_in_memory_engine(spark, scale):
         np.testing.assert_allclose(per_user.loc[mine.index, column], mine[column], atol=1e-12, err_msg=column)
     alone = evaluate_spark(recs_df, truth_df, k=5, partitions=6, bootstrap=0, per_user=False)
     assert "primitive_df" in alone.skipped["unexpectedness"] and "unexpectedness" not in alone.metrics
-    with pytest.raises(InputError, match=r"primitive model \(Spark DataFrame\).*no column 'item_id'"):
+    with pytest.raises(InputError, match=r"primitive model \(Spark DataFrame\).*missing column 'item_id'"):
         evaluate_spark(recs_df, truth_df, k=5, primitive_df=base_df.withColumnRenamed("item_id", "item"))
     holed = spark.createDataFrame(base.astype({"item_id": "float64"}).assign(
         item_id=lambda f: f.item_id.where(f.index != f.index[3])))
