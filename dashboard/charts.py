@@ -9,6 +9,7 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
+from dashboard.summaries import BINS, boxes, histogram, sample
 from metrics_core.report.charts import PALETTE, intervals, metric_curves, model_scale
 
 __all__ = ["bias", "distribution", "history", "intervals", "long_tail", "metric_curves", "model_scale",
@@ -21,26 +22,18 @@ SEGMENT = "segment"
 
 
 def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by: str | None = None,
-                 bins: int = 20) -> alt.VConcatChart:
-    """``values``: columns model, value (and ``by`` for slices). Side-by-side histogram bars
-    on shared bins (one colour per model) above a box plot per model (and slice). Names that
-    come from the data (models, ``by``) are values or titles, never field names: Vega-Lite reads
-    "a:b" as a field and its type and "a.b" as a nested field."""
-    import numpy as np
-
+                 bins: int = BINS) -> alt.VConcatChart:
+    """``values``: columns model, value (and ``by`` for slices), one row per user. Side-by-side
+    histogram bars (one per value for a metric that takes few values, else shared bins; one colour
+    per model) above a box plot per model (and slice), both summarised on the server
+    (:mod:`dashboard.summaries`): the chart holds a few hundred rows whatever the number of users.
+    Names that come from the data (models, ``by``) are values or titles, never field names:
+    Vega-Lite reads "a:b" as a field and its type and "a.b" as a nested field."""
     if by:
         values = values.rename(columns={by: SEGMENT})
     color = alt.Color("model:N", scale=model_scale(models), title="model")
-    finite = values["value"].to_numpy(float)
-    edges = np.histogram_bin_edges(finite if len(finite) else np.zeros(1), bins=bins)
-    counts = []
-    for model, part in values.groupby("model", sort=False):
-        hist, _ = np.histogram(part["value"].to_numpy(float), bins=edges)
-        counts.append(pd.DataFrame({"model": model, "from": edges[:-1], "to": edges[1:], "users": hist,
-                                    "share": hist / max(1, hist.sum())}))
-    binned = pd.concat(counts, ignore_index=True)
-    binned["bin"] = [f"{a:.3g}–{b:.3g}" for a, b in zip(binned["from"], binned["to"], strict=True)]
-    order = list(dict.fromkeys(binned.sort_values("from")["bin"]))
+    binned = histogram(values, bins)
+    order = list(dict.fromkeys(binned["bin"]))
     hist = alt.Chart(binned).mark_bar().encode(
         x=alt.X("bin:N", sort=order, title=metric_label, axis=alt.Axis(labelAngle=-40)),
         xOffset=alt.XOffset("model:N", sort=models),
@@ -49,13 +42,23 @@ def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by:
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("bin:N", title=metric_label), alt.Tooltip("users:Q"),
                  alt.Tooltip("share:Q", format=".1%")],
     ).properties(title=f"Per-user {metric_label}", height=260)
+    groups = ["model", SEGMENT] if by else ["model"]
+    summary = boxes(values, groups)
+    if by:
+        summary[SEGMENT] = summary[SEGMENT].astype(str)
     row = alt.Y(f"{SEGMENT}:N", title=by) if by else alt.Y("model:N", title=None, sort=models)
-    box = alt.Chart(values).mark_boxplot(extent=1.5, size=12).encode(
-        x=alt.X("value:Q", title=metric_label), y=row, color=color,
-        **({"yOffset": alt.YOffset("model:N", sort=models)} if by else {}),
-    ).properties(title=f"Spread of {metric_label}" + (f" by {by}" if by else ""),
-                 height=alt.Step(36 if by else 24))
-    return alt.vconcat(hist, box).resolve_scale(color="shared")
+    offset = {"yOffset": alt.YOffset("model:N", sort=models)} if by else {}
+    tips = [alt.Tooltip("model:N"), *([alt.Tooltip(f"{SEGMENT}:N", title=by)] if by else []),
+            *[alt.Tooltip(f"{c}:Q", format=".4g") for c in ("minimum", "low", "q1", "median", "q3", "high",
+                                                             "maximum")], alt.Tooltip("users:Q")]
+    base = alt.Chart(summary).encode(y=row, color=color, tooltip=tips, **offset)
+    whiskers = base.mark_rule().encode(x=alt.X("low:Q", title=metric_label), x2="high:Q")
+    box = base.mark_bar(size=12).encode(x="q1:Q", x2="q3:Q")
+    median = base.mark_tick(color="white", size=12, thickness=2).encode(x="median:Q")
+    spread = (whiskers + box + median).properties(
+        title=f"Spread of {metric_label}" + (f" by {by}" if by else "") + " (box: quartiles; whiskers: 1.5 IQR)",
+        height=alt.Step(36 if by else 24))
+    return alt.vconcat(hist, spread).resolve_scale(color="shared")
 
 
 def long_tail(frame: pd.DataFrame, models: list[str]) -> alt.LayerChart:
@@ -80,9 +83,13 @@ def long_tail(frame: pd.DataFrame, models: list[str]) -> alt.LayerChart:
 
 
 def bias(distribution_frame: pd.DataFrame, attribute: str, title: str) -> alt.Chart:
-    """``distribution_frame``: columns value, group, share (from metrics_core.metrics.bias)."""
+    """``distribution_frame``: columns value, group, share (from metrics_core.metrics.bias). A
+    text attribute with more than :data:`BIAS_VALUES` values shows the values with the largest
+    shares and one bar for the rest ("(N other values)")."""
     groups = list(dict.fromkeys(distribution_frame["group"]))
     numeric = "bin_start" in distribution_frame.columns and distribution_frame["bin_start"].notna().any()
+    if not numeric and distribution_frame["value"].nunique() > BIAS_VALUES:
+        distribution_frame = _top_values(distribution_frame, BIAS_VALUES)
     order = list(dict.fromkeys(distribution_frame.sort_values("bin_start")["value"])) if numeric else None
     return alt.Chart(distribution_frame).mark_bar().encode(
         x=alt.X("value:N", title=attribute, sort=order if numeric else "-y"),
@@ -109,22 +116,37 @@ def score_histograms(frame: pd.DataFrame, models: list[str]) -> alt.FacetChart:
         title="Scores in the top K and in the rest of each list").resolve_scale(x="independent")
 
 
+BIAS_VALUES = 40
+
+
+def _top_values(frame: pd.DataFrame, keep: int) -> pd.DataFrame:
+    """The ``keep`` values with the largest share in any group, and the others summed per group."""
+    top = frame.groupby("value")["share"].max().nlargest(keep).index
+    kept = frame["value"].isin(top)
+    others = frame.loc[~kept, "value"].nunique()
+    rest = frame[~kept].groupby("group", as_index=False, sort=False)["share"].sum()
+    return pd.concat([frame[kept], rest.assign(value=f"({others:,} other values)")], ignore_index=True)
+
+
 def scatter(frame: pd.DataFrame, a: str, b: str, metric_label: str) -> alt.LayerChart:
-    """``frame``: one row per user with columns ``a`` and ``b`` (the two models' values; the
-    chart's fields are ``first`` and ``second``, the models' names only their titles)."""
+    """``frame``: one row per user with columns ``user``, ``a`` and ``b`` (the two models' values;
+    the chart's fields are ``first`` and ``second``, the models' names only their titles). Above
+    :data:`summaries.SAMPLE` users, a random sample of them is drawn, and the title says so."""
     frame = frame[["user", a, b]].set_axis(["user", "first", "second"], axis=1)
-    points = alt.Chart(frame).mark_circle(size=40, opacity=0.45, color=PALETTE[0]).encode(
+    low = float(min(frame["first"].min(), frame["second"].min()))
+    high = float(max(frame["first"].max(), frame["second"].max()))
+    shown, total = sample(frame)
+    points = alt.Chart(shown).mark_circle(size=40, opacity=0.45, color=PALETTE[0]).encode(
         x=alt.X("first:Q", title=f"{metric_label}: {a}"),
         y=alt.Y("second:Q", title=f"{metric_label}: {b}"),
         tooltip=[alt.Tooltip("user:N"), alt.Tooltip("first:Q", title=a, format=".4f"),
                  alt.Tooltip("second:Q", title=b, format=".4f")],
     )
-    low = float(min(frame["first"].min(), frame["second"].min()))
-    high = float(max(frame["first"].max(), frame["second"].max()))
     diagonal = alt.Chart(pd.DataFrame({"x": [low, high], "y": [low, high]})).mark_line(
         strokeDash=[4, 4], color="#888").encode(x="x:Q", y="y:Q")
+    sampled = f" (a random {len(shown):,} of {total:,} users)" if len(shown) < total else ""
     return (diagonal + points).properties(
-        title=f"Per-user {metric_label}: {b} against {a} (above the line: {b} is better)", height=380)
+        title=f"Per-user {metric_label}: {b} against {a}{sampled} (above the line: {b} is better)", height=380)
 
 
 def segment_deltas(frame: pd.DataFrame, segment: str, metric_label: str, model: str, baseline: str) -> alt.Chart:

@@ -1,0 +1,81 @@
+"""Per-user values summarised on the server, so that no chart sends one row per user to the
+browser (issue #43): a histogram (one bar per value for a metric that takes few values, such as
+precision@10's 11, else shared equal-width bins), a box plot's five numbers per group, and a
+stated random sample for a scatter. Whatever the number of users, a chart gets at most
+:data:`MAX_CHART_ROWS` rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+MAX_CHART_ROWS = 5_000  # Altair's default limit of rows in a chart's data
+DISCRETE_MAX = 30  # at most this many distinct values: one bar per value
+BINS = 20
+SAMPLE = 5_000
+
+
+def histogram(values: pd.DataFrame, bins: int = BINS) -> pd.DataFrame:
+    """``values``: columns model, value. One row per (model, bar): ``model``, ``from``, ``to``
+    (a bar's value range; from = to for one value), ``bin`` (its label), ``users`` (how many of
+    the model's users fall in it) and ``share`` (of the model's users with a finite value).
+
+    When all the models' finite values together take at most :data:`DISCRETE_MAX` distinct values,
+    each value gets its own bar (labelled with the value); otherwise ``bins`` equal-width bins on
+    the range of every model's values. NaN and infinite values are left out. Bars are in value
+    order; every model has every bar (0 users where it has none)."""
+    models = list(dict.fromkeys(values["model"]))
+    numbers = values["value"].to_numpy(dtype=np.float64)
+    finite = np.isfinite(numbers)
+    distinct = np.unique(numbers[finite])
+    if len(distinct) <= DISCRETE_MAX:
+        edges, labels = None, [_number(v) for v in distinct]
+        starts = ends = distinct
+    else:
+        edges = np.linspace(distinct[0], distinct[-1], bins + 1)
+        starts, ends = edges[:-1], edges[1:]
+        labels = [f"{_number(a)}–{_number(b)}" for a, b in zip(starts, ends, strict=True)]
+    codes = pd.Categorical(values["model"], categories=models).codes.astype(np.int64)
+    slot = np.searchsorted(distinct, numbers[finite]) if edges is None else \
+        np.clip(np.searchsorted(edges, numbers[finite], side="right") - 1, 0, bins - 1)
+    counts = np.zeros((len(models), len(starts)), dtype=np.int64)
+    np.add.at(counts, (codes[finite], slot), 1)
+    totals = counts.sum(axis=1, keepdims=True)
+    shares = np.divide(counts, totals, out=np.zeros(counts.shape), where=totals > 0)
+    return pd.DataFrame({"model": np.repeat(models, len(starts)), "from": np.tile(starts, len(models)),
+                         "to": np.tile(ends, len(models)), "bin": np.tile(labels, len(models)),
+                         "users": counts.ravel(), "share": shares.ravel()})
+
+
+def _number(value: float) -> str:
+    """A bar's value in few characters: whole numbers as such, others to 3 significant digits."""
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.3g}"
+
+
+BOX_COLUMNS = ["low", "q1", "median", "q3", "high", "minimum", "maximum", "users"]
+
+
+def boxes(values: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """A box plot's numbers per group of ``by`` (model, and a segment): quartiles, whiskers at
+    the furthest values within 1.5 interquartile ranges of the box (Tukey's, as Vega-Lite's
+    boxplot draws them), extremes and the number of users. Groups without a finite value are
+    left out."""
+    frame = values[np.isfinite(values["value"].to_numpy(dtype=np.float64))]
+    rows = []
+    for key, part in frame.groupby(by, sort=False, observed=True, dropna=False):
+        numbers = np.sort(part["value"].to_numpy(dtype=np.float64))
+        q1, median, q3 = np.quantile(numbers, [0.25, 0.5, 0.75])
+        reach = 1.5 * (q3 - q1)
+        inside = numbers[(numbers >= q1 - reach) & (numbers <= q3 + reach)]
+        rows.append((*(key if isinstance(key, tuple) else (key,)), inside[0], q1, median, q3, inside[-1],
+                     numbers[0], numbers[-1], len(numbers)))
+    return pd.DataFrame(rows, columns=[*by, *BOX_COLUMNS])
+
+
+def sample(frame: pd.DataFrame, limit: int = SAMPLE, seed: int = 0) -> tuple[pd.DataFrame, int]:
+    """At most ``limit`` rows of ``frame`` drawn at random (the same rows for the same frame and
+    seed), and how many rows there were."""
+    if len(frame) <= limit:
+        return frame, len(frame)
+    return frame.sample(n=limit, random_state=seed), len(frame)

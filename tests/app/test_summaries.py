@@ -1,0 +1,88 @@
+"""Per-user values summarised on the server (issue #43): histogram counts add up to the users,
+a metric taking few values gets one bar per value, empty and one-user inputs work, box numbers
+equal numpy's quantiles, and no chart built from any number of users holds more than 5,000 rows."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dashboard import charts
+from dashboard.summaries import DISCRETE_MAX, MAX_CHART_ROWS, boxes, histogram, sample
+
+
+def _frame(values_by_model: dict[str, list[float]]) -> pd.DataFrame:
+    return pd.DataFrame([(m, v) for m, vs in values_by_model.items() for v in vs], columns=["model", "value"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.dictionaries(st.sampled_from(["a", "b", "c"]),
+                       st.lists(st.one_of(st.floats(-1e6, 1e6), st.just(float("nan"))), max_size=300),
+                       min_size=1))
+def test_every_finite_value_is_counted_once_per_model(values_by_model):
+    binned = histogram(_frame(values_by_model))
+    for model, values in values_by_model.items():
+        finite = int(np.isfinite(values).sum())
+        part = binned[binned["model"] == model]
+        assert part["users"].sum() == finite
+        assert part["share"].sum() == pytest.approx(1.0 if finite else 0.0)
+    assert len(binned) <= 3 * max(DISCRETE_MAX, 20)
+
+
+def test_a_metric_with_few_values_gets_one_bar_per_value():
+    precision = [i / 10 for i in range(11)] * 50  # precision@10: 0, 0.1, ..., 1
+    binned = histogram(_frame({"m": precision}))
+    assert list(binned["bin"]) == ["0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1"]
+    assert (binned["users"] == 50).all() and (binned["from"] == binned["to"]).all()
+
+
+def test_many_values_get_shared_bins_and_empty_or_single_inputs_work():
+    rng = np.random.default_rng(0)
+    binned = histogram(_frame({"a": list(rng.random(1000)), "b": list(rng.random(10) + 5)}))
+    assert len(binned) == 40 and binned.groupby("model")["users"].sum().to_dict() == {"a": 1000, "b": 10}
+    assert histogram(_frame({"a": []})).empty
+    one = histogram(_frame({"a": [0.25]}))
+    assert list(one["bin"]) == ["0.25"] and one["users"].tolist() == [1]
+
+
+def test_box_numbers_are_the_quartiles_and_tukey_whiskers():
+    values = list(range(1, 101)) + [1000]
+    box = boxes(_frame({"m": values}), ["model"]).iloc[0]
+    q1, median, q3 = np.quantile(values, [0.25, 0.5, 0.75])
+    assert (box["q1"], box["median"], box["q3"]) == (q1, median, q3)
+    assert box.low == 1 and box.high == 100 and box.maximum == 1000 and box.users == 101
+
+
+def test_a_sample_is_stated_and_stable():
+    frame = pd.DataFrame({"x": range(20_000)})
+    shown, total = sample(frame)
+    again, _ = sample(frame)
+    assert len(shown) == 5_000 and total == 20_000 and shown.equals(again)
+
+
+@pytest.mark.parametrize("users", [10, 1_000_000])
+def test_no_chart_of_any_number_of_users_holds_more_than_5000_rows(users):
+    rng = np.random.default_rng(1)
+    models = ["a", "b", "c", "d"]
+    values = pd.DataFrame({"model": np.repeat(models, users), "value": rng.random(4 * users),
+                           "segment": np.tile(["q1", "q2", "q3", "q4"], users)})
+    pair = pd.DataFrame({"user": np.arange(users).astype(str), "a": rng.random(users), "b": rng.random(users)})
+    built = [charts.distribution(values, "ndcg@10", models), charts.distribution(values, "ndcg@10", models, "segment"),
+             charts.scatter(pair, "a", "b", "ndcg")]
+    for chart in built:
+        spec = json.loads(chart.to_json())  # (Altair refuses more than 5,000 rows here)
+        assert all(len(rows) <= MAX_CHART_ROWS for rows in spec.get("datasets", {}).values())
+
+
+def test_a_text_attribute_with_many_values_keeps_the_largest_and_sums_the_rest():
+    frame = pd.DataFrame({"value": [f"v{i}" for i in range(300)] * 2, "group": ["a"] * 300 + ["b"] * 300,
+                          "share": [1 / 300] * 600})
+    spec = json.loads(charts.bias(frame, "genre", "t").to_json())
+    rows = next(iter(spec["datasets"].values()))
+    assert len(rows) == 2 * (charts.BIAS_VALUES + 1)
+    assert sum(r["share"] for r in rows if r["group"] == "a") == pytest.approx(1.0)
