@@ -51,7 +51,7 @@ def test_many_values_get_shared_bins_and_empty_or_single_inputs_work():
 
 
 def test_box_numbers_are_the_quartiles_and_tukey_whiskers():
-    values = list(range(1, 101)) + [1000]
+    values = [*range(1, 101), 1000]
     box = boxes(_frame({"m": values}), ["model"]).iloc[0]
     q1, median, q3 = np.quantile(values, [0.25, 0.5, 0.75])
     assert (box["q1"], box["median"], box["q3"]) == (q1, median, q3)
