@@ -41,7 +41,7 @@ def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by:
         color=color,
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("bin:N", title=metric_label), alt.Tooltip("users:Q"),
                  alt.Tooltip("share:Q", format=".1%")],
-    ).properties(title=f"Per-user {metric_label}", height=260)
+    ).properties(title=f"Per-user {metric_label}", height=260, width=620)
     groups = ["model", SEGMENT] if by else ["model"]
     summary = boxes(values, groups)
     if by:
@@ -53,11 +53,11 @@ def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by:
                                                              "maximum")], alt.Tooltip("users:Q")]
     base = alt.Chart(summary).encode(y=row, color=color, tooltip=tips, **offset)
     whiskers = base.mark_rule().encode(x=alt.X("low:Q", title=metric_label), x2="high:Q")
-    box = base.mark_bar(size=12).encode(x="q1:Q", x2="q3:Q")
-    median = base.mark_tick(color="white", size=12, thickness=2).encode(x="median:Q")
+    box = base.mark_bar(size=12).encode(x=alt.X("q1:Q", title=metric_label), x2="q3:Q")
+    median = base.mark_tick(color="white", size=12, thickness=2).encode(x=alt.X("median:Q", title=metric_label))
     spread = (whiskers + box + median).properties(
         title=f"Spread of {metric_label}" + (f" by {by}" if by else "") + " (box: quartiles; whiskers: 1.5 IQR)",
-        height=alt.Step(36 if by else 24))
+        height=alt.Step(36 if by else 24), width=620)
     return alt.vconcat(hist, spread).resolve_scale(color="shared")
 
 
