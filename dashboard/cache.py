@@ -4,7 +4,9 @@ workspace (encoded datasets, evaluations): shared by every session, never copied
 Streamlit's ``cache_resource`` bounds entries by count only, so three large uploads could keep
 gigabytes alive for good. Here every entry is weighed (the bytes of the arrays and frames it
 holds); the least recently used entries leave when the total passes the budget
-(``RANKSCOPE_CACHE_MB``, default 2048), and any entry not used for ``RANKSCOPE_CACHE_TTL``
+(``RANKSCOPE_CACHE_MB``, default 40% of the machine's memory, at least 2048: a 1M-user x 4-model
+workspace's encoded data takes several GB, and a budget it did not fit in rebuilt it on every
+click), and any entry not used for ``RANKSCOPE_CACHE_TTL``
 seconds (default 900) leaves on the next sweep, which a background thread runs every few
 seconds. An entry whose every session has closed (its browser tab gone) leaves once it has not
 been used for ``RANKSCOPE_CACHE_ORPHAN_SECONDS`` (default 30): a server that served a few large
@@ -190,10 +192,23 @@ class BoundedCache:
 def from_environment() -> BoundedCache:
     """The app's cache: ``RANKSCOPE_CACHE_MB``, ``RANKSCOPE_CACHE_TTL`` and
     ``RANKSCOPE_CACHE_ORPHAN_SECONDS``, with Streamlit's sessions as the owners of entries."""
-    megabytes = float(os.environ.get("RANKSCOPE_CACHE_MB", 2048))
+    megabytes = float(os.environ.get("RANKSCOPE_CACHE_MB") or default_budget_mb())
     return BoundedCache(int(megabytes * 2**20), float(os.environ.get("RANKSCOPE_CACHE_TTL", 900)),
                         float(os.environ.get("RANKSCOPE_CACHE_ORPHAN_SECONDS", 30)), streamlit_session,
                         streamlit_session_alive)
+
+
+MEMORY_SHARE = 0.4
+MIN_BUDGET_MB = 2048
+
+
+def default_budget_mb() -> float:
+    """40% of the machine's memory (at least 2048 MB; 2048 where the size cannot be read)."""
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (ValueError, OSError, AttributeError):
+        return MIN_BUDGET_MB
+    return max(MIN_BUDGET_MB, MEMORY_SHARE * total)
 
 
 def streamlit_session() -> str | None:

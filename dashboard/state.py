@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.cache import from_environment
+from dashboard.text import plain
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
 from metrics_core.metrics import registry
@@ -282,8 +283,17 @@ def dataset_of(ws: Workspace, chosen: Encoding | None = None) -> Dataset:
     """The encoded dataset of ``ws``: parsed and joined once per workspace, mapping and encoding,
     shared by the Data page's check and every analysis page (kept in the bounded cache)."""
     chosen = chosen or encoding()
-    with st.spinner("Reading and joining the data…"):
+    with st.spinner(reading_words(ws)):
         return CACHE.get(f"data:{ws.fingerprint()}:{chosen.order}:{chosen.tie_break}", lambda: ws.build(chosen))
+
+
+def reading_words(ws: Workspace) -> str:
+    """What building a workspace's dataset does, in words (shown while it runs)."""
+    others = [label for role, label in (("train", "training interactions"), ("items", "item features"),
+                                        ("users", "user features")) if getattr(ws, role) is not None]
+    tables = [f"{len(ws.models)} model{'s' * (len(ws.models) > 1)}' recommendations", "the ground truth", *others]
+    return (f"Reading and checking {len(ws.models) + 1 + len(others)} tables ({', '.join(tables)}), then joining "
+            "each list to the ground truth… (once per workspace: every page and session reuses it)")
 
 
 def dataset() -> Dataset:
@@ -295,7 +305,9 @@ def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
     """Every model's evaluation at the current settings (computed once per settings)."""
     current = current or settings()
     data = dataset()
-    with st.spinner("Computing metrics…"):
+    names = plain(", ".join(data.models))  # (a spinner's text is Markdown)
+    with st.spinner(f"Evaluating {len(data.models)} model{'s' * (len(data.models) > 1)} ({names}) at K = "
+                    f"{current.k}: every metric, per user…"):
         return CACHE.get(f"evaluations:{data_key()}:{tuple(asdict(current).items())}",
                          lambda: data.evaluate_all(current))
 
