@@ -41,7 +41,7 @@ def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by:
         color=color,
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("bin:N", title=metric_label), alt.Tooltip("users:Q"),
                  alt.Tooltip("share:Q", format=".1%")],
-    ).properties(title=f"Per-user {metric_label}", height=260, width=620)
+    ).properties(title=f"Per-user {metric_label}", height=260)
     groups = ["model", SEGMENT] if by else ["model"]
     summary = boxes(values, groups)
     if by:
@@ -57,7 +57,7 @@ def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by:
     median = base.mark_tick(color="white", size=12, thickness=2).encode(x=alt.X("median:Q", title=metric_label))
     spread = (whiskers + box + median).properties(
         title=f"Spread of {metric_label}" + (f" by {by}" if by else "") + " (box: quartiles; whiskers: 1.5 IQR)",
-        height=alt.Step(36 if by else 24), width=620)
+        height=alt.Step(36 if by else 24))
     return alt.vconcat(hist, spread).resolve_scale(color="shared")
 
 

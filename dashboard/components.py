@@ -142,11 +142,11 @@ def download_table(frame: pd.DataFrame, name: str, key: str) -> None:
 
 
 def chart(figure: alt.TopLevelMixin, name: str, key: str) -> None:
-    """Show a chart with a download of its Vega-Lite JSON (PNG/SVG from the chart's menu). A
-    single chart stretches to the page; charts put together keep the widths they were given
-    (stretched, each part took the page's whole width and the legend fell off the right edge)."""
-    combined = isinstance(figure, alt.VConcatChart | alt.HConcatChart)
-    st.altair_chart(figure, width="content" if combined else "stretch")
+    """Show a chart with a download of its Vega-Lite JSON (PNG/SVG from the chart's menu). Charts
+    stacked one above the other are drawn one by one, each stretched to its column (stretched
+    together, each part took the column's whole width and the legend fell off its right edge)."""
+    for part in figure.vconcat if isinstance(figure, alt.VConcatChart) else [figure]:
+        st.altair_chart(part, width="stretch")
     st.download_button("Download chart (Vega-Lite JSON)", figure.to_json().encode(), f"{name}.vl.json",
                        "application/json", key=key, on_click="ignore")
 

@@ -1,0 +1,53 @@
+"""A workspace of the size people bring, for the scale tests (AppTest and browser)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from metrics_core import Columns
+from metrics_core.store import Store
+
+USERS, ITEMS, LENGTH = 20_000, 2_000, 20
+MODELS = ("popular", "knn", "svd", "random")
+
+
+def _parquet(frame: pd.DataFrame) -> bytes:
+    out = io.BytesIO()
+    frame.to_parquet(out, index=False)
+    return out.getvalue()
+
+
+def save_large_workspace(home: Path) -> str:
+    """A saved workspace in the store at ``home``: 20,000 users x 4 models x top 20 (scores),
+    a graded ground truth, 200,000 training rows, item features (a genre, a number) and user
+    features (a country). Returns its id."""
+    rng = np.random.default_rng(0)
+    store = Store(home)
+    popularity = rng.zipf(1.3, USERS * LENGTH) % ITEMS
+    users = np.repeat(np.arange(USERS), LENGTH)
+    models = {}
+    for i, name in enumerate(MODELS):
+        items = (popularity[:USERS * LENGTH] + i * 7 + rng.integers(0, 50 * i + 1, USERS * LENGTH)) % ITEMS
+        frame = pd.DataFrame({"user_id": users, "item_id": items, "score": rng.random(USERS * LENGTH)})
+        frame = frame.drop_duplicates(["user_id", "item_id"])
+        models[name] = store.put_table(f"{name}.parquet", _parquet(frame), "recommendations")
+    truth = pd.DataFrame({"user_id": np.repeat(np.arange(USERS), 3), "item_id": rng.integers(0, ITEMS, USERS * 3),
+                          "rating": rng.integers(1, 6, USERS * 3)}).drop_duplicates(["user_id", "item_id"])
+    train = pd.DataFrame({"user_id": rng.integers(0, USERS, 200_000), "item_id": popularity[:200_000]})
+    items = pd.DataFrame({"item_id": np.arange(ITEMS), "genre": rng.choice(["drama", "comedy", "news", "kids"], ITEMS),
+                          "length": rng.random(ITEMS)})
+    people = pd.DataFrame({"user_id": np.arange(USERS), "country": rng.choice(["fr", "de", "it"], USERS)})
+    saved = store.save_workspace(
+        "large", models, store.put_table("truth.parquet", _parquet(truth), "ground truth"),
+        columns=Columns(relevance="rating", threshold=4),
+        train=store.put_table("train.parquet", _parquet(train), "training interactions"),
+        items=store.put_table("items.parquet", _parquet(items), "item features"),
+        users=store.put_table("users.parquet", _parquet(people), "user features"), feature_columns=("genre",),
+        user_count=USERS)
+    return saved.id
+
+
