@@ -162,6 +162,8 @@ class Store:
                    else failures.not_writable(self.home, error)) from None
         with self.connect() as connection:
             try:
+                if self.read_only and schema.version_of(connection) < schema.CURRENT:
+                    raise failures.needs_upgrade(self.home, schema.version_of(connection))
                 schema.migrate(connection)
             except schema.NewerCatalogError as error:
                 raise failures.newer_catalog(self.home, error) from None

@@ -56,6 +56,13 @@ def read_only(home: Path) -> InputError:
                        f"use a server started without {READ_ONLY_VARIABLE}, or evaluate without saving.")
 
 
+def needs_upgrade(home: Path, version: int) -> InputError:
+    return input_error("store", f"the catalog in {home} is version {version}, older than this rankscope's, and a "
+                                f"read-only store ({READ_ONLY_VARIABLE}=1) cannot upgrade it.",
+                       f"run any rankscope command on it once without {READ_ONLY_VARIABLE} (the upgrade keeps every "
+                       "workspace and run), then start the read-only server again.")
+
+
 def damaged_table(home: Path, path: Path, name: str, why: str) -> InputError:
     return input_error("store", f"the store's copy of {name!r} ({path.relative_to(home)}) is {why}: the "
                                 "file you uploaded is not at fault.",

@@ -166,6 +166,17 @@ def test_a_read_only_store_refuses_every_write_from_every_entry_point(tmp_path, 
                      "--save", "films", RANKSCOPE_READ_ONLY="1")
     assert done.returncode == 2 and "read-only" in done.stderr
     assert rankscope(home, "workspaces", "delete", saved.id, RANKSCOPE_READ_ONLY="1").returncode == 2
+    from metrics_core.store import schema
+
+    old = tmp_path / "old"
+    old.mkdir()
+    connection = sqlite3.connect(old / "catalog.sqlite", isolation_level=None)
+    schema.migrate(connection, target=2)
+    connection.close()
+    with pytest.raises(InputError, match="cannot upgrade it"):
+        Store(old, read_only=True)  # (an upgrade is a write: refused, with the way to do it)
+    with sqlite3.connect(old / "catalog.sqlite") as connection:
+        assert schema.version_of(connection) == 2
 
 
 # 6. runs made at different settings are not compared
