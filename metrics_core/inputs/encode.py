@@ -340,14 +340,23 @@ def lists_from_cells(name: str, items_at: np.ndarray, scores: np.ndarray | None,
 
 
 def _positions_by_score(user: np.ndarray, score: np.ndarray, tie_key: np.ndarray | None) -> np.ndarray:
-    """0-based position of each row in its user's list ordered by score, descending."""
+    """0-based position of each row in its user's list ordered by score, descending (equal
+    scores in row order, or by ``tie_key``).
+
+    Rows that come as one block per user (the usual file) are ordered block by block: the
+    blocks as the rows of a matrix, each sorted along its row (0.7 s for 100,000 lists of 100,
+    against 3.7 s for one sort of every row by user and score); other rows by that one sort."""
     n = len(user)
     if tie_key is None and n:
         same_user = user[1:] == user[:-1]
         blocks = int(n - same_user.sum())
-        if blocks == np.count_nonzero(np.bincount(user)) and not (same_user & (score[1:] > score[:-1])).any():
+        if blocks == np.count_nonzero(np.bincount(user)):
             starts = np.flatnonzero(np.concatenate([[True], ~same_user]))
-            return np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+            if not (same_user & (score[1:] > score[:-1])).any():
+                return np.arange(n) - np.repeat(starts, np.diff(np.append(starts, n)))
+            in_blocks = _positions_in_blocks(score, starts)
+            if in_blocks is not None:
+                return in_blocks
     keys = (-score, user) if tie_key is None else (tie_key, -score, user)
     order = np.lexsort(keys)
     sorted_user = user[order]
@@ -356,6 +365,30 @@ def _positions_by_score(user: np.ndarray, score: np.ndarray, tie_key: np.ndarray
     position = np.empty(n, dtype=np.int64)
     position[order] = within
     return position
+
+
+def _positions_in_blocks(score: np.ndarray, starts: np.ndarray) -> np.ndarray | None:
+    """:func:`_positions_by_score` for rows in one block per user starting at ``starts``: each
+    block a row of a (blocks x longest) matrix of negated scores (shorter blocks padded with +inf,
+    after every finite score), sorted along its rows (stable: equal scores keep their row order).
+    None when padding would more than double the cells (a few very long lists)."""
+    n = len(score)
+    lengths = np.diff(np.append(starts, n))
+    longest = int(lengths.max())
+    if len(starts) * longest > 2 * n:
+        return None
+    if (lengths == longest).all():
+        cells = (-score).reshape(len(starts), longest)
+        row = column = None
+    else:
+        row = np.repeat(np.arange(len(starts)), lengths)
+        column = np.arange(n) - np.repeat(starts, lengths)
+        cells = np.full((len(starts), longest), np.inf, dtype=score.dtype)
+        cells[row, column] = -score
+    order = np.argsort(cells, axis=1, kind="stable")
+    position = np.empty(order.shape, dtype=np.int64)
+    np.put_along_axis(position, order, np.broadcast_to(np.arange(longest), order.shape), axis=1)
+    return position.ravel() if row is None else position[row, column]
 
 
 def _place(user, item, position, first, score, n_users, n_positions, blocks, score_width):

@@ -455,3 +455,19 @@ def test_a_lookup_written_over_its_own_values_is_numpy_s_gather(values, block, p
     finally:
         ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN = saved
     np.testing.assert_array_equal(codes, expected)
+
+
+@settings(max_examples=80, deadline=None)
+@given(lengths=st.lists(st.integers(1, 12), min_size=1, max_size=30), data=st.data())
+def test_score_positions_in_user_blocks_equal_one_sort_of_every_row(lengths, data):
+    """Rows in one block per user are ordered block by block (a matrix sorted along its rows);
+    the positions equal those of one stable sort by user and descending score, ties included."""
+    from metrics_core.inputs.encode import _positions_by_score
+
+    user = np.repeat(np.arange(len(lengths)), lengths)
+    score = np.array(data.draw(st.lists(st.integers(0, 4), min_size=len(user), max_size=len(user))), dtype=float)
+    order = np.lexsort((-score, user))
+    starts = np.flatnonzero(np.concatenate([[True], user[1:] != user[:-1]]))
+    expected = np.empty(len(user), dtype=np.int64)
+    expected[order] = np.arange(len(user)) - np.repeat(starts, np.diff(np.append(starts, len(user))))
+    assert (_positions_by_score(user, score, None) == expected).all()

@@ -1,0 +1,122 @@
+"""The app on a large saved workspace, page by page (issue #43's targets), timed on the server.
+
+Usage: python bench/app_scale.py [--users 1000000] [--models 4] [--length 100] [--train-rows 40000000]
+
+Writes a workspace of USERS x MODELS x LENGTH recommendations (scores), a graded ground truth
+(10 rows per user), TRAIN_ROWS training interactions and an item table (a genre, a number) into
+a fresh store, then drives the app with Streamlit's AppTest (the server's work, without a
+browser) as a user opening the workspace's link does: the first Overview, each page's first
+visit, a page switch back, a new K, a K seen before. For each step: wall time, the process's CPU
+time, and the most rows any chart of the page holds. Ends with the process's peak and current
+resident memory. Prints one JSON line per step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+PAGES = ["views/users.py", "views/popularity.py", "views/scores.py", "views/cases.py", "views/compare.py",
+         "views/history.py", "views/data.py"]
+
+
+def write_workspace(home: Path, users: int, models: int, length: int, train_rows: int) -> str:
+    from metrics_core import Columns
+    from metrics_core.store import Store
+
+    rng = np.random.default_rng(0)
+    items = max(10_000, users // 20)
+    folder = Path(tempfile.mkdtemp(prefix="rankscope-scale-"))
+    store = Store(home)
+    keys = {}
+    for m in range(models):
+        picked = (rng.zipf(1.2, users * length) + m * 13) % items
+        frame = pd.DataFrame({"user_id": np.repeat(np.arange(users, dtype=np.int64), length), "item_id": picked,
+                              "score": rng.random(users * length, dtype=np.float32)})
+        path = folder / f"model_{m}.parquet"
+        frame.to_parquet(path, index=False)
+        del frame, picked
+        keys[f"model_{m}"] = store.put_table(path.name, path, "recommendations")
+    truth = folder / "truth.parquet"
+    pd.DataFrame({"user_id": np.repeat(np.arange(users), 10), "item_id": rng.integers(0, items, users * 10),
+                  "rating": rng.integers(1, 6, users * 10, dtype=np.int8)}).drop_duplicates(
+        ["user_id", "item_id"]).to_parquet(truth, index=False)
+    train = folder / "train.parquet"
+    pd.DataFrame({"user_id": rng.integers(0, users, train_rows), "item_id": rng.zipf(1.2, train_rows) % items}
+                 ).to_parquet(train, index=False)
+    table = folder / "items.parquet"
+    pd.DataFrame({"item_id": np.arange(items), "genre": rng.choice(["drama", "comedy", "news", "kids"], items),
+                  "length": rng.random(items)}).to_parquet(table, index=False)
+    saved = store.save_workspace(
+        "scale", keys, store.put_table(truth.name, truth, "ground truth"),
+        columns=Columns(relevance="rating", threshold=4), train=store.put_table(train.name, train, "training"),
+        items=store.put_table(table.name, table, "item features"), feature_columns=("genre",), user_count=users)
+    return saved.id
+
+
+def chart_rows(at) -> int:
+    rows = [0]
+    for chart in [*at.get("arrow_vega_lite_chart"), *at.get("vega_lite_chart")]:
+        rows += [pa.ipc.open_stream(d.data.data).read_all().num_rows for d in chart.proto.datasets]
+    return max(rows)
+
+
+def rss_mib() -> tuple[float, float]:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            current = int(line.split()[1]) / 1024
+    return current, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def step(name: str, action) -> None:
+    started, cpu = time.perf_counter(), time.process_time()
+    at = action()
+    errors = [e.value for e in at.error] + [e.value for e in at.exception]
+    print(json.dumps({"step": name, "wall_s": round(time.perf_counter() - started, 2),
+                      "cpu_s": round(time.process_time() - cpu, 2), "most_chart_rows": chart_rows(at),
+                      "errors": errors[:1]}), flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, default=1_000_000)
+    parser.add_argument("--models", type=int, default=4)
+    parser.add_argument("--length", type=int, default=100)
+    parser.add_argument("--train-rows", type=int, default=40_000_000)
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="rankscope-scale-store-"))
+    os.environ["RANKSCOPE_HOME"] = str(home)
+    started = time.perf_counter()
+    workspace_id = write_workspace(home, args.users, args.models, args.length, args.train_rows)
+    print(json.dumps({"users": args.users, "models": args.models, "length": args.length,
+                      "train_rows": args.train_rows, "written_and_stored_s": round(time.perf_counter() - started, 1),
+                      "cores": os.cpu_count()}), flush=True)
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=3600)
+    at.query_params["ws"] = workspace_id
+    step("first Overview (read, encode, evaluate)", at.run)
+    for page in PAGES:
+        step(f"first visit {page.split('/')[1][:-3]}", lambda page=page: at.switch_page(page).run())
+    step("back to Overview", lambda: at.switch_page("views/overview.py").run())
+    step("K = 5 (new)", lambda: at.slider(key="k").set_value(5).run())
+    step("K = 10 (seen)", lambda: at.slider(key="k").set_value(10).run())
+    step("Users at K = 10 (seen)", lambda: at.switch_page("views/users.py").run())
+    current, peak = rss_mib()
+    print(json.dumps({"rss_mib": round(current), "peak_rss_mib": round(peak)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
