@@ -19,6 +19,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import logging
+import math
 import os
 import threading
 import time
@@ -192,10 +194,26 @@ class BoundedCache:
 def from_environment() -> BoundedCache:
     """The app's cache: ``RANKSCOPE_CACHE_MB``, ``RANKSCOPE_CACHE_TTL`` and
     ``RANKSCOPE_CACHE_ORPHAN_SECONDS``, with Streamlit's sessions as the owners of entries."""
-    megabytes = float(os.environ.get("RANKSCOPE_CACHE_MB") or default_budget_mb())
-    return BoundedCache(int(megabytes * 2**20), float(os.environ.get("RANKSCOPE_CACHE_TTL", 900)),
-                        float(os.environ.get("RANKSCOPE_CACHE_ORPHAN_SECONDS", 30)), streamlit_session,
+    megabytes = _number_from_environment("RANKSCOPE_CACHE_MB", default_budget_mb())
+    return BoundedCache(int(megabytes * 2**20), _number_from_environment("RANKSCOPE_CACHE_TTL", 900),
+                        _number_from_environment("RANKSCOPE_CACHE_ORPHAN_SECONDS", 30), streamlit_session,
                         streamlit_session_alive)
+
+
+def _number_from_environment(name: str, default: float) -> float:
+    """``$name`` as a number >= 0, else ``default`` (a value that is not one is said in the server's
+    log, not raised: the app must start)."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if math.isfinite(value) and value >= 0:
+        return value
+    logging.getLogger("rankscope").warning("%s=%r is not a number >= 0; %g is used instead", name, text, default)
+    return default
 
 
 MEMORY_SHARE = 0.4

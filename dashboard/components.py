@@ -76,7 +76,7 @@ def missing_workspace(workspace_id: str, store) -> None:
     trashed = store.workspace(workspace_id)
     if trashed is not None and trashed.deleted is not None:
         st.error(f"The workspace in this link, **{plain(trashed.name)}**, was moved to the trash at "
-                 f"{plain(_when(trashed.deleted))} UTC; it can be restored for {trash_days():g} days after that.",
+                 f"{plain(when(trashed.deleted))} UTC; it can be restored for {trash_days():g} days after that.",
                  icon=":material/delete:")
         if not store.read_only and st.button("Restore it", icon=":material/restore_from_trash:",
                                               key="restore_linked"):
@@ -102,8 +102,8 @@ def version_notice(store) -> None:
         return
     newest = store.latest(saved.id)
     left, right = st.columns([4, 1], vertical_alignment="center")
-    left.info(f"This link opens **{plain(saved.name)}** as it was saved at {plain(_when(saved.updated))} UTC. "
-              + (f"A newer version, **{plain(newest.name)}**, was saved at {plain(_when(newest.updated))} UTC."
+    left.info(f"This link opens **{plain(saved.name)}** as it was saved at {plain(when(saved.updated))} UTC. "
+              + (f"A newer version, **{plain(newest.name)}**, was saved at {plain(when(newest.updated))} UTC."
                  if newest is not None and newest.live else "Newer versions have been saved since."),
               icon=":material/history:")
     if newest is not None and newest.live and right.button("Open the newest version", icon=":material/update:",
@@ -114,7 +114,8 @@ def version_notice(store) -> None:
         st.rerun()
 
 
-def _when(stamp: str) -> str:
+def when(stamp: str) -> str:
+    """A stored time (ISO, UTC) as the pages show it: "2026-11-26 02:34"."""
     return stamp[:16].replace("T", " ")
 
 

@@ -75,9 +75,9 @@ def trash(store: Store, current: Workspace) -> None:
         return
     with st.expander(f"Trash ({len(deleted)})", icon=":material/delete:"):
         st.dataframe(pd.DataFrame({"name": [w.name for w in deleted], "models": [", ".join(w.models) for w in deleted],
-                                   "deleted (UTC)": [w.deleted[:16].replace("T", " ") for w in deleted],
+                                   "deleted (UTC)": [components.when(w.deleted) for w in deleted],
                                    "id": [w.id for w in deleted]}), hide_index=True, width="stretch")
-        names = {w.id: f"{w.name} (deleted {w.deleted[:16].replace('T', ' ')})" for w in deleted}
+        names = {w.id: f"{w.name} (deleted {components.when(w.deleted)})" for w in deleted}
         chosen = st.selectbox("Workspace in the trash", list(names), format_func=names.get, key="trash_choice")
         if st.button("Restore", icon=":material/restore_from_trash:", key="restore_confirm"):
             _act(lambda: state.use_workspace(Workspace.from_saved(store.restore_workspace(chosen))))

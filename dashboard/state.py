@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, replace
+from typing import get_args
 
 import pandas as pd
 import streamlit as st
@@ -19,16 +20,8 @@ from dashboard.text import plain
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
 from metrics_core.metrics import registry
-from metrics_core.settings import (
-    AP_DENOMINATORS,
-    GAINS,
-    PRESETS,
-    PRIMITIVE_SCALES,
-    SIMILARITIES,
-    Encoding,
-    encoding_for,
-)
-from metrics_core.stats.compare import aggregate_intervals
+from metrics_core.settings import FIELD_TYPES, PRESETS, Encoding, encoding_for
+from metrics_core.stats.compare import CORRECTIONS, TESTS, aggregate_intervals
 from metrics_core.stats.segments import segment_choices as choices_of_segments
 from metrics_core.stats.segments import user_segments
 from metrics_core.store import Store, default_home
@@ -102,21 +95,26 @@ DEFAULTS = {Key.K: 10, Key.BETA: 1.0, Key.RBP_P: 0.8, Key.AP_DENOMINATOR: "min_k
 CASTS = {Key.K: int, Key.BETA: float, Key.RBP_P: float, Key.RESAMPLES: int, Key.SEED: int,
          Key.CARD_INTERVALS: lambda text: {"True": True, "False": False}[text]}
 # what a URL value must be to be used (anything else falls back to the default, with a message)
+def _named_values(kind) -> tuple[str, ...]:
+    """The names a setting's type allows (``gain`` also takes a table of gains: its names only)."""
+    return tuple(value for arg in get_args(kind) for value in (_named_values(arg) if get_args(arg) else [arg])
+                 if isinstance(value, str))
+
+
+def _one_of(choices) -> tuple:
+    """A link value's check: one of ``choices`` (the library's own list of them)."""
+    return (lambda v: v in choices, "one of " + ", ".join(choices))
+
+
 VALID = {Key.K: (lambda v: 1 <= v <= 100_000, "a whole number from 1"),
          Key.BETA: (lambda v: 0.1 <= v <= 10, "a number from 0.1 to 10"),
          Key.RBP_P: (lambda v: 0.05 <= v <= 0.99, "a number from 0.05 to 0.99"),
          Key.RESAMPLES: (lambda v: 0 <= v <= 100_000, "a whole number from 0 to 100,000"),
          Key.SEED: (lambda v: 0 <= v < 2**32, "a whole number from 0"),
-         Key.AP_DENOMINATOR: (lambda v: v in AP_DENOMINATORS, "one of " + ", ".join(AP_DENOMINATORS)),
-         Key.GAIN: (lambda v: v in GAINS, "one of " + ", ".join(GAINS)),
-         Key.PRESET: (lambda v: v in PRESETS, "one of " + ", ".join(PRESETS)),
-         Key.USERS_WITHOUT_RELEVANT: (lambda v: v in ("exclude", "zero"), "exclude or zero"),
-         Key.USERS_WITHOUT_LIST: (lambda v: v in ("zero", "drop"), "zero or drop"),
-         Key.SIMILARITY: (lambda v: v in SIMILARITIES, "one of " + ", ".join(SIMILARITIES)),
-         Key.NOVELTY_UNKNOWN: (lambda v: v in ("leave_out", "one_user"), "leave_out or one_user"),
-         Key.PRIMITIVE_SCALE: (lambda v: v in PRIMITIVE_SCALES, "one of " + ", ".join(PRIMITIVE_SCALES)),
-         Key.TEST: (lambda v: v in ("wilcoxon", "t"), "wilcoxon or t"),
-         Key.CORRECTION: (lambda v: v in ("holm", "bonferroni", "none"), "holm, bonferroni or none")}
+         Key.PRESET: _one_of(tuple(PRESETS)), Key.TEST: _one_of(TESTS), Key.CORRECTION: _one_of(CORRECTIONS),
+         **{key: _one_of(_named_values(FIELD_TYPES[key])) for key in (
+             Key.AP_DENOMINATOR, Key.GAIN, Key.USERS_WITHOUT_RELEVANT, Key.USERS_WITHOUT_LIST, Key.SIMILARITY,
+             Key.NOVELTY_UNKNOWN, Key.PRIMITIVE_SCALE)}}
 LINK_PROBLEMS = "_link_problems"  # what the link asked for that could not be used, shown once
 CACHE = from_environment()
 

@@ -183,7 +183,7 @@ taken = store.named(workspace_name) if workspace_name.strip() else None
 if_exists = "refuse"
 if taken is not None:
     st.warning(f"A workspace named **{plain(taken.name)}** exists already ({plain(', '.join(taken.models))}; saved "
-               f"{plain(taken.updated[:16].replace('T', ' '))} UTC). Choose what saving does, or type another name.",
+               f"{plain(components.when(taken.updated))} UTC). Choose what saving does, or type another name.",
                icon=":material/warning:")
     if_exists = st.radio("Saving under a taken name", ["version", "replace"], key=f"if_exists_{generation}",
                          format_func={"version": f"Save as a new version: {plain(store.free_name(taken.name))}",

@@ -76,7 +76,7 @@ ids = list(dict.fromkeys(runs["run"]))
 if len(ids) < 2:
     st.info("Two runs are needed.")
     st.stop()
-described = {row.run: f"{row.run} · {row.created[:16].replace('T', ' ')} · {row.workspace}" +
+described = {row.run: f"{row.run} · {components.when(row.created)} · {row.workspace}" +
              (f" · {row.note}" if row.note else "") for row in runs.drop_duplicates("run").itertuples()}
 left, right = st.columns(2)
 for key, default in ((Key.HISTORY_FIRST, ids[0]), (Key.HISTORY_SECOND, ids[-1])):

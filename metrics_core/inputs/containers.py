@@ -16,6 +16,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import PurePath
 
+import numpy as np
+
 from metrics_core.errors import input_error
 
 PARQUET_MAGIC = b"PAR1"
@@ -114,10 +116,7 @@ def _looks_utf16(head: bytes) -> bool:
 
 
 def _mostly_binary(head: bytes) -> bool:
-    """More than a tenth of the first bytes are control characters other than tab and line ends,
-    or the bytes are not UTF-8 (nor a single-byte text encoding's letters)."""
-    sample = head[:4096]
-    if not sample:
-        return False
-    control = sum(1 for b in sample if b < 32 and b not in (9, 10, 13))
-    return control > len(sample) / 10
+    """More than a tenth of the first bytes are control characters other than tab and line ends."""
+    sample = np.frombuffer(head[:4096], dtype=np.uint8)
+    control = (sample < 32) & ~np.isin(sample, (9, 10, 13))
+    return bool(len(sample)) and int(control.sum()) > len(sample) / 10

@@ -43,7 +43,13 @@ from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.read import PARQUET_SUFFIXES, StoredTable, read_bytes, read_notes, read_table, unreadable
 from metrics_core.store import failures, schema
 from metrics_core.store.failures import HOME_VARIABLE, READ_ONLY_VARIABLE
-from metrics_core.store.files import copy_file, remove_stale_temporaries, sha256_of, write_parquet
+from metrics_core.store.files import (
+    copy_file,
+    remove_stale_temporaries,
+    sha256_of,
+    write_atomically,
+    write_parquet,
+)
 
 BUSY_TIMEOUT_MS = 30_000
 BUSY_VARIABLE = "RANKSCOPE_BUSY_TIMEOUT_MS"
@@ -53,6 +59,7 @@ TRASH_DAYS = 30.0
 BACKUP_EVERY_SECONDS = 86_400
 ID_SHAPE = re.compile(r"[0-9a-f]{12}")
 SAVE_RETRIES = 5
+LIVE = "superseded_by IS NULL AND deleted IS NULL"  # a workspace listed under its name
 IF_EXISTS = ("refuse", "replace", "version")
 
 
@@ -103,11 +110,10 @@ class NameTakenError(InputError):
     is that workspace."""
 
     def __init__(self, existing: SavedWorkspace):
-        message = (f"workspace name: a workspace named {existing.name!r} exists already.\n"
-                   "Fix: replace it (its link keeps opening what it holds now), save as a new version, or "
-                   "choose another name.")
-        super().__init__(message, "workspace name", None, f"a workspace named {existing.name!r} exists already.",
-                         "replace it, save as a new version, or choose another name.")
+        built = input_error("workspace name", f"a workspace named {existing.name!r} exists already.",
+                            "replace it (its link keeps opening what it holds now), save as a new version, or "
+                            "choose another name.")
+        super().__init__(built.template, built.source, built.column, built._problem, built._fix)
         self.existing = existing
 
 
@@ -215,15 +221,14 @@ class Store:
             with self.connect() as connection:
                 if connection.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                     return
-                temporary = backup.with_name(f".{backup.name}.{secrets.token_hex(4)}.tmp")
-                try:
+
+                def copy(temporary: Path) -> None:
                     target = sqlite3.connect(temporary)
                     with target:
                         connection.backup(target)
                     target.close()
-                    os.replace(temporary, backup)
-                finally:
-                    temporary.unlink(missing_ok=True)
+
+                write_atomically(backup, copy)
 
     # tables
 
@@ -349,8 +354,7 @@ class Store:
                                                "name (saved over, or deleted, by someone else).",
                                   "open the saved workspaces list again and choose the one to change.")
         given_way = [supersedes] if supersedes is not None else []
-        taken = connection.execute("SELECT * FROM workspaces WHERE name = ? AND superseded_by IS NULL AND "
-                                   "deleted IS NULL", (name,)).fetchone()
+        taken = connection.execute(f"SELECT * FROM workspaces WHERE name = ? AND {LIVE}", (name,)).fetchone()
         if taken is not None and taken["id"] != supersedes:
             if if_exists == "refuse":
                 raise NameTakenError(self._row_workspace(connection, taken))
@@ -377,7 +381,7 @@ class Store:
 
     def workspaces(self) -> list[SavedWorkspace]:
         """Every live saved workspace (neither superseded nor in the trash), the latest first."""
-        return self._listed("superseded_by IS NULL AND deleted IS NULL ORDER BY updated DESC, name")
+        return self._listed(f"{LIVE} ORDER BY updated DESC, name")
 
     def trash(self) -> list[SavedWorkspace]:
         """The workspaces in the trash, the most recently deleted first (each restorable until
@@ -448,23 +452,25 @@ class Store:
     def named(self, name: str) -> SavedWorkspace | None:
         """The live workspace called ``name`` (names only: an id is not a name)."""
         with self.connect() as connection:
-            row = connection.execute("SELECT * FROM workspaces WHERE name = ? AND superseded_by IS NULL AND "
-                                     "deleted IS NULL", (name.strip(),)).fetchone()
+            row = connection.execute(f"SELECT * FROM workspaces WHERE name = ? AND {LIVE}",
+                                     (name.strip(),)).fetchone()
             return None if row is None else self._row_workspace(connection, row)
 
     def rename_workspace(self, workspace_id: str, name: str) -> SavedWorkspace:
         """Give a live workspace another name (its id and content stay as they are)."""
         saved = self._existing(workspace_id)
         name = checked_name(name)
+        versions = self.versions(saved.id)  # (the runs of its earlier versions are its runs too)
         try:
             with self.writing() as connection:
-                taken = connection.execute("SELECT id FROM workspaces WHERE name = ? AND superseded_by IS NULL "
-                                           "AND deleted IS NULL", (name,)).fetchone()
+                taken = connection.execute(f"SELECT id FROM workspaces WHERE name = ? AND {LIVE}",
+                                           (name,)).fetchone()
                 if taken is not None and taken["id"] != workspace_id:
                     raise sqlite3.IntegrityError("taken")
                 connection.execute("UPDATE workspaces SET name = ?, updated = ? WHERE id = ?",
                                    (name, now(), saved.id))
-                connection.execute("UPDATE runs SET workspace_name = ? WHERE workspace_id = ?", (name, saved.id))
+                connection.executemany("UPDATE runs SET workspace_name = ? WHERE workspace_id = ?",
+                                       [(name, version) for version in versions])
         except sqlite3.IntegrityError:
             raise input_error("workspace name", f"{name!r} is taken by another workspace.",
                               "choose another name.") from None
@@ -557,8 +563,7 @@ def restored(name: str) -> Iterator[str]:
 def _free_name(connection: sqlite3.Connection, name: str, others: Iterator[str]) -> str:
     """``name`` when no live workspace has it, else the first of ``others`` that none has."""
     for candidate in itertools.chain([name], others):
-        if connection.execute("SELECT 1 FROM workspaces WHERE name = ? AND superseded_by IS NULL AND "
-                              "deleted IS NULL", (candidate,)).fetchone() is None:
+        if connection.execute(f"SELECT 1 FROM workspaces WHERE name = ? AND {LIVE}", (candidate,)).fetchone() is None:
             return candidate
     raise AssertionError("unreachable: the names are endless")
 

@@ -71,7 +71,10 @@ def add_workspaces_command(commands) -> None:
                        ("restore", "take a workspace out of the trash")):
         actions.add_parser(name, help=text).add_argument("id", help="the workspace's id (rankscope workspaces list)")
     purge = actions.add_parser("purge", help="delete for good what has been in the trash longer than DAYS")
-    purge.add_argument("--older-than", type=float, default=None, metavar="DAYS")
+    from metrics_core.cli import _number  # the command's own number parsers (cli is loaded by now)
+
+    purge.add_argument("--older-than", type=_number(lambda days: days >= 0, "is not a number of days >= 0"),
+                       default=None, metavar="DAYS", help="default RANKSCOPE_TRASH_DAYS (30)")
     store = commands.add_parser("store", help="the store itself: check it")
     store_actions = store.add_subparsers(dest="action", required=True)
     store_actions.add_parser("check", help="list catalog entries whose files are missing or damaged (exit 1 if any)")

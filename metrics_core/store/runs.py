@@ -180,13 +180,16 @@ def load_run(store: Store, run_id: str) -> Run:
 def list_runs(store: Store, workspace: str | None = None, model: str | None = None) -> pd.DataFrame:
     """One row per (run, model), oldest first: the run's id, workspace, time, K, note, and every
     aggregate with its interval (``<metric>_low``, ``<metric>_high``). ``workspace`` is a name
-    or an id; ``model`` keeps one model name across workspaces (a model's versions)."""
+    or an id, and its runs include those of the earlier versions it superseded (as the History
+    page lists them); ``model`` keeps one model name across workspaces (a model's versions)."""
     query = ("SELECT r.id, r.workspace_id, r.workspace_name, r.created, r.settings, r.note, r.version, r.engine, "
              "m.model, m.metrics, m.intervals FROM runs r JOIN run_models m ON m.run_id = r.id")
     where, arguments = [], []
-    if workspace is not None:
-        where.append("(r.workspace_id = ? OR r.workspace_name = ?)")
-        arguments += [workspace, workspace]
+    if workspace is not None:  # (a workspace's runs include those of the versions it superseded)
+        found = store.find_workspace(workspace)
+        ids = store.versions(found.id) if found is not None else []
+        where.append(f"(r.workspace_id IN ({', '.join('?' * len(ids)) or 'NULL'}) OR r.workspace_name = ?)")
+        arguments += [*ids, workspace]
     if model is not None:
         where.append("m.model = ?")
         arguments.append(model)

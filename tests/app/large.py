@@ -21,8 +21,9 @@ def _parquet(frame: pd.DataFrame) -> bytes:
     return out.getvalue()
 
 
-def save_large_workspace(home: Path) -> str:
-    """A saved workspace in the store at ``home``: 20,000 users x 4 models x top 20 (scores),
+def save_large_workspace(home: Path, names: tuple[str, ...] = MODELS) -> str:
+    """A saved workspace in the store at ``home``: 20,000 users x one model per name (4 by default)
+    x top 20 (scores),
     a graded ground truth, 200,000 training rows, item features (a genre, a number) and user
     features (a country). Returns its id."""
     rng = np.random.default_rng(0)
@@ -30,7 +31,7 @@ def save_large_workspace(home: Path) -> str:
     popularity = rng.zipf(1.3, USERS * LENGTH) % ITEMS
     users = np.repeat(np.arange(USERS), LENGTH)
     models = {}
-    for i, name in enumerate(MODELS):
+    for i, name in enumerate(names):
         items = (popularity[:USERS * LENGTH] + i * 7 + rng.integers(0, 50 * i + 1, USERS * LENGTH)) % ITEMS
         frame = pd.DataFrame({"user_id": users, "item_id": items, "score": rng.random(USERS * LENGTH)})
         frame = frame.drop_duplicates(["user_id", "item_id"])

@@ -81,3 +81,4 @@ def test_memory_returns_after_sessions_with_large_uploads_close(browser, tmp_pat
         assert after - idle < 300 * MIB, f"idle {idle / MIB:.0f} MiB, after {after / MIB:.0f} MiB"
     finally:
         stop_server(process)
+

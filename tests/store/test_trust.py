@@ -394,3 +394,28 @@ def test_a_save_killed_at_any_moment_leaves_a_store_that_checks_sound(tmp_path):
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert [w.name for w in Store(home).workspaces()] == ["shop"]
+
+
+def test_a_workspace_runs_include_its_earlier_versions_on_the_command_line_as_in_the_app(tmp_path, files):
+    """`runs list --workspace NAME` lists the runs of every version saved under NAME, as the History
+    page does, and a rename follows them all."""
+    home, (recs, truth) = tmp_path / "store", files
+    other = tmp_path / "other.csv"
+    other.write_text(OTHER)
+    for path in (recs, other):  # two versions of "shop"
+        assert rankscope(home, "evaluate", "--recommendations", f"m={path}", "--ground-truth", str(truth),
+                         "--save", "shop").returncode == 0
+    store = Store(home)
+    live = store.named("shop")
+    assert len(store.versions(live.id)) == 2
+    listed = json.loads(rankscope(home, "runs", "list", "--workspace", "shop", "--format", "json").stdout)
+    assert len({row["run"] for row in listed}) == 2
+    store.rename_workspace(live.id, "store")
+    listed = json.loads(rankscope(home, "runs", "list", "--workspace", "store", "--format", "json").stdout)
+    assert len({row["run"] for row in listed}) == 2 and {row["workspace"] for row in listed} == {"store"}
+
+
+@pytest.mark.parametrize("days", ["-1", "nan", "soon"])
+def test_a_purge_age_that_is_not_a_number_of_days_exits_2(tmp_path, days):
+    done = rankscope(tmp_path, "workspaces", "purge", "--older-than", days)
+    assert done.returncode == 2 and "internal error" not in done.stderr and "--older-than" in done.stderr
