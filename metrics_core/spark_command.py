@@ -86,7 +86,8 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
     if args.save:
         from metrics_core.store import Store
 
-        store = Store()  # an unwritable store fails here, before Spark starts
+        store = Store()  # an unwritable (or read-only) store fails here, before Spark starts
+        store.require_writable()
     try:
         from metrics_core.spark import evaluate_spark, local_session
     except ImportError:

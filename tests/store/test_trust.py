@@ -166,6 +166,12 @@ def test_a_read_only_store_refuses_every_write_from_every_entry_point(tmp_path, 
                      "--save", "films", RANKSCOPE_READ_ONLY="1")
     assert done.returncode == 2 and "read-only" in done.stderr
     assert rankscope(home, "workspaces", "delete", saved.id, RANKSCOPE_READ_ONLY="1").returncode == 2
+    pd.read_csv(files[0]).to_parquet(tmp_path / "recs.parquet")
+    pd.read_csv(files[1]).to_parquet(tmp_path / "truth.parquet")
+    on_spark = rankscope(home, "evaluate", "--engine", "spark", "--recommendations", str(tmp_path / "recs.parquet"),
+                         "--ground-truth", str(tmp_path / "truth.parquet"), "--save", "films",
+                         RANKSCOPE_READ_ONLY="1")
+    assert on_spark.returncode == 2 and "read-only" in on_spark.stderr  # (before Spark starts: no Java needed)
     from metrics_core.store import schema
 
     old = tmp_path / "old"
