@@ -22,7 +22,7 @@ import pandas as pd
 from metrics_core.errors import Note, input_error, setting
 from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
-from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Truth
+from metrics_core.inputs.encoded import KERNEL_ITEMS_MAX, KERNEL_MIN, Lists, RawLists, RawTruth, Training, Truth
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.read import QRELS_GRADE, is_qrels
 from metrics_core.inputs.text_ids import TextIds, is_text
@@ -32,8 +32,6 @@ from metrics_core.settings import Order, TieBreak
 MAX_POSITIONS = 100_000
 JOIN_CHUNK_CELLS = 1 << 22
 CHECK_CHUNK_CELLS = 1 << 16
-KERNEL_MIN = 1 << 22  # users x positions cells from which the compiled loops (numba) place and join
-KERNEL_ITEMS_MAX = 1 << 24  # the compiled join's tables take up to 8 bytes per item and thread: 128 MiB each here
 KERNEL_USERS_MAX = (1 << 30) - 1  # the compiled join marks items with 2 * user + 3, an int32
 USER_ITEM_HINT = f" with {setting('user_column')} and {setting('item_column')}"
 

@@ -17,6 +17,8 @@ from metrics_core.settings import Order
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
+KERNEL_MIN = 1 << 22  # users x positions cells from which the compiled loops (numba) place and join
+KERNEL_ITEMS_MAX = 1 << 24  # the compiled join's tables take up to 8 bytes per item and thread: 128 MiB each here
 
 @dataclass
 class RawLists:
@@ -150,14 +152,23 @@ class Lists:
                      self.listed, self.ordered_by, self.notes)
 
     def judged_cells(self, truth: Truth) -> np.ndarray:
-        """Whether each list cell holds a judged non-relevant item of its user (computed once)."""
+        """Whether each list cell holds a judged non-relevant item of its user (computed once).
+
+        From :data:`KERNEL_MIN` cells (and at most :data:`KERNEL_ITEMS_MAX` items) a compiled pass
+        along each row against a table of its user's judged items
+        (:func:`~metrics_core.inputs.kernels.mark_judged`); below, one ``np.isin`` of the cells'
+        (user, item) keys, whose sort of every key cost 15 s of the app's first evaluation of a
+        1M-user x 100 graded workspace."""
         if self._judged is None:
-            cells = np.flatnonzero(self.items.reshape(-1) >= 0)
-            user = cells // self.items.shape[1]
-            keys = user * truth.n_items + self.items.reshape(-1)[cells]
-            found = np.zeros(self.items.size, dtype=bool)
-            found[cells[np.isin(keys, truth.judged)]] = True
-            self._judged = found.reshape(self.items.shape)
+            if self.items.size >= KERNEL_MIN and truth.n_items <= KERNEL_ITEMS_MAX:
+                self._judged = _judged_compiled(self.items, truth)
+            else:
+                cells = np.flatnonzero(self.items.reshape(-1) >= 0)
+                user = cells // self.items.shape[1]
+                keys = user * truth.n_items + self.items.reshape(-1)[cells]
+                found = np.zeros(self.items.size, dtype=bool)
+                found[cells[np.isin(keys, truth.judged)]] = True
+                self._judged = found.reshape(self.items.shape)
         return self._judged
 
     @cached_property
@@ -177,6 +188,21 @@ class Lists:
     def hit_coordinates(self) -> tuple[np.ndarray, np.ndarray]:
         """``(user, position)`` of each relevant cell, in :attr:`hit_cells` order (computed once)."""
         return np.divmod(self.hit_cells, self.items.shape[1])
+
+
+def _judged_compiled(items: np.ndarray, truth: Truth) -> np.ndarray:
+    """:meth:`Lists.judged_cells` by one compiled pass per range of users, on a few threads."""
+    from metrics_core.inputs.kernels import mark_judged, read_only_view
+    from metrics_core.parallel import map_chunks, thread_shares
+
+    n_users = len(items)
+    judged_user, judged_item = np.divmod(truth.judged, max(truth.n_items, 1))
+    starts = np.searchsorted(judged_user, np.arange(n_users + 1))  # (the keys are sorted: by user, then item)
+    found = np.zeros(items.shape, dtype=bool)
+    view = read_only_view(np.ascontiguousarray(items))
+    map_chunks(lambda start, stop: mark_judged(view, starts, judged_item, found, truth.n_items, start, stop),
+               thread_shares(n_users))
+    return found
 
 
 @dataclass(frozen=True)

@@ -125,6 +125,25 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
 
 
 @numba.njit(cache=True, nogil=True)
+def mark_judged(items_at, judged_starts, judged_item, found, n_items, start, stop):
+    """Mark the cells of users ``start .. stop`` that hold one of their judged non-relevant
+    items (``judged_item[judged_starts[u]:judged_starts[u + 1]]``, user ``u``'s). One table
+    indexed by item code holds ``u + 1`` for the items of user ``u``, so it is never cleared;
+    a user with no judged item is skipped."""
+    mark = np.zeros(n_items, dtype=np.int32)
+    for user in range(start, stop):
+        first, last = judged_starts[user], judged_starts[user + 1]
+        if first == last:
+            continue
+        for row in range(first, last):
+            mark[judged_item[row]] = user + 1
+        for position in range(items_at.shape[1]):
+            item = items_at[user, position]
+            if item >= 0 and mark[item] == user + 1:
+                found[user, position] = True
+
+
+@numba.njit(cache=True, nogil=True)
 def blank_duplicates(items_at, n_items, start, stop):
     """Set to -1 every cell of users ``start .. stop`` whose item occurs earlier in the row."""
     seen = np.zeros(n_items, dtype=np.int32)
@@ -289,6 +308,9 @@ def compile_all() -> None:
         items.flags.writeable = writeable
         join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
                    np.zeros((1, 2), np.float32), True, np.zeros(1, np.int32), 1, 0, 1)
+    for item_type in ints:  # (the lists' codes: int32, or int64 past 2^31 cells)
+        mark_judged(read_only_view(np.zeros((1, 2), item_type)), np.array([0, 1]), np.zeros(1, np.int64),
+                    np.zeros((1, 2), bool), 1, 0, 1)
     blank_duplicates(np.zeros((1, 2), dtype=np.int32), 1, 0, 1)
     codes = read_only_view(np.zeros(1, np.int32))
     for rank_type in ints:

@@ -471,3 +471,25 @@ def test_score_positions_in_user_blocks_equal_one_sort_of_every_row(lengths, dat
     expected = np.empty(len(user), dtype=np.int64)
     expected[order] = np.arange(len(user)) - np.repeat(starts, np.diff(np.append(starts, len(user))))
     assert (_positions_by_score(user, score, None) == expected).all()
+
+
+@pytest.mark.parametrize("item_type", [np.int32, np.int64])
+def test_judged_cells_are_found_by_the_compiled_pass_as_by_numpy(item_type, monkeypatch):
+    """From ``KERNEL_MIN`` cells the judged non-relevant cells (bpref, infAP) are marked by a
+    compiled pass over each row; the same cells as numpy's ``isin`` of (user, item) keys, with
+    users that have no judged item, an item judged for one user and listed for another, and
+    duplicates blanked; the metrics that read them agree too."""
+    from metrics_core.inputs import encoded as encoded_module
+
+    recs, truth = whole_lists(n_users=70, length=12, item_space=40, seed=8)
+    truth.loc[truth.user_id % 5 == 0, "grade"] = 3  # users with nothing judged
+    built = Dataset.build(recs, truth, columns=Columns(relevance="grade", threshold=2))
+    lists, ground_truth = built.lists["model"], built.truth
+    lists.items = lists.items.astype(item_type)
+    expected = lists.judged_cells(ground_truth).copy()
+    assert 0 < expected.sum() < (lists.items >= 0).sum() and not (expected & lists.hit).any()
+    numpy_values = built.evaluate(settings=Settings(k=5)).per_user[["bpref", "infap"]]
+    lists._judged = None
+    monkeypatch.setattr(encoded_module, "KERNEL_MIN", 0)
+    np.testing.assert_array_equal(lists.judged_cells(ground_truth), expected)
+    pd.testing.assert_frame_equal(built.evaluate(settings=Settings(k=5)).per_user[["bpref", "infap"]], numpy_values)
