@@ -138,6 +138,19 @@ class BoundedCache:
     def __len__(self) -> int:
         return len(self._entries)
 
+    def peek(self, key: str) -> Any:
+        """The value kept for ``key`` (None when there is none), counted as a use."""
+        with self._lock:
+            if key not in self._entries:
+                return None
+            value, size, _ = self._entries.pop(key)
+            self._entries[key] = (value, size, time.monotonic())
+            return value
+
+    def __contains__(self, key: str) -> bool:
+        with self._lock:
+            return key in self._entries
+
     def evict(self) -> int:
         """Drop entries past their age, then the least recently used while over the budget (the
         newest entry always stays). Returns how many left."""

@@ -15,8 +15,8 @@ from typing import get_args
 import pandas as pd
 import streamlit as st
 
+from dashboard import progress
 from dashboard.cache import from_environment
-from dashboard.text import plain
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
 from metrics_core.metrics import registry
@@ -281,8 +281,8 @@ def dataset_of(ws: Workspace, chosen: Encoding | None = None) -> Dataset:
     """The encoded dataset of ``ws``: parsed and joined once per workspace, mapping and encoding,
     shared by the Data page's check and every analysis page (kept in the bounded cache)."""
     chosen = chosen or encoding()
-    with st.spinner(reading_words(ws)):
-        return CACHE.get(f"data:{ws.fingerprint()}:{chosen.order}:{chosen.tie_break}", lambda: ws.build(chosen))
+    return progress.cached(CACHE, f"data:{ws.fingerprint()}:{chosen.order}:{chosen.tie_break}", reading_words(ws),
+                           lambda say: ws.build(chosen, say))
 
 
 def reading_words(ws: Workspace) -> str:
@@ -300,14 +300,30 @@ def dataset() -> Dataset:
 
 
 def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
-    """Every model's evaluation at the current settings (computed once per settings)."""
+    """Every model's evaluation at the current settings (computed once per settings).
+
+    The metric@k curves (k = 1 .. a model's longest list) do not depend on K, so once one evaluation
+    at these settings has computed them, another K up to every model's longest list evaluates each model at K
+    alone (``curves=False``: at 1M users x 100 with candidates, a fifth of the work) and takes the
+    curves already computed."""
     current = current or settings()
     data = dataset()
-    names = plain(", ".join(data.models))  # (a spinner's text is Markdown)
-    with st.spinner(f"Evaluating {len(data.models)} model{'s' * (len(data.models) > 1)} ({names}) at K = "
-                    f"{current.k}: every metric, per user…"):
-        return CACHE.get(f"evaluations:{data_key()}:{tuple(asdict(current).items())}",
-                         lambda: data.evaluate_all(current))
+    longest = {name: lists.positions for name, lists in data.lists.items()}
+    every_k = f"curves:{data_key()}:{tuple({**asdict(current), 'k': None}.items())}"
+    known = CACHE.peek(every_k) if current.k <= min(longest.values()) else None
+    reuse = known is not None
+    models = f"{len(data.models)} model{'s' * (len(data.models) > 1)}"
+
+    def work(say: progress.Say) -> dict[str, Evaluation]:
+        if reuse:
+            return {name: replace(result, curves=known[name]) for name, result in
+                    data.evaluate_all(current, curves=False, progress=say).items()}
+        results = data.evaluate_all(current, progress=say)
+        CACHE.get(every_k, lambda: {name: result.curves.loc[:longest[name]] for name, result in results.items()})
+        return results
+
+    return progress.cached(CACHE, f"evaluations:{data_key()}:{tuple(asdict(current).items())}",
+                           f"Evaluating {models} at K = {current.k}…", work)
 
 
 def evaluation(model: str, current: Settings | None = None) -> Evaluation:

@@ -5,6 +5,7 @@ bytes or read from the store's Parquet copies."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,12 +66,13 @@ class Workspace:
         digest.update(repr((self.columns, self.feature_columns, self.embedding_column)).encode())
         return digest.hexdigest()
 
-    def build(self, encoding: Encoding | None = None) -> Dataset:
-        """Parse and encode (raises :class:`InputError` naming the uploaded file and the offending rows)."""
+    def build(self, encoding: Encoding | None = None, progress: Callable[[str], None] | None = None) -> Dataset:
+        """Parse and encode (raises :class:`InputError` naming the uploaded file and the offending rows);
+        ``progress`` is told each step in words."""
         return Dataset.build(dict(self.models), self.ground_truth, train=self.train, items=self.items, users=self.users,
                              columns=self.columns, encoding=encoding,
                              feature_columns=list(self.feature_columns) if self.feature_columns else None,
-                             embedding_column=self.embedding_column)
+                             embedding_column=self.embedding_column, progress=progress)
 
 
 def _content(table: Source) -> bytes:

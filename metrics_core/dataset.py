@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,6 +116,7 @@ class Dataset:
         embedding_column: str | None = None,
         part: bool = False,
         score_positions: int | None = None,
+        progress: Callable[[str], None] | None = None,
     ) -> Dataset:
         """Read, validate and encode the inputs.
 
@@ -128,7 +130,8 @@ class Dataset:
         ``score_positions``: keep each list's scores for its first that many positions only
         (data evaluated at one K: the metrics at K read the scores of the first K + 1
         positions, and placing the rest of 100M shuffled rows' scores costs about 0.7 s and
-        800 MB); a score threshold, score histograms and cases then raise. Raises
+        800 MB); a score threshold, score histograms and cases then raise. ``progress`` is
+        told each step in words as it starts ("reading recommendations 'b' (2 of 4)…"). Raises
         :class:`InputError` on bad input.
 
         The recipe: read and check every table (ids read once per table; the ground truth on
@@ -139,6 +142,7 @@ class Dataset:
         the training data and the item features against those codes.
         """
         columns, encoding = columns or Columns(), encoding or Encoding()
+        say = progress or (lambda words: None)
         if not isinstance(recommendations, Mapping):
             recommendations = {model_name(recommendations, "model"): recommendations}
         if not recommendations:
@@ -148,6 +152,8 @@ class Dataset:
         id_columns = [columns.user, columns.item]
         several = len(recommendations) > 1
         def model_read(name: str, source) -> tuple[str, object, bool, pd.DataFrame, str]:
+            say(f"Reading and checking recommendations '{name}' ({list(recommendations).index(name) + 1} of "
+                f"{len(recommendations)}) and the ground truth…")
             two_steps = _in_two_steps(source, columns, encoding, several)  # (then only its ids; notes come later)
             return name, source, two_steps, *_read(source, f"recommendations '{name}'", [] if two_steps else notes,
                                                    id_columns, id_columns if two_steps else wanted)
@@ -163,6 +169,9 @@ class Dataset:
         raw_lists = [model_ids(*model_read(str(name), source)) for name, source in recommendations.items()]
         raw_truth = truth_read.result()
         notes += truth_notes
+        if train is not None or items is not None or users is not None:
+            say("Reading " + " and ".join(role for role, source in (("training interactions", train), (
+                "item features", items), ("user features", users)) if source is not None) + "…")
         sides = {role: _side_table(source, role, columns, notes)
                  for role, source in (("training interactions", train), ("item features", items),
                                       ("user features", users)) if source is not None}
@@ -190,6 +199,8 @@ class Dataset:
         lists = {}  # (each model's rows are placed while the ground truth is encoded, and joined to it then)
         while raw_lists:  # each model's rows are let go once its lists are made: a lower peak with many models
             raw = raw_lists.pop(0)
+            say(f"Ordering the lists of '{raw.name}' ({len(lists) + 1} of {len(recommendations)}) and joining them "
+                "to the ground truth…")
             del user_ids["model", raw.name], item_ids["model", raw.name]
             lists[raw.name] = raw.encode(user_index, item_index, truth_encoded.result, columns, notes, encoding,
                                          score_positions) \
@@ -207,6 +218,7 @@ class Dataset:
         user_codes = user_index.codes(user_side.ids["user"]) if user_side else None
         training = None
         if train_side is not None:
+            say("Counting the training interactions (popularity, history)…")
             catalog = int(np.count_nonzero(np.bincount(item_codes, minlength=len(item_index)))) \
                 if item_codes is not None else None
             training = encode_training(user_index.codes(train_side.ids["user"]),
@@ -216,6 +228,7 @@ class Dataset:
         notes += truth.notes
         vectors = None
         if item_side is not None:
+            say("Making the item features into vectors (diversity, similarity)…")
             vectors = _vectors(item_side, columns.item, item_codes, len(item_index), feature_columns,
                                embedding_column, notes)
         return cls(columns, user_index, item_index, truth, lists, training,
@@ -332,16 +345,34 @@ class Dataset:
         return beyond_accuracy.BeyondInputs(len(self.items), self.in_catalog, self.training, self.vectors,
                                             self.history, cooccurrence, other)
 
-    def evaluate_all(self, settings: Settings | None = None, curves: bool = True) -> dict[str, Evaluation]:
+    def evaluate_all(self, settings: Settings | None = None, curves: bool = True,
+                     progress: Callable[[str], None] | None = None) -> dict[str, Evaluation]:
         """:meth:`evaluate` of every model, on a few threads (numpy releases the GIL in its array
         work, and one model's steps leave a core idle at times: three models of 1M users x 100,
         2.4-2.8 s against 2.9-4.0 s one after the other). The users' history vectors, which every
         model reads, are computed first, once; the ground truth's values made on first use are
-        the same whichever thread makes them."""
+        the same whichever thread makes them. ``progress`` is told, in words, which models are
+        being evaluated and how many are done."""
+        settings = settings or Settings()
+        say = progress or (lambda words: None)
         if self.training is not None and self.vectors is not None:
+            say("Reading each user's history of item features…")
             self.history  # noqa: B018 (computed once here, not by two threads)
-        return dict(zip(self.models, map_threads(lambda name: self.evaluate(name, settings, curves), self.models),
-                        strict=True))
+        done: list[str] = []
+        lock = threading.Lock()
+
+        def one(name: str) -> Evaluation:
+            result = self.evaluate(name, settings, curves)
+            with lock:
+                done.append(name)
+                if len(done) < len(self.models):
+                    say(f"Evaluating {len(self.models)} models at K = {settings.k}: {len(done)} of "
+                        f"{len(self.models)} done (last: '{name}')…")
+            return result
+
+        say(f"Evaluating {len(self.models)} model{'s' * (len(self.models) > 1)} at K = {settings.k}: every "
+            f"metric, per user{', at every k' if curves else ''}…")
+        return dict(zip(self.models, map_threads(one, self.models), strict=True))
 
     def _evaluation(self, model, settings, lists, rows, result, extra, counts, no_candidates) -> Evaluation:
         n = len(rows)

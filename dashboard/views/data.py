@@ -194,8 +194,8 @@ if st.button("Check, save and evaluate", type="primary", icon=":material/check_c
                           ground_truth=truth, columns=columns,
                           feature_columns=tuple(features) if features else None, **optional)
     try:
-        with st.spinner("Reading, checking and joining…"):
-            dataset = state.dataset_of(workspace)
+        dataset = state.dataset_of(workspace)  # (says each step while it reads, checks and joins)
+        with st.spinner("Checking every model at K…"):
             # the new files' own models: the primitive model chosen for the previous workspace may not exist
             report = dataset.evaluate_all(replace(state.chosen_settings(), primitive_model=None),
                                           curves=False)

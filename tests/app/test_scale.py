@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pyarrow as pa
 import pytest
 from driving import start
@@ -38,11 +39,19 @@ def chart_rows(at: AppTest) -> list[int]:
 
 
 def test_every_page_at_20000_users_and_4_models_sends_summaries_not_users(large_workspace, monkeypatch):
+    """Also: a new K evaluates at K alone and keeps the curves of the first evaluation (issue #43:
+    K is free after the first evaluation), with the numbers of a whole evaluation at that K."""
     home, workspace_id = large_workspace
     monkeypatch.setenv("RANKSCOPE_HOME", home)
     from dashboard import state
+    from metrics_core import Dataset
 
     state._store.clear()
+    state.CACHE.clear()
+    asked = []
+    evaluate_all = Dataset.evaluate_all
+    monkeypatch.setattr(Dataset, "evaluate_all", lambda self, settings=None, curves=True, progress=None: (
+        asked.append((settings.k, curves)) or evaluate_all(self, settings, curves, progress)))
     at = start(ws=workspace_id)
     for k in (10, 5, 20):
         at.switch_page("views/overview.py").run()
@@ -55,3 +64,13 @@ def test_every_page_at_20000_users_and_4_models_sends_summaries_not_users(large_
             assert all(n <= MAX_CHART_ROWS for n in rows), (page, k, rows)
     at.switch_page("views/users.py").run()
     assert chart_rows(at), "the Users page draws its charts"
+    assert [(k, curves) for k, curves in asked if k in (5, 20)] == [(5, False), (20, False)], asked
+    monkeypatch.setattr(Dataset, "evaluate_all", evaluate_all)
+    data = next(value for key, value in state.CACHE._entries.items() if key.startswith("data:"))[0]
+    for key, (results, _, _) in list(state.CACHE._entries.items()):
+        if key.startswith("evaluations:"):
+            whole = data.evaluate_all(next(iter(results.values())).settings)
+            for name, result in results.items():
+                assert result.metrics == pytest.approx(whole[name].metrics, rel=1e-12, nan_ok=True), (key, name)
+                pd.testing.assert_frame_equal(result.curves, whole[name].curves)
+                pd.testing.assert_frame_equal(result.per_user, whole[name].per_user, rtol=1e-12)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from metrics_core import Columns, Dataset, Settings, evaluate
@@ -105,3 +105,18 @@ def test_cumulative_metrics_are_monotone_in_k(problem):
     curves = Dataset.build(recs, truth, columns=GRADED).evaluate(settings=Settings(k=k)).curves
     for metric in ("recall", "hit_rate", "mrr"):
         assert (np.diff(curves[metric].to_numpy()) >= -1e-12).all(), metric
+
+
+@settings(max_examples=40, deadline=None)
+@given(problems(), st.integers(1, 12), st.sampled_from([None, 20]), st.sampled_from([1, 2]))
+def test_the_curves_do_not_depend_on_k(problem, other_k, candidates, threshold):
+    """The metric@k curves (k = 1 .. the longest list, and K) are the same whichever K is evaluated:
+    the app evaluates a new K at K alone and keeps the curves it has. With candidates (LAUC, MCC)
+    and judged rows below the threshold (bpref, infAP) too."""
+    recs, truth, k = problem
+    assume((truth.grade >= threshold).any())  # (else no user has a relevant item: refused)
+    data = Dataset.build(recs, truth, columns=Columns(relevance="grade", threshold=threshold))
+    first, second = (data.evaluate(settings=Settings(k=at, candidates=candidates)).curves for at in (k, other_k))
+    common = first.index.intersection(second.index)
+    assert set(range(1, recs.groupby("user_id").size().max() + 1)) <= set(common)  # (every k of the lists)
+    pd.testing.assert_frame_equal(first.loc[common], second.loc[common], rtol=1e-12)

@@ -1,0 +1,84 @@
+"""Long work (reading a workspace, evaluating its models) shown in words while it runs.
+
+The work runs on a worker thread, once per cache key whichever sessions ask for it; each asking
+session's script thread shows the step the work last said ("Ordering the lists of 'b' (2 of 4)
+and joining them to the ground truth…") with the seconds so far, until the value is in the cache.
+A session that reruns meanwhile (a new K, another page, a reload, a second browser after a
+server restart) finds the same work running and shows its words again: nothing is started twice,
+and nothing computed is thrown away when the user moves on.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+
+from dashboard.cache import BoundedCache
+from dashboard.text import plain
+
+POLL_SECONDS = 0.25
+Say = Callable[[str], None]
+
+
+@dataclass
+class Running:
+    """Work in flight: its future, and the words of its current step."""
+
+    words: str
+    started: float = field(default_factory=time.monotonic)
+    future: Future | None = None
+
+    def say(self, words: str) -> None:
+        self.words = words
+
+
+_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rankscope-work")
+_RUNNING: dict[str, Running] = {}
+_LOCK = threading.Lock()
+
+
+def cached(cache: BoundedCache, key: str, first_words: str, work: Callable[[Say], Any]) -> Any:
+    """``cache``'s value for ``key``; when it is not there, ``work(say)`` computes it on a worker
+    thread while this session shows each step ``say`` reports (``first_words`` until the
+    first). Raises what ``work`` raised (an :class:`~metrics_core.errors.InputError` reaches the
+    page, which names the problem)."""
+    if key in cache:
+        return cache.get(key, lambda: work(lambda words: None))
+    with _LOCK:
+        running = _RUNNING.get(key)
+        if running is None:
+            running = Running(first_words)
+            running.future = _POOL.submit(_run, cache, key, running, work)
+            _RUNNING[key] = running
+    _show_until_done(running)
+    return cache.get(key, running.future.result)  # (read on this session's thread: it is named as a user)
+
+
+def _run(cache: BoundedCache, key: str, running: Running, work: Callable[[Say], Any]) -> Any:
+    try:
+        return cache.get(key, lambda: work(running.say))
+    finally:
+        with _LOCK:
+            _RUNNING.pop(key, None)
+
+
+def _show_until_done(running: Running) -> None:
+    placeholder = st.empty()
+    shown = None
+    while True:
+        try:
+            running.future.result(timeout=POLL_SECONDS)
+            break
+        except TimeoutError:
+            pass
+        line = f"{running.words} ({time.monotonic() - running.started:.0f} s)"
+        if line != shown:
+            placeholder.info(plain(line), icon=":material/hourglass_top:")
+            shown = line
+    placeholder.empty()
