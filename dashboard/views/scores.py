@@ -16,13 +16,17 @@ for name in models:
     if name not in scored:
         st.info(f"**{plain(name)}** gives ranks only, so there are no scores to show. Add a score column to see them.")
 if scored:
-    frames = []
-    for name in scored:
-        hist = dataset.score_distribution(name, k, bins=30)
-        frames.append(hist.assign(model=name))
-    components.chart(charts.score_histograms(pd.concat(frames, ignore_index=True), scored), "scores", "dl_scores")
-    values = pd.concat([pd.DataFrame({"model": name, "value": results[name].per_user["score_entropy"].dropna()
-                                      .to_numpy()}) for name in scored], ignore_index=True)
+    def drawn() -> tuple:
+        """The score histograms of every scored model, and the score entropy's distribution."""
+        histograms = pd.concat([dataset.score_distribution(name, k, bins=30).assign(model=name) for name in scored],
+                               ignore_index=True)
+        values = pd.concat([pd.DataFrame({"model": name, "value": results[name].per_user["score_entropy"].dropna()
+                                          .to_numpy()}) for name in scored], ignore_index=True)
+        return (charts.score_histograms(histograms, scored),
+                charts.distribution(values, f"score entropy@{k}", models))
+
+    histograms, entropy = state.memo("scores", (), drawn)
+    components.chart(histograms, "scores", "dl_scores")
     st.markdown(f"Score entropy is the entropy of the softmax of each user's top-{k} scores: near 0 when one item "
                 f"dominates, up to ln {k} = {__import__('math').log(k):.2f} when all are equally likely.")
-    components.chart(charts.distribution(values, f"score entropy@{k}", models), "score_entropy", "dl_entropy")
+    components.chart(entropy, "score_entropy", "dl_entropy")

@@ -22,36 +22,45 @@ choices = ["nobody (all users)", *state.segment_choices()]
 with right:
     segment = st.selectbox("Slice by", choices, key=Key.USERS_SEGMENT)
 metric_label = f"{PER_USER_LABELS[column]}@{settings.k}"
-slices = state.segments(segment) if segment != choices[0] else None
 
-frames = []
-for name in models:
-    values = results[name].per_user[column].dropna()
-    frame = pd.DataFrame({"model": name, "value": values.to_numpy()}, index=values.index)
-    if slices is not None:
-        frame[slices.name] = slices.reindex(values.index).to_numpy()
-    frames.append(frame)
-values = pd.concat(frames)
-by = None if slices is None else slices.name
-components.chart(charts.distribution(values.reset_index(drop=True), metric_label, models, by), f"users_{column}",
-                 "dl_users")
+
+def drawn() -> tuple:
+    """The distribution chart, the slices' name and table, and the chosen model's share without a
+    hit, median and users in order."""
+    slices = state.segments(segment) if segment != choices[0] else None
+    by = None if slices is None else slices.name
+    frames = []
+    for name in models:
+        values = results[name].per_user[column].dropna()
+        frame = pd.DataFrame({"model": name, "value": values.to_numpy()}, index=values.index)
+        if slices is not None:
+            frame[slices.name] = slices.reindex(values.index).to_numpy()
+        frames.append(frame)
+    values = pd.concat(frames)
+    chart = charts.distribution(values.reset_index(drop=True), metric_label, models, by)
+    summary = values[values.model == model].groupby(by)["value"].agg(["count", "mean", "median"]) if by else None
+    ranked = result.per_user[column].dropna().sort_values()
+    return chart, by, summary, result.share_without_hit, ranked.median(), len(ranked), ranked.head(5), \
+        ranked.tail(5)[::-1]
+
+
+chart, by, summary, without_hit, median, counted, worst, best = state.memo("users", (model, column, segment), drawn)
+components.chart(chart, f"users_{column}", "dl_users")
 
 a, b, c = st.columns(3)
-a.metric("Users with no hit in the top K", f"{result.share_without_hit:.1%}",
+a.metric("Users with no hit in the top K", f"{without_hit:.1%}",
          help="Evaluated users whose top K holds no relevant item.",
          border=True)
-b.metric(f"Median {metric_label}", f"{result.per_user[column].median():.4f}", border=True)
-c.metric("Users behind this metric", f"{result.per_user[column].notna().sum():,}", border=True)
+b.metric(f"Median {metric_label}", f"{median:.4f}", border=True)
+c.metric("Users behind this metric", f"{counted:,}", border=True)
 
 if by:
-    summary = values[values.model == model].groupby(by)["value"].agg(["count", "mean", "median"])
     st.dataframe(summary.style.format({"mean": "{:.4f}", "median": "{:.4f}"}), width="stretch")
 
 st.subheader(f"Worst and best served users ({plain(model)})")
-ranked = result.per_user[column].dropna().sort_values()
 cases_page = "views/cases.py"
 left, right = st.columns(2)
-for side, title, picks in ((left, "Worst", ranked.head(5)), (right, "Best", ranked.tail(5)[::-1])):
+for side, title, picks in ((left, "Worst", worst), (right, "Best", best)):
     with side:
         st.markdown(f"**{title}**")
         for user, value in picks.items():

@@ -83,18 +83,41 @@ def _softmax_entropy(scores: np.ndarray) -> np.ndarray:
 
 
 def score_histogram(scores: np.ndarray, k: int, bins: int = 40, edges: np.ndarray | None = None) -> pd.DataFrame:
-    """Counts of the scores in each list's top K and in the rest, on shared bins.
+    """Counts of the scores in each list's top K and in the rest, on shared bins: ``bins`` equal
+    bins from the smallest score to the largest (``np.histogram_bin_edges`` of every score), or
+    the given ``edges``. Empty cells (NaN) are not counted.
+
+    Counted a block of users at a time on a few threads, never copying the scores: the counts
+    of ``np.histogram`` over all of them (4 models x 1M users x 100 scores: 14 s for the app's
+    Scores page, when the two parts were copied out and joined first).
 
     Returns columns ``bin_start, bin_end, part ("top K" or "rest"), count, share``.
     """
-    top, rest = scores[:, :k], scores[:, k:]
-    top, rest = top[~np.isnan(top)], rest[~np.isnan(rest)]
-    if edges is None:
-        both = np.concatenate([top, rest])
-        edges = np.histogram_bin_edges(both if len(both) else np.zeros(1), bins=bins)
+    blocks = thread_shares(len(scores)) if scores.size >= max(KERNEL_MIN, 1) else [(0, len(scores))]
+    uniform = edges is None
+    if uniform:
+        ends = map_chunks(lambda start, stop: _finite_ends(scores[start:stop]), blocks)
+        found = [end for end in ends if end is not None]
+        low = min(end[0] for end in found) if found else 0.0
+        high = max(end[1] for end in found) if found else 0.0
+        edges = np.histogram_bin_edges(np.array([low, high], dtype=scores.dtype if found else np.float64), bins=bins)
+
+    def counts(start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        block = scores[start:stop]
+        top, rest = block[:, :k], block[:, k:]
+        return tuple(np.histogram(part[~np.isnan(part)], bins=bins if uniform else edges,
+                                  range=(edges[0], edges[-1]) if uniform else None)[0] for part in (top, rest))
+
+    parts = map_chunks(counts, blocks)
     frames = []
-    for part, values in ((f"top {k}", top), ("rest", rest)):
-        counts, _ = np.histogram(values, bins=edges)
-        frames.append(pd.DataFrame({"bin_start": edges[:-1], "bin_end": edges[1:], "part": part, "count": counts,
-                                    "share": counts / max(1, counts.sum())}))
+    for i, part in enumerate((f"top {k}", "rest")):
+        count = np.sum([p[i] for p in parts], axis=0)
+        frames.append(pd.DataFrame({"bin_start": edges[:-1], "bin_end": edges[1:], "part": part, "count": count,
+                                    "share": count / max(1, count.sum())}))
     return pd.concat(frames, ignore_index=True)
+
+
+def _finite_ends(block: np.ndarray) -> tuple[float, float] | None:
+    """The smallest and largest score of a block (None: only empty cells)."""
+    low = np.fmin.reduce(block.reshape(-1)) if block.size else np.nan  # (fmin, fmax: NaN only when all are)
+    return None if np.isnan(low) else (float(low), float(np.fmax.reduce(block.reshape(-1))))
