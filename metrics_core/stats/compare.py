@@ -261,39 +261,68 @@ def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics
     metrics = metrics or ["ndcg", "map", "recall", "precision"]
     others = [m for m in models if m != baseline]
     k = next(iter(results.values())).k
-    rows, intervals = [], []
-    for metric in metrics:
+    paired = {}
+    for metric in metrics:  # (refused in the order given, before any resampling)
         if metric in registry.METRICS and not registry.METRICS[metric].interval:
             raise input_error("compare", f"{metric} cannot be compared by resampling users: {NO_INTERVAL}.",
                               "compare per-user metrics (ndcg, recall, novelty, diversity, ...), fbeta_of_means "
                               "or arp_normalised.")
+        if metric not in registry.smooth_of_means():
+            paired[metric] = paired_values(results, metric, models)
+    bounds = _paired_bounds(paired, models, baseline, resamples, seed, level)
+    rows, intervals = [], []
+    for metric in metrics:
         if metric in registry.smooth_of_means():
             samples, users = _smooth_resamples(results, metric, models, resamples, seed)
             _add_bootstrap_only(rows, intervals, results, metric, models, baseline, samples, users, level)
             continue
-        paired = paired_values(results, metric, models)
-        base = paired[baseline].to_numpy()
-        columns = np.column_stack([paired[m].to_numpy() for m in models]
-                                  + [paired[m].to_numpy() - base for m in others]) if len(paired) else \
-            np.zeros((0, len(models) + len(others)))
-        bounds = bootstrap_means(columns, resamples, seed, level)
+        values_of = paired[metric]
+        base = values_of[baseline].to_numpy()
         for i, model in enumerate(models):
-            intervals.append({"model": model, "metric": metric, "value": float(paired[model].mean()),
-                              "ci_low": bounds[i, 0], "ci_high": bounds[i, 1], "users": len(paired)})
+            intervals.append({"model": model, "metric": metric, "value": float(values_of[model].mean()),
+                              "ci_low": bounds[metric][i, 0], "ci_high": bounds[metric][i, 1],
+                              "users": len(values_of)})
         for j, model in enumerate(others):
-            values = paired[model].to_numpy()
+            values = values_of[model].to_numpy()
             p, effect = paired_test(values, base, test)
             wins, ties, losses = win_tie_loss(values, base)
+            at = len(models) + j
             rows.append({"model": model, "metric": metric, "value": float(values.mean()),
                          "baseline_value": float(base.mean()), "delta": float(values.mean() - base.mean()),
-                         "ci_low": bounds[len(models) + j, 0], "ci_high": bounds[len(models) + j, 1],
+                         "ci_low": bounds[metric][at, 0], "ci_high": bounds[metric][at, 1],
                          "p_value": p, "p_adjusted": np.nan, "test": test, "wins": wins, "ties": ties,
-                         "losses": losses, "effect_size": effect, "users": len(paired)})
+                         "losses": losses, "effect_size": effect, "users": len(values_of)})
     frame = pd.DataFrame(rows, columns=COLUMNS)
     tested = frame["p_value"].notna().to_numpy()
     if tested.any():
         frame.loc[tested, "p_adjusted"] = adjust(frame.loc[tested, "p_value"].to_numpy(dtype=float), correction)
     return Comparison(k, baseline, test, correction, level, frame, pd.DataFrame(intervals))
+
+
+def _paired_bounds(paired: dict[str, pd.DataFrame], models: list[str], baseline: str, resamples: int, seed: int,
+                   level: float) -> dict[str, np.ndarray]:
+    """Each metric's bootstrap bounds of every model's mean and of each other model's mean
+    difference from ``baseline`` (columns: the models, then the differences). Metrics paired over
+    the same users share one set of resampled users (the draws of one seed over n users are the
+    same whichever metric reads them, so the bounds are those of one metric at a time): at 1M
+    users x 1,000 resamples, drawing the users is most of the work."""
+    others = [m for m in models if m != baseline]
+    columns = {}
+    for metric, values in paired.items():
+        base = values[baseline].to_numpy()
+        columns[metric] = np.column_stack([values[m].to_numpy() for m in models]
+                                          + [values[m].to_numpy() - base for m in others]) if len(values) else \
+            np.zeros((0, len(models) + len(others)))
+    bounds: dict[str, np.ndarray] = {}
+    for metric in paired:
+        if metric in bounds:
+            continue
+        group = [m for m in paired if m not in bounds and paired[m].index.equals(paired[metric].index)]
+        shared = bootstrap_means(np.hstack([columns[m] for m in group]), resamples, seed, level)
+        width = len(models) + len(others)
+        for i, member in enumerate(group):
+            bounds[member] = shared[i * width:(i + 1) * width]
+    return bounds
 
 
 def _add_bootstrap_only(rows, intervals, results, metric, models, baseline, samples, users, level):

@@ -181,3 +181,23 @@ def test_arp_normalised_interval_is_the_arp_interval_scaled():
     scaled = comparison.intervals.query("metric == 'arp_normalised' and model == 'diverse'").iloc[0]
     scale = results["diverse"].metrics["arp_normalised"] / results["diverse"].metrics["arp"]
     assert scaled.ci_low == pytest.approx(arp.ci_low * scale) and scaled.ci_high == pytest.approx(arp.ci_high * scale)
+
+
+@pytest.mark.parametrize("resamples", [40, 3_000])  # (3,000 x 300 users: drawn in batches, not kept)
+def test_metrics_share_the_draws_and_keep_the_bounds_of_one_metric_at_a_time(results, resamples, monkeypatch):
+    """Metrics paired over the same users are bootstrapped together (one set of draws), with the
+    bounds each gets alone; a metric paired over other users (unexpectedness: users with a list in every
+    model) alone."""
+    from metrics_core.stats import compare as module
+
+    calls = []
+    shared = module.bootstrap_means
+    monkeypatch.setattr(module, "bootstrap_means", lambda values, *args: calls.append(values.shape) or
+                        shared(values, *args))
+    together = compare(results, "A", ["ndcg", "recall", "unexpectedness", "map"], correction="none", resamples=resamples)
+    assert [shape[1] for shape in calls] == [3 * 5, 5]  # ndcg, recall and map at once; unexpectedness alone
+    for metric in ("ndcg", "recall", "unexpectedness", "map"):
+        alone = compare(results, "A", [metric], correction="none", resamples=resamples)
+        for frame in ("rows", "intervals"):
+            mine = getattr(together, frame).query("metric == @metric").reset_index(drop=True)
+            pd.testing.assert_frame_equal(mine, getattr(alone, frame).reset_index(drop=True))
