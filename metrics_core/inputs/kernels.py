@@ -125,6 +125,21 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
 
 
 @numba.njit(cache=True, nogil=True)
+def positions_in_rows(score, width, out, start, stop):
+    """For rows ``start .. stop`` of ``width`` scores each (``score`` flat, one user's list per
+    row): ``out[cell]``, the cell's 0-based position in its row ordered by descending score,
+    equal scores in row order (a stable sort of the negated scores, one row at a time)."""
+    negated = np.empty(width, dtype=score.dtype)
+    for row in range(start, stop):
+        first = row * width
+        for j in range(width):
+            negated[j] = -score[first + j]
+        order = np.argsort(negated, kind="mergesort")
+        for j in range(width):
+            out[first + order[j]] = j
+
+
+@numba.njit(cache=True, nogil=True)
 def mark_judged(items_at, judged_starts, judged_item, found, n_items, start, stop):
     """Mark the cells of users ``start .. stop`` that hold one of their judged non-relevant
     items (``judged_item[judged_starts[u]:judged_starts[u + 1]]``, user ``u``'s). One table
@@ -308,6 +323,8 @@ def compile_all() -> None:
         items.flags.writeable = writeable
         join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
                    np.zeros((1, 2), np.float32), True, np.zeros(1, np.int32), 1, 0, 1)
+    for score_type in (np.float32, np.float64):  # (read-only: the file's column as Arrow gives it)
+        positions_in_rows(read_only_view(np.zeros(2, score_type)), 2, np.zeros(2, np.int64), 0, 1)
     for item_type in ints:  # (the lists' codes: int32, or int64 past 2^31 cells)
         mark_judged(read_only_view(np.zeros((1, 2), item_type)), np.array([0, 1]), np.zeros(1, np.int64),
                     np.zeros((1, 2), bool), 1, 0, 1)

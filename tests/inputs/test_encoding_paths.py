@@ -493,3 +493,24 @@ def test_judged_cells_are_found_by_the_compiled_pass_as_by_numpy(item_type, monk
     monkeypatch.setattr(encoded_module, "KERNEL_MIN", 0)
     np.testing.assert_array_equal(lists.judged_cells(ground_truth), expected)
     pd.testing.assert_frame_equal(built.evaluate(settings=Settings(k=5)).per_user[["bpref", "infap"]], numpy_values)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_score_positions_of_equal_lists_by_the_compiled_sort_equal_numpys(dtype, monkeypatch):
+    """From ``KERNEL_MIN`` rows, lists of one length are ordered by a compiled stable sort per
+    list: the positions of numpy's sort, with ties, infinities and signed zeros."""
+    from metrics_core.inputs import encode as module
+
+    rng = np.random.default_rng(9)
+    users, width = 3_000, 17
+    score = rng.integers(0, 6, users * width).astype(dtype)  # (many ties)
+    score[::7] = rng.random(len(score[::7]))
+    score[5], score[6], score[40], score[41] = np.inf, -np.inf, 0.0, -0.0
+    user = np.repeat(np.arange(users), width)
+    expected = module._positions_by_score(user, score, None)
+    monkeypatch.setattr(module, "KERNEL_MIN", 0)
+    taken = []
+    kernel = module._positions_in_rows_compiled
+    monkeypatch.setattr(module, "_positions_in_rows_compiled", lambda *args: taken.append(1) or kernel(*args))
+    compiled = module._positions_by_score(user, score, None)
+    assert taken and compiled.dtype == expected.dtype and (compiled == expected).all()

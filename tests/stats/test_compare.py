@@ -194,7 +194,8 @@ def test_metrics_share_the_draws_and_keep_the_bounds_of_one_metric_at_a_time(res
     shared = module.bootstrap_means
     monkeypatch.setattr(module, "bootstrap_means", lambda values, *args: calls.append(values.shape) or
                         shared(values, *args))
-    together = compare(results, "A", ["ndcg", "recall", "unexpectedness", "map"], correction="none", resamples=resamples)
+    together = compare(results, "A", ["ndcg", "recall", "unexpectedness", "map"], correction="none",
+                       resamples=resamples)
     assert [shape[1] for shape in calls] == [3 * 5, 5]  # ndcg, recall and map at once; unexpectedness alone
     for metric in ("ndcg", "recall", "unexpectedness", "map"):
         alone = compare(results, "A", [metric], correction="none", resamples=resamples)
