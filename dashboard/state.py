@@ -369,8 +369,9 @@ def comparable_metrics(results: dict) -> list[str]:
 
 
 def segments(choice: str) -> pd.Series | None:
-    """The segment of every user id: an activity quartile or a user attribute (None: no slicing)."""
-    return user_segments(dataset(), choice)
+    """The segment of every user id: an activity quartile or a user attribute (None: no slicing);
+    once per workspace and choice."""
+    return CACHE.get(f"segments:{data_key()}:{choice!r}", lambda: user_segments(dataset(), choice))
 
 
 def segment_choices() -> list[str]:

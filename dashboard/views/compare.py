@@ -115,7 +115,8 @@ elif chosen:
         challenger = b.selectbox("Model", [m for m in models if m != baseline], key=Key.SEGMENT_MODEL)
         metric = c.selectbox("Metric", chosen, key=Key.SEGMENT_METRIC, format_func=lambda m: METRICS[m].label)
         groups = state.segments(segment)
-        by_segment = compare_segments(results, baseline, challenger, metric, groups, test)
+        by_segment = state.memo("compare_segments", (segment, baseline, challenger, metric, test),
+                                lambda: compare_segments(results, baseline, challenger, metric, groups, test))
         components.chart(charts.segment_deltas(by_segment, groups.name, label(metric, k), challenger, baseline),
                          "segments", "dl_segments")
         st.dataframe(by_segment, hide_index=True, width="stretch", column_config={
@@ -161,16 +162,24 @@ else:
     per_user_metrics = [c for c in PER_USER_LABELS if c in results[a].per_user.columns]
     with columns[2]:
         column = st.selectbox("Metric", per_user_metrics, format_func=PER_USER_LABELS.get, key=Key.SCATTER_METRIC)
-    pair = pd.DataFrame({a: results[a].per_user[column], b: results[b].per_user[column]}).dropna()
-    pair.index.name = "user"
+
+    def paired() -> tuple:
+        """Both models' values of every user who has both, who wins, and the scatter (a sample)."""
+        pair = pd.DataFrame({a: results[a].per_user[column], b: results[b].per_user[column]}).dropna()
+        pair.index.name = "user"
+        if pair.empty:
+            return pair, (0, 0, 0), None
+        plotted = pair.reset_index().astype({"user": str})
+        return pair, win_tie_loss(pair[b].to_numpy(), pair[a].to_numpy()), \
+            charts.scatter(plotted, a, b, PER_USER_LABELS[column])
+
+    pair, (wins, ties, losses), scatter = state.memo("compare_pair", (a, b, column), paired)
     if pair.empty:
         st.info("No user has this metric for both models.")
     else:
-        wins, ties, losses = win_tie_loss(pair[b].to_numpy(), pair[a].to_numpy())
         st.markdown(f"**{plain(b)}** is better than **{plain(a)}** for **{wins:,}** users ({wins / len(pair):.0%}), "
                     f"worse for **{losses:,}** ({losses / len(pair):.0%}), equal for {ties:,}.")
-        plotted = pair.reset_index().astype({"user": str})
-        components.chart(charts.scatter(plotted, a, b, PER_USER_LABELS[column]), "scatter", "dl_scatter")
+        components.chart(scatter, "scatter", "dl_scatter")
         components.download_table(pair, f"per_user_{column}", "dl_pair")
 
     st.subheader("How alike are the lists?")
@@ -178,13 +187,13 @@ else:
                        format_func={"jaccard": f"Jaccard@{k} (shared items / all items)",
                                     "rbo": "rank-biased overlap (p = 0.9, weighs the top)"}.get)
     measure_label = f"Jaccard@{k}" if measure == "jaccard" else f"RBO@{k}"
-    table = overlap.matrix(dataset, k, measure)
+    table = state.memo("overlap_matrix", (measure,), lambda: overlap.matrix(dataset, k, measure))
     pairs = table.rename_axis("first").reset_index().melt(id_vars="first", var_name="second", value_name="value")
     left, right = st.columns(2)
     with left:
         components.chart(charts.overlap_matrix(pairs, measure_label), "overlap_matrix", "dl_overlap_matrix")
     with right:
-        values = overlap.per_user(dataset, a, b, k, measure)
+        values = state.memo("overlap_users", (a, b, measure), lambda: overlap.per_user(dataset, a, b, k, measure))
         name = f"{b} vs {a}"
         frame = pd.DataFrame({"model": name, "value": values.to_numpy()})
         components.chart(charts.distribution(frame, measure_label, [name]), "overlap_users", "dl_overlap_users")
