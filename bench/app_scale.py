@@ -6,7 +6,7 @@ Usage: python bench/app_scale.py [--users 1000000] [--models 4] [--length 100] [
 Writes a workspace of USERS x MODELS x LENGTH recommendations (scores), a graded ground truth
 (10 rows per user), TRAIN_ROWS training interactions and an item table (a genre, a number) into
 a fresh store, then drives the app with Streamlit's AppTest (the server's work, without a
-browser) as a user opening the workspace's link does: the first Overview, each page's first
+browser) as a user opening the workspace's link does: the first open (the Summary), each page's first
 visit, a page switch back, a new K, a K seen before. For each step: wall time, the process's CPU
 time, and the most rows any chart of the page holds. Ends with the process's peak and current
 resident memory. Prints one JSON line per step. ``--store DIR`` keeps the store in DIR and reuses
@@ -30,8 +30,8 @@ import pyarrow as pa
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-PAGES = ["views/users.py", "views/popularity.py", "views/scores.py", "views/cases.py", "views/compare.py",
-         "views/history.py", "views/data.py"]
+PAGES = ["views/overview.py", "views/users.py", "views/popularity.py", "views/scores.py",
+         "views/cases.py", "views/compare.py", "views/history.py", "views/data.py"]
 
 
 def write_workspace(home: Path, users: int, models: int, length: int, train_rows: int) -> str:
@@ -125,7 +125,7 @@ def main() -> None:
     idle, _ = rss_mib()
     at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=3600)
     at.query_params["ws"] = workspace_id
-    step("first Overview (read, encode, evaluate)", at.run)
+    step("first open: Summary (read, encode, evaluate)", at.run)
     for page in PAGES:
         step(f"first visit {page.split('/')[1][:-3]}", lambda page=page: at.switch_page(page).run())
     step("back to Overview", lambda: at.switch_page("views/overview.py").run())

@@ -24,7 +24,8 @@ if os.environ.get("RANKSCOPE_DEBUG"):  # error details in the browser only when 
 pages = {
     "Data": [st.Page(VIEWS / "data.py", title="Data", icon=":material/upload_file:", url_path="data")],
     "Evaluate": [
-        st.Page(VIEWS / "overview.py", title="Overview", icon=":material/dashboard:", default=True),
+        st.Page(VIEWS / "summary.py", title="Summary", icon=":material/emoji_events:", default=True),
+        st.Page(VIEWS / "overview.py", title="Overview", icon=":material/dashboard:", url_path="overview"),
         st.Page(VIEWS / "users.py", title="Users", icon=":material/group:", url_path="users"),
         st.Page(VIEWS / "popularity.py", title="Popularity and bias", icon=":material/balance:", url_path="popularity"),
         st.Page(VIEWS / "scores.py", title="Scores", icon=":material/scatter_plot:", url_path="scores"),

@@ -11,9 +11,13 @@ from streamlit.testing.v1 import AppTest
 APP = str(Path(__file__).resolve().parents[2] / "dashboard" / "app.py")
 
 
-def start(**query) -> AppTest:
+def start(page: str | None = "views/overview.py", **query) -> AppTest:
+    """The app after its first run, from a link with ``query``, on ``page`` (the Overview, which
+    most tests read; None: the default page, the Summary)."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update(query)
+    if page is not None:
+        at.switch_page(page)
     at.run()
     return at
 

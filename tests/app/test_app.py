@@ -10,8 +10,8 @@ from dashboard.glossary import fmt, label
 from dashboard.workspace import demo_workspace
 from metrics_core import Settings
 
-PAGES = ["views/overview.py", "views/users.py", "views/popularity.py", "views/scores.py", "views/cases.py",
-         "views/compare.py", "views/data.py"]
+PAGES = ["views/summary.py", "views/overview.py", "views/users.py", "views/popularity.py", "views/scores.py",
+         "views/cases.py", "views/compare.py", "views/data.py"]
 
 
 @pytest.fixture(scope="module")
@@ -212,3 +212,24 @@ def test_sessions_share_one_demo_evaluation(monkeypatch):
         assert_clean(at)
         assert at.metric
     assert len(builds) == 1 and len(evaluations) == 1
+
+
+def test_the_summary_opens_first_with_the_librarys_verdict():
+    """A workspace opens on the Summary: every model x the headline metrics with intervals, and
+    the verdict on NDCG in the library's words (issue #44)."""
+    from dashboard import state
+    from metrics_core.stats.verdict import verdict
+
+    state.CACHE.clear()  # (the one evaluation in the cache is then this run's)
+    at = start(page=None)
+    assert_clean(at)
+    assert at.title[0].value == "Summary"
+    results = state.CACHE.peek(next(key for key in state.CACHE._entries if key.startswith("evaluations:")))
+    expected = verdict(results, "ndcg").sentence()
+    callouts = [element.value for element in [*at.success, *at.info]]
+    assert [shown(text) for text in callouts] == [expected]
+    table = at.dataframe[0].value
+    assert list(table.index) == list(results) and list(table.columns)[:2] == ["NDCG@10", "Recall@10"]
+    assert all(" ± " in cell for cell in table["NDCG@10"])  # (each value with its interval)
+    bullets = " ".join(shown(m.value) for m in at.markdown)
+    assert verdict(results, "recall").sentence() in bullets

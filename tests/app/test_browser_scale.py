@@ -18,7 +18,7 @@ from dashboard.summaries import MAX_CHART_ROWS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no system Chromium")]
-PAGES = ["Overview", "Users", "Popularity and bias", "Scores", "Cases", "Compare", "History"]
+PAGES = ["Summary", "Overview", "Users", "Popularity and bias", "Scores", "Cases", "Compare", "History"]
 
 
 def downloaded_chart_rows(page) -> list[int]:

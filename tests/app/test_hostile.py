@@ -23,8 +23,8 @@ NOTE = f"<img src=https://{HOST}/n.png> [note](https://{HOST}/note)"
 RECS = b"user,item,pos\n1,a,1\n1,b,2\n2,a,1\n2,c,2\n3,c,1\n3,b,2\n"
 OTHER = b"user,item,pos\n1,b,1\n1,a,2\n2,c,1\n2,a,2\n3,b,1\n3,c,2\n"
 TRUTH = b"user,item,stars\n1,b,5\n2,c,4\n3,c,5\n"
-PAGES = ["views/overview.py", "views/users.py", "views/popularity.py", "views/scores.py", "views/cases.py",
-         "views/compare.py", "views/history.py", "views/data.py"]
+PAGES = ["views/summary.py", "views/overview.py", "views/users.py", "views/popularity.py", "views/scores.py",
+         "views/cases.py", "views/compare.py", "views/history.py", "views/data.py"]
 RENDER = MarkdownIt("gfm-like")
 
 

@@ -16,8 +16,8 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.summaries import MAX_CHART_ROWS
 
-PAGES = ["views/overview.py", "views/users.py", "views/popularity.py", "views/scores.py", "views/cases.py",
-         "views/compare.py", "views/history.py", "views/data.py"]
+PAGES = ["views/summary.py", "views/overview.py", "views/users.py", "views/popularity.py", "views/scores.py",
+         "views/cases.py", "views/compare.py", "views/history.py", "views/data.py"]
 
 
 @pytest.fixture(scope="module")
