@@ -25,7 +25,7 @@ GAIN_LABELS = {"linear": "grade", "exponential": "2^grade − 1", "binary": "1 (
 
 def sidebar() -> None:
     """K, beta, the AP denominator, the NDCG gain, the preset, who counts, and the baseline."""
-    models = state.dataset().models
+    models = state.model_names()
     with st.sidebar:
         st.markdown(f"**{plain(state.workspace().label)}**")
         longest = state.max_positions()
@@ -63,7 +63,7 @@ def sidebar() -> None:
 
 
 def model_picker(key: str = Key.MODEL, title: str = "Model") -> str:
-    models = state.dataset().models
+    models = state.model_names()
     if st.session_state.get(key) not in models:
         st.session_state[key] = models[min(1, len(models) - 1)] if key == Key.MODEL else models[0]
     return st.selectbox(title, models, key=key)

@@ -10,6 +10,7 @@ and nothing computed is thrown away when the user moves on.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -58,6 +59,29 @@ def cached(cache: BoundedCache, key: str, first_words: str, work: Callable[[Say]
             _RUNNING[key] = running
     _show_until_done(running)
     return cache.get(key, running.future.result)  # (read on this session's thread: it is named as a user)
+
+
+def start(cache: BoundedCache, key: str, first_words: str, work: Callable[[Say], Any]) -> None:
+    """Start what :func:`cached` would compute for ``key``, without waiting for it (nothing when
+    it is cached or running already); an error is kept for the session that asks for the value."""
+    with _LOCK:
+        if key in cache or key in _RUNNING:
+            return
+        running = Running(first_words)
+        running.future = _POOL.submit(_run, cache, key, running, work)
+        _RUNNING[key] = running
+
+
+def in_background(work: Callable[[], Any], what: str) -> None:
+    """Run ``work`` on a worker thread; a failure is written to the server's log (naming
+    ``what``), never shown: nothing the user sees depends on it."""
+    def run() -> None:
+        try:
+            work()
+        except Exception:
+            logging.getLogger("rankscope").exception("failed while %s", what)
+
+    _POOL.submit(run)
 
 
 def _run(cache: BoundedCache, key: str, running: Running, work: Callable[[Say], Any]) -> Any:

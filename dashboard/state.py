@@ -26,6 +26,7 @@ from metrics_core.stats.compare import CORRECTIONS, TESTS, aggregate_intervals
 from metrics_core.stats.segments import segment_choices as choices_of_segments
 from metrics_core.stats.segments import user_segments
 from metrics_core.store import Store, default_home
+from metrics_core.store.results import known_positions, load_results, results_key, save_results
 
 
 class Key:
@@ -255,7 +256,7 @@ def settings() -> Settings:
     against it, unexpectedness): the baseline unless chosen."""
     primitive = st.session_state.get(Key.PRIMITIVE_MODEL, BASELINE_IS_PRIMITIVE)
     primitive = st.session_state.get(Key.BASELINE) if primitive == BASELINE_IS_PRIMITIVE else primitive
-    known = primitive in dataset().models
+    known = primitive in model_names()
     return replace(chosen_settings(), primitive_model=primitive if known else None)  # None: the first model
 
 
@@ -278,12 +279,27 @@ def data_key() -> str:
     return f"{workspace().fingerprint()}:{chosen.order}:{chosen.tie_break}"
 
 
+def model_names() -> list[str]:
+    """The open workspace's models, in order (known without reading its tables)."""
+    return [str(name) for name in workspace().models]
+
+
+def _dataset_key(ws: Workspace, chosen: Encoding) -> str:
+    return f"data:{ws.fingerprint()}:{chosen.order}:{chosen.tie_break}"
+
+
 def dataset_of(ws: Workspace, chosen: Encoding | None = None) -> Dataset:
     """The encoded dataset of ``ws``: parsed and joined once per workspace, mapping and encoding,
     shared by the Data page's check and every analysis page (kept in the bounded cache)."""
     chosen = chosen or encoding()
-    return progress.cached(CACHE, f"data:{ws.fingerprint()}:{chosen.order}:{chosen.tie_break}", reading_words(ws),
-                           lambda say: ws.build(chosen, say))
+    return progress.cached(CACHE, _dataset_key(ws, chosen), reading_words(ws), lambda say: ws.build(chosen, say))
+
+
+def _prepare_dataset(ws: Workspace) -> None:
+    """Start reading the workspace's tables on a worker thread, without waiting (a page that needs
+    them later finds them ready, or shows how far the reading has come)."""
+    chosen = encoding()
+    progress.start(CACHE, _dataset_key(ws, chosen), reading_words(ws), lambda say: ws.build(chosen, say))
 
 
 def reading_words(ws: Workspace) -> str:
@@ -303,28 +319,45 @@ def dataset() -> Dataset:
 def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
     """Every model's evaluation at the current settings (computed once per settings).
 
+    A saved workspace keeps its evaluations in the store (:mod:`metrics_core.store.results`):
+    opening it again at the same settings (another session, a restarted server) reads them, and
+    the tables are read meanwhile on a worker thread for the pages and the K that need them.
+
     The metric@k curves (k = 1 .. a model's longest list) do not depend on K, so once one evaluation
-    at these settings has computed them, another K up to every model's longest list evaluates each model at K
-    alone (``curves=False``: at 1M users x 100 with candidates, a fifth of the work) and takes the
-    curves already computed."""
+    at these settings has computed them, another K up to every model's longest list evaluates each
+    model at K alone (``curves=False``: at 1M users x 100 with candidates, a fifth of the work) and
+    takes the curves already computed."""
     current = current or settings()
+    ws = workspace()
+    key = f"evaluations:{data_key()}:{tuple(asdict(current).items())}"
+    every_k = f"curves:{data_key()}:{tuple({**asdict(current), 'k': None}.items())}"
+    kept_as = results_key(ws.fingerprint(), encoding(), current) if ws.id else None
+    if kept_as is not None and key not in CACHE:
+        with st.spinner("Reading the evaluation saved with this workspace…"):
+            kept = load_results(store().home, kept_as, current, encoding())
+        if kept is not None:
+            results, positions = kept
+            CACHE.get(every_k, lambda: {name: r.curves.loc[:positions[name]] for name, r in results.items()})
+            _prepare_dataset(ws)
+            return CACHE.get(key, lambda: results)
     data = dataset()
     longest = {name: lists.positions for name, lists in data.lists.items()}
-    every_k = f"curves:{data_key()}:{tuple({**asdict(current), 'k': None}.items())}"
     known = CACHE.peek(every_k) if current.k <= min(longest.values()) else None
-    reuse = known is not None
     models = f"{len(data.models)} model{'s' * (len(data.models) > 1)}"
+    home = store().home if kept_as is not None and not store().read_only else None
 
     def work(say: progress.Say) -> dict[str, Evaluation]:
-        if reuse:
+        if known is not None:
             return {name: replace(result, curves=known[name]) for name, result in
                     data.evaluate_all(current, curves=False, progress=say).items()}
         results = data.evaluate_all(current, progress=say)
         CACHE.get(every_k, lambda: {name: result.curves.loc[:longest[name]] for name, result in results.items()})
+        if home is not None:  # (kept for the next open, written meanwhile)
+            progress.in_background(lambda: save_results(home, kept_as, results, longest),
+                                   f"keeping the evaluation of workspace {ws.id}")
         return results
 
-    return progress.cached(CACHE, f"evaluations:{data_key()}:{tuple(asdict(current).items())}",
-                           f"Evaluating {models} at K = {current.k}…", work)
+    return progress.cached(CACHE, key, f"Evaluating {models} at K = {current.k}…", work)
 
 
 def memo(name: str, parts: tuple, build: Callable[[], Any]) -> Any:
@@ -341,7 +374,15 @@ def evaluation(model: str, current: Settings | None = None) -> Evaluation:
 
 
 def max_positions() -> int:
-    data = dataset()
+    """The longest list of the open workspace: from its dataset when read, else from an
+    evaluation kept with it (so that the sidebar does not wait for the tables)."""
+    ws = workspace()
+    data = CACHE.peek(_dataset_key(ws, encoding()))
+    if data is None and ws.id:
+        known = known_positions(store().home, ws.fingerprint())
+        if known is not None and set(known) == set(model_names()):
+            return max(known.values())
+    data = data or dataset()
     return max(lists.positions for lists in data.lists.values())
 
 
@@ -392,19 +433,23 @@ def card_intervals(model: str, resamples: int = 200) -> dict[str, tuple[float, f
 
 @dataclass
 class Page:
-    """What an analysis page starts from: the settings, every model's evaluation, the dataset."""
+    """What an analysis page starts from: the settings, every model's evaluation, and the dataset
+    (read when a page asks for it: the Summary, the Overview and the Users page do not)."""
 
     settings: Settings
     results: dict[str, Evaluation]
     models: list[str]
-    dataset: Dataset
 
     @property
     def k(self) -> int:
         return self.settings.k
 
+    @property
+    def dataset(self) -> Dataset:
+        return dataset()
+
 
 def page() -> Page:
     current = settings()
     results = evaluations(current)
-    return Page(current, results, list(results), dataset())
+    return Page(current, results, list(results))

@@ -11,7 +11,7 @@ from dashboard.text import plain
 from metrics_core.metrics.registry import curves as curves_of_registry
 
 context = state.page()
-settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
+settings, results, models = context.settings, context.results, context.models
 INTERVALS_BY_DEFAULT_UP_TO = 50_000
 k = settings.k
 

@@ -9,7 +9,7 @@ from dashboard.state import Key
 from dashboard.text import plain
 
 context = state.page()
-settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
+settings, results, models = context.settings, context.results, context.models
 
 st.title("Users")
 model = components.model_picker()

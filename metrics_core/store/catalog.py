@@ -50,6 +50,7 @@ from metrics_core.store.files import (
     write_atomically,
     write_parquet,
 )
+from metrics_core.store.results import forget_results
 
 BUSY_TIMEOUT_MS = 30_000
 BUSY_VARIABLE = "RANKSCOPE_BUSY_TIMEOUT_MS"
@@ -527,6 +528,9 @@ class Store:
             connection.executemany("DELETE FROM workspaces WHERE id = ?", [(i,) for i in doomed])
         if doomed:
             self.collect_tables()
+            with self.connect() as connection:
+                live = {row["fingerprint"] for row in connection.execute("SELECT fingerprint FROM workspaces")}
+            forget_results(self.home, live)
         return doomed
 
     def collect_tables(self) -> list[str]:

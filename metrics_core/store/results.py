@@ -1,0 +1,111 @@
+"""Evaluations kept with a saved workspace: opening it again (another session, a restarted server,
+another server on the same store) reads them instead of reading, encoding and evaluating the
+tables (1M users x 4 models: about 80 s on two cores, against a few seconds to read them back).
+
+What is kept, per workspace fingerprint, encoding and settings (the key also holds rankscope's
+version, so a release that changes a number never shows an older one):
+
+    results/<fingerprint>-<key>.parquet   every model's per-user values (a ``model`` column)
+    results/<fingerprint>-<key>.json      per model: aggregates, curves, user counts, warnings,
+                                          skipped metrics, what was left out, the list length
+
+The JSON is written last (each file written to a temporary name, then renamed), so a reader
+finds both or neither; a pair that cannot be read is treated as absent (the app evaluates and
+writes it again). At most :data:`KEEP` evaluations are kept per workspace (the oldest leave
+first), and a workspace purged for good takes its evaluations with it. Floats go through JSON
+as ``repr`` gives them and through Parquet as float64: what is read back equals what was kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict
+
+import numpy as np
+import pandas as pd
+
+from metrics_core.errors import Note
+from metrics_core.result import Evaluation
+from metrics_core.settings import Encoding, Settings
+from metrics_core.store.files import write_atomically, write_parquet
+
+MODEL = "__model__"
+KEEP = 3
+
+
+def results_key(fingerprint: str, encoding: Encoding, settings: Settings) -> str:
+    """The name of an evaluation of the workspace ``fingerprint`` at ``settings``."""
+    from metrics_core import __version__
+    from metrics_core.store.runs import settings_json
+
+    text = json.dumps([__version__, encoding.order, encoding.tie_break, settings_json(settings)])
+    return f"{fingerprint[:32]}-{hashlib.sha256(text.encode()).hexdigest()[:24]}"
+
+
+def save_results(home, key: str, results: dict[str, Evaluation], positions: dict[str, int]) -> None:
+    """Keep ``results`` (every model at one settings) under ``key``; ``positions``: each model's
+    longest list (the K slider's range, known without reading the tables)."""
+    folder = home / "results"
+    frames = [r.per_user.rename_axis(r.per_user.index.name or "user").reset_index().assign(**{MODEL: name})
+              for name, r in results.items()]
+    write_parquet(folder / f"{key}.parquet", pd.concat(frames, ignore_index=True))
+    details = {name: {"metrics": r.metrics, "users": r.users, "skipped": r.skipped, "left_out": r.left_out,
+                      "warnings": [asdict(note) for note in r.warnings], "user_column": r.per_user.index.name,
+                      "curves": {"k": r.curves.index.tolist(), **{c: r.curves[c].tolist() for c in r.curves}},
+                      "positions": positions[name]} for name, r in results.items()}
+    text = json.dumps(details, allow_nan=True)
+    write_atomically(folder / f"{key}.json", lambda path: path.write_text(text))
+    _keep_newest(folder, key.split("-")[0])
+
+
+def load_results(home, key: str, settings: Settings, encoding: Encoding) -> tuple[dict[str, Evaluation],
+                                                                                  dict[str, int]] | None:
+    """The evaluations kept under ``key`` and each model's longest list (None: none kept, or not
+    readable)."""
+    folder = home / "results"
+    try:
+        details = json.loads((folder / f"{key}.json").read_text())
+        table = pd.read_parquet(folder / f"{key}.parquet")
+    except (OSError, ValueError):
+        return None
+    results, positions = {}, {}
+    for name, kept in details.items():
+        rows = table[table[MODEL] == name].drop(columns=[MODEL])
+        per_user = rows.set_index(rows.columns[0])
+        per_user.index.name = kept["user_column"]
+        curves = pd.DataFrame({c: np.asarray(v, dtype=np.float64) for c, v in kept["curves"].items() if c != "k"},
+                              index=pd.Index(np.asarray(kept["curves"]["k"], dtype=np.int64), name="k"))
+        results[name] = Evaluation(name, settings, {m: float(v) for m, v in kept["metrics"].items()}, per_user,
+                                   curves, kept["users"], [Note(**note) for note in kept["warnings"]],
+                                   kept["skipped"], kept["left_out"], encoding)
+        positions[name] = int(kept["positions"])
+    return results, positions
+
+
+def known_positions(home, fingerprint: str) -> dict[str, int] | None:
+    """Each model's longest list, from any evaluation kept for the workspace (None: none)."""
+    for path in sorted((home / "results").glob(f"{fingerprint[:32]}-*.json")):
+        try:
+            return {name: int(kept["positions"]) for name, kept in json.loads(path.read_text()).items()}
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return None
+
+
+def _keep_newest(folder, fingerprint: str) -> None:
+    kept = sorted(folder.glob(f"{fingerprint}-*.json"), key=lambda path: path.stat().st_mtime, reverse=True)
+    for old in kept[KEEP:]:
+        old.unlink(missing_ok=True)
+        old.with_suffix(".parquet").unlink(missing_ok=True)
+
+
+def forget_results(home, live_fingerprints: set[str]) -> int:
+    """Delete the evaluations of workspaces no longer in the store; returns how many."""
+    live = {fingerprint[:32] for fingerprint in live_fingerprints}
+    gone = 0
+    for path in (home / "results").glob("*-*.*"):
+        if path.suffix in (".json", ".parquet") and path.name.split("-")[0] not in live:
+            path.unlink(missing_ok=True)
+            gone += path.suffix == ".json"
+    return gone

@@ -1,0 +1,60 @@
+"""A saved workspace opened again (a restarted server: an empty cache) shows its Summary from the
+evaluation kept in the store, without evaluating, and reads its tables meanwhile for the pages
+that need them; the numbers are those of a fresh evaluation (issue #43)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pandas as pd
+from driving import assert_clean, start
+
+from metrics_core import Columns, Dataset
+from metrics_core.store import Store
+
+
+def saved_workspace(home) -> str:
+    rng = np.random.default_rng(3)
+    store = Store(home)
+    users = np.repeat(np.arange(300), 8)
+    models = {name: store.put_table(f"{name}.csv", pd.DataFrame({
+        "user_id": users, "item_id": rng.integers(0, 60, len(users)), "score": rng.random(len(users))})
+        .drop_duplicates(["user_id", "item_id"]).to_csv(index=False).encode(), "recommendations") for name in "ab"}
+    truth = pd.DataFrame({"user_id": np.repeat(np.arange(300), 3), "item_id": rng.integers(0, 60, 900),
+                          "rating": rng.integers(1, 6, 900)}).drop_duplicates(["user_id", "item_id"])
+    saved = store.save_workspace("kept", models, store.put_table("truth.csv", truth.to_csv(index=False).encode(),
+                                                                 "ground truth"),
+                                 columns=Columns(relevance="rating", threshold=4))
+    return saved.id
+
+
+def test_a_saved_workspace_reopens_from_its_kept_evaluation(tmp_path, monkeypatch):
+    monkeypatch.setenv("RANKSCOPE_HOME", str(tmp_path))
+    from dashboard import state
+
+    state._store.clear()
+    state.CACHE.clear()
+    workspace_id = saved_workspace(tmp_path)
+    first = start(page=None, ws=workspace_id)
+    assert_clean(first)
+    deadline = time.monotonic() + 30
+    while not list((tmp_path / "results").glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.1)  # (kept on a worker thread once evaluated)
+    assert len(list((tmp_path / "results").glob("*.json"))) == 1
+    summary = [m.value for m in first.markdown]
+
+    state.CACHE.clear()  # a restarted server
+    evaluated = []
+    evaluate_all = Dataset.evaluate_all
+    monkeypatch.setattr(Dataset, "evaluate_all", lambda *args, **kwargs: evaluated.append(1) or
+                        evaluate_all(*args, **kwargs))
+    again = start(page=None, ws=workspace_id)
+    assert_clean(again)
+    assert evaluated == [] and [m.value for m in again.markdown] == summary
+    assert again.dataframe[0].value.equals(first.dataframe[0].value)
+    again.switch_page("views/popularity.py").run()  # (needs the tables: read meanwhile, or now)
+    assert_clean(again)
+    again.switch_page("views/overview.py").run()
+    assert_clean(again)
+    assert evaluated == []
