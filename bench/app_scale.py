@@ -7,7 +7,8 @@ Writes a workspace of USERS x MODELS x LENGTH recommendations (scores), a graded
 (10 rows per user), TRAIN_ROWS training interactions and an item table (a genre, a number) into
 a fresh store, then drives the app with Streamlit's AppTest (the server's work, without a
 browser) as a user opening the workspace's link does: the first open (the Summary), each page's first
-visit, a page switch back, a new K, a K seen before. For each step: wall time, the process's CPU
+visit, a page switch back, a new K, a K seen before, then the same workspace reopened as after a
+server restart (from the evaluation the first open kept in the store). For each step: wall time, the process's CPU
 time, and the most rows any chart of the page holds. Ends with the process's peak and current
 resident memory. Prints one JSON line per step. ``--store DIR`` keeps the store in DIR and reuses
 its workspace on the next run with the same sizes (writing 1M users x 4 models takes 2 minutes).
@@ -19,6 +20,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -109,6 +111,7 @@ def main() -> None:
     home = args.store or Path(tempfile.mkdtemp(prefix="rankscope-scale-store-"))
     os.environ["RANKSCOPE_HOME"] = str(home)
     started = time.perf_counter()
+    shutil.rmtree(home / "results", ignore_errors=True)  # (the first open starts from nothing kept)
     sizes = home / f"workspace-{args.users}-{args.models}-{args.length}-{args.train_rows}"
     if sizes.exists():
         workspace_id = sizes.read_text()

@@ -332,7 +332,10 @@ def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
     key = f"evaluations:{data_key()}:{tuple(asdict(current).items())}"
     every_k = f"curves:{data_key()}:{tuple({**asdict(current), 'k': None}.items())}"
     kept_as = results_key(ws.fingerprint(), encoding(), current) if ws.id else None
-    if kept_as is not None and key not in CACHE:
+    known_results = CACHE.peek(key)
+    if known_results is not None:
+        return CACHE.get(key, lambda: known_results)  # (named as this session's)
+    if kept_as is not None:
         with st.spinner("Reading the evaluation saved with this workspace…"):
             kept = load_results(store().home, kept_as, current, encoding())
         if kept is not None:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from driving import assert_clean, start
 
+from dashboard.workspace import Workspace
 from metrics_core import Columns, Dataset
 from metrics_core.store import Store
 
@@ -53,6 +54,21 @@ def test_a_saved_workspace_reopens_from_its_kept_evaluation(tmp_path, monkeypatc
     assert_clean(again)
     assert evaluated == [] and [m.value for m in again.markdown] == summary
     assert again.dataframe[0].value.equals(first.dataframe[0].value)
+    asked = []
+    dataset = state.dataset
+    monkeypatch.setattr(state, "dataset", lambda: asked.append(1) or dataset())
+    for page in ("views/overview.py", "views/summary.py", "views/overview.py"):  # (neither needs the tables)
+        again.switch_page(page).run()
+        assert_clean(again)
+    assert asked == []
+    reads = []
+    build = Workspace.build
+    monkeypatch.setattr(Workspace, "build", lambda *args, **kwargs: reads.append(1) or build(*args, **kwargs))
+    state.CACHE.clear()
+    again.switch_page("views/overview.py").run()  # (a restart with the Overview open)
+    assert_clean(again)
+    time.sleep(0.5)
+    assert asked == [] and reads == [1]  # (read on a worker thread, started after the kept evaluation was read)
     again.switch_page("views/popularity.py").run()  # (needs the tables: read meanwhile, or now)
     assert_clean(again)
     again.switch_page("views/overview.py").run()
