@@ -14,17 +14,19 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, get_args
 
 import pandas as pd
+import pyarrow.parquet as pq
 import streamlit as st
 
 from dashboard import progress
 from dashboard.cache import from_environment
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
+from metrics_core.inputs.read import StoredTable
 from metrics_core.metrics import registry
 from metrics_core.settings import FIELD_TYPES, PRESETS, Encoding, encoding_for
 from metrics_core.stats.compare import CORRECTIONS, TESTS, aggregate_intervals
+from metrics_core.stats.segments import ACTIVITY, user_segments
 from metrics_core.stats.segments import segment_choices as choices_of_segments
-from metrics_core.stats.segments import user_segments
 from metrics_core.store import Store, default_home
 from metrics_core.store.results import known_positions, load_results, results_key, save_results
 
@@ -419,7 +421,16 @@ def segments(choice: str) -> pd.Series | None:
 
 
 def segment_choices() -> list[str]:
-    return choices_of_segments(dataset())
+    """What users can be segmented by. For a saved workspace whose tables are not read yet, from
+    what it holds (training rows: activity; a user table: its columns, from the Parquet file's
+    schema), so that a page offering the choice does not wait for the tables."""
+    ws = workspace()
+    data = CACHE.peek(_dataset_key(ws, encoding()))
+    if data is None and isinstance(ws.users, StoredTable | None) and ws.id:
+        attributes = [] if ws.users is None else [name for name in pq.read_schema(ws.users.path).names
+                                                    if name != ws.columns.user]
+        return ([ACTIVITY] if ws.train is not None else []) + attributes
+    return choices_of_segments(data or dataset())
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -1,8 +1,9 @@
 """Every page in a real browser on a workspace of the size people bring (issue #43): 20,000
 users x 4 models with training, item and user features, opened from its link; every page
-visited at three K (changed twice with the sidebar's slider), no error shown, and every chart's download works and
-holds at most 5,000 rows (the pages summarise per-user values on the server); the first open says
-what it is doing."""
+visited at three K (changed twice with the sidebar's slider), no error shown, every chart's
+download works and holds at most 5,000 rows (the pages summarise per-user values on the
+server), every other download (tables, the report, the numbers) gives a file; the first open
+says what it is doing."""
 
 from __future__ import annotations
 
@@ -36,6 +37,20 @@ def downloaded_chart_rows(page) -> list[int]:
     return rows
 
 
+def downloaded_files(page) -> list[str]:
+    """Click every download button of the page that is not a chart's; the names of the files,
+    each checked to hold something."""
+    names = []
+    buttons = page.locator('[data-testid="stDownloadButton"] button').filter(
+        has_not_text="Download chart (Vega-Lite JSON)")
+    for i in range(buttons.count()):
+        with page.expect_download(timeout=120_000) as download:
+            buttons.nth(i).click()
+        assert Path(download.value.path()).stat().st_size > 0, download.value.suggested_filename
+        names.append(download.value.suggested_filename)
+    return names
+
+
 def move_k(page, steps: int) -> None:
     """Move the sidebar's K slider by ``steps`` (arrow keys on its thumb)."""
     thumb = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[type="range"]').first
@@ -56,7 +71,7 @@ def test_every_page_at_20000_users_and_4_models_draws_and_downloads_within_5000_
         page.get_by_text(re.compile(r"(Reading and checking|Ordering the lists|Evaluating 4 models)")).first.wait_for(
             timeout=60_000)
         settle(page)
-        charts, seen_k = 0, []
+        charts, seen_k, files = 0, [], []
         for steps in (0, -4, -2):  # K = 10, then lower, then lower again: every page at each
             if steps:
                 page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Overview").click()
@@ -72,8 +87,11 @@ def test_every_page_at_20000_users_and_4_models_draws_and_downloads_within_5000_
                 assert all(n <= MAX_CHART_ROWS for n in rows), (title, rows)
                 charts += len(rows)
                 if steps == 0:
+                    files += downloaded_files(page)
                     shot(page, f"scale_{title.split()[0].lower()}")
         assert charts >= 10, "the pages drew their charts"
+        assert {"rankscope-report.html", "rankscope-numbers.json", "rankscope-numbers.csv"} <= set(files), files
+        assert len(files) >= 8, files
         assert len(set(seen_k)) == 3, f"K was changed twice: {seen_k}"
     finally:
         stop_server(process)

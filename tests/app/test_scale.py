@@ -6,6 +6,8 @@ summarise per-user values on the server)."""
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
@@ -74,3 +76,26 @@ def test_every_page_at_20000_users_and_4_models_sends_summaries_not_users(large_
                 assert result.metrics == pytest.approx(whole[name].metrics, rel=1e-12, nan_ok=True), (key, name)
                 pd.testing.assert_frame_equal(result.curves, whole[name].curves)
                 pd.testing.assert_frame_equal(result.per_user, whole[name].per_user, rtol=1e-12)
+
+
+def test_segment_choices_of_a_saved_workspace_are_known_before_its_tables_are_read(large_workspace, monkeypatch):
+    """The Users page offers its slices without waiting for the tables: from what the saved
+    workspace holds, the same choices as the read dataset gives."""
+    home, workspace_id = large_workspace
+    monkeypatch.setenv("RANKSCOPE_HOME", home)
+    from dashboard import state
+
+    state._store.clear()
+    state.CACHE.clear()
+    at = start(ws=workspace_id)  # (reads the tables, and keeps the evaluation in the store)
+    at.switch_page("views/users.py").run()
+    read = list(at.selectbox(key="users_segment").options)
+    deadline = time.monotonic() + 60
+    while not list((Path(home) / "results").glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    state.CACHE.clear()  # a restarted server, whose tables are not read (nothing reads them meanwhile here)
+    monkeypatch.setattr(state, "_prepare_dataset", lambda ws: None)
+    at.switch_page("views/users.py").run()
+    fingerprint = state.store().workspace(workspace_id).fingerprint  # (other tests' work may end meanwhile)
+    assert not [key for key in state.CACHE._entries if key.startswith(f"data:{fingerprint}")]
+    assert list(at.selectbox(key="users_segment").options) == read and len(read) == 3  # nobody, activity, country
