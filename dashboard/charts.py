@@ -101,8 +101,12 @@ def bias(distribution_frame: pd.DataFrame, attribute: str, title: str) -> alt.Ch
     ).properties(title=title, height=300)
 
 
+FACETS_PER_ROW = 3  # panels of 260 px: three fit the main column beside the sidebar at 1440 px
+
+
 def score_histograms(frame: pd.DataFrame, models: list[str]) -> alt.FacetChart:
-    """``frame``: columns model, part, bin_start, bin_end, share (one histogram per model)."""
+    """``frame``: columns model, part, bin_start, bin_end, share (one histogram per model, at most
+    :data:`FACETS_PER_ROW` to a row: more models wrap onto further rows)."""
     return alt.Chart(frame).mark_bar(opacity=0.7, binSpacing=0).encode(
         x=alt.X("bin_start:Q", bin="binned", title="score"),
         x2="bin_end:Q",
@@ -112,7 +116,7 @@ def score_histograms(frame: pd.DataFrame, models: list[str]) -> alt.FacetChart:
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("part:N"), alt.Tooltip("bin_start:Q", format=".3g", title="from"),
                  alt.Tooltip("bin_end:Q", format=".3g", title="to"), alt.Tooltip("share:Q", format=".1%")],
     ).properties(height=200, width=260).facet(
-        column=alt.Column("model:N", sort=models, title=None)).properties(
+        facet=alt.Facet("model:N", sort=models, title=None), columns=min(FACETS_PER_ROW, len(models))).properties(
         title="Scores in the top K and in the rest of each list").resolve_scale(x="independent")
 
 

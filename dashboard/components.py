@@ -155,5 +155,7 @@ def chart(figure: alt.TopLevelMixin, name: str, key: str) -> None:
 
 
 def metric_help(name: str, users: int, k: int) -> str:
+    """The card's tooltip: the metric's full name (a narrow card cuts its label), its formula and
+    its users."""
     info = METRICS[name]
-    return f"{label(name, k)} = {info.formula}. Averaged over {users:,} users."
+    return f"**{label(name, k)}** = {info.formula}. Averaged over {users:,} users."

@@ -3,15 +3,18 @@ from :mod:`metrics_core.metrics.registry`."""
 
 from __future__ import annotations
 
-from metrics_core.metrics.registry import METRICS, headline, per_user_columns
+from metrics_core.metrics.registry import METRICS, essential, headline, per_user_columns
 
 ACCURACY = headline(("accuracy",))
 BEYOND = headline(("beyond", "catalog"))
+ESSENTIAL_ACCURACY = essential(("accuracy",))
+ESSENTIAL_BEYOND = essential(("beyond", "catalog"))
 PER_USER_LABELS = {column: METRICS[name].label for name, column in per_user_columns().items()}
 WHOLE_NUMBERS = {"aggregate_diversity"}
 ONE_DECIMAL = {"arp"}
 
-__all__ = ["ACCURACY", "BEYOND", "METRICS", "PER_USER_LABELS", "fmt", "label"]
+__all__ = ["ACCURACY", "BEYOND", "ESSENTIAL_ACCURACY", "ESSENTIAL_BEYOND", "METRICS", "PER_USER_LABELS",
+           "change_text", "fmt", "label"]
 
 
 def label(name: str, k: int | None = None) -> str:
@@ -30,3 +33,16 @@ def fmt(name: str, value: float | None) -> str:
     if name in ONE_DECIMAL:
         return f"{value:,.1f}"
     return f"{value:.4f}"
+
+
+def change_text(name: str, delta: float | None) -> str | None:
+    """A change as a card shows it: signed at the metric's precision, or "no change" when it
+    rounds to zero there (a "−0.0000" reads as noise); None when there is no change to show.
+
+    >>> change_text("ndcg", 0.01234), change_text("ndcg", -0.00004), change_text("arp", -12.34)
+    ('+0.0123', 'no change', '−12.3')
+    """
+    if delta is None:
+        return None
+    text = fmt(name, abs(delta))
+    return "no change" if float(text.replace(",", "")) == 0 else ("+" if delta > 0 else "−") + text

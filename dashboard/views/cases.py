@@ -32,20 +32,21 @@ else:
     st.dataframe(case.history, hide_index=True, width="stretch")
 
 st.subheader(f"Top {k} of each model")
-columns = st.columns(len(models))
-for column, name in zip(columns, models, strict=True):
-    recs = case.recommendations[case.recommendations.model == name].drop(columns=["model"])
-    hits = int(recs.relevant.sum())
-    with column:
-        st.markdown(f"**{plain(name)}** · {hits} relevant of {len(recs)}")
-        shown = recs.assign(relevant=recs.relevant.map({True: "✅", False: ""})).drop(columns=["grade"])
-        first = ["rank", "relevant", *item_columns[:1]]
-        shown = shown[first + [c for c in shown.columns if c not in first]]
-        st.dataframe(shown, hide_index=True, width="stretch",
-                     column_config={"score": st.column_config.NumberColumn(format="%.3f"),
-                                    "relevant": st.column_config.TextColumn("hit", width="small"),
-                                    "rank": st.column_config.NumberColumn(width="small")})
-        missed = case.missed[case.missed.model == name].drop(columns=["model"])
-        st.caption(f"Missed {len(missed)} relevant item(s)")
-        if len(missed):
-            st.dataframe(missed, hide_index=True, width="stretch")
+PER_ROW = 2  # (two lists side by side keep their titles whole; more models wrap onto further rows)
+for start in range(0, len(models), PER_ROW):
+    for column, name in zip(st.columns(PER_ROW), models[start:start + PER_ROW], strict=False):
+        recs = case.recommendations[case.recommendations.model == name].drop(columns=["model"])
+        hits = int(recs.relevant.sum())
+        with column:
+            st.markdown(f"**{plain(name)}** · {hits} relevant of {len(recs)}")
+            shown = recs.drop(columns=["grade"])
+            first = ["rank", "relevant", *item_columns[:1]]
+            shown = shown[first + [c for c in shown.columns if c not in first]]
+            st.dataframe(shown, hide_index=True, width="stretch",
+                         column_config={"score": st.column_config.NumberColumn(format="%.3f"),
+                                        "relevant": st.column_config.CheckboxColumn("hit", width="small"),
+                                        "rank": st.column_config.NumberColumn(width="small")})
+            missed = case.missed[case.missed.model == name].drop(columns=["model"])
+            st.caption(f"Missed {len(missed)} relevant item(s)")
+            if len(missed):
+                st.dataframe(missed, hide_index=True, width="stretch")

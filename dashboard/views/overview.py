@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, components, state
-from dashboard.glossary import ACCURACY, BEYOND, METRICS, fmt, label
+from dashboard.glossary import ACCURACY, BEYOND, ESSENTIAL_ACCURACY, ESSENTIAL_BEYOND, METRICS, change_text, fmt, label
 from dashboard.state import Key
 from dashboard.text import plain
 from metrics_core.metrics.registry import curves as curves_of_registry
@@ -34,22 +34,29 @@ with right:
                f"deltas against **{plain(baseline)}**")
 
 
+PER_ROW = 4
+
+
 def cards(names: list[str], users_of) -> None:
     shown = [n for n in names if n in result.metrics]
-    for start in range(0, len(shown), 5):
-        for column, name in zip(st.columns(5), shown[start:start + 5], strict=False):
+    for start in range(0, len(shown), PER_ROW):
+        for column, name in zip(st.columns(PER_ROW), shown[start:start + PER_ROW], strict=False):
             value, reference = result.metrics[name], base.metrics.get(name)
             delta = None if model == baseline or reference is None else value - reference
+            change = change_text(name, delta)
             info = METRICS[name]
+            still = change == "no change"
             with column.container(border=True):
+                # (the name as text above the number: it wraps where a metric's own label is cut short)
+                st.markdown(f"**{label(name, k)}**", help=components.metric_help(name, users_of(name), k))
                 st.metric(
                     label(name, k),
                     fmt(name, value),
-                    None if delta is None else (f"{delta:+,.1f}" if name in ("arp", "aggregate_diversity")
-                                                else f"{delta:+.4f}"),
-                    delta_color="normal" if info.higher_is_better else (
-                        "inverse" if info.higher_is_better is False else "off"),
-                    help=components.metric_help(name, users_of(name), k),
+                    change,
+                    delta_color="off" if still or info.higher_is_better is None else (
+                        "normal" if info.higher_is_better else "inverse"),
+                    delta_arrow="off" if still else "auto",
+                    label_visibility="collapsed",
                 )
                 low_high = interval_of.get(name)
                 spread = f" · 95% CI {fmt(name, low_high[0])}–{fmt(name, low_high[1])}" if low_high else ""
@@ -67,10 +74,13 @@ def beyond_users(name: str) -> int:
     return result.left_out.get("users_with_recommendations", 0)
 
 
+every = st.toggle("Show every metric", key=Key.EVERY_METRIC,
+                  help="Off: the few metrics most readers start from. On: every metric rankscope computes "
+                       "(trec_eval's, classification metrics over candidates, interpolated precision, …).")
 st.subheader("Accuracy")
-cards(ACCURACY, accuracy_users)
+cards(ACCURACY if every else ESSENTIAL_ACCURACY, accuracy_users)
 st.subheader("Beyond accuracy")
-cards(BEYOND, beyond_users)
+cards(BEYOND if every else ESSENTIAL_BEYOND, beyond_users)
 if result.skipped:
     with st.expander(f"{len(result.skipped)} metrics could not be computed: why"):
         st.table(pd.DataFrame({"metric": list(result.skipped), "reason": list(result.skipped.values())})

@@ -215,6 +215,15 @@ def smooth_of_means() -> list[str]:
     return [metric.name for metric in REGISTRY if metric.per_user is None and metric.interval]
 
 
+ESSENTIAL = ("ndcg", "recall", "precision", "map", "mrr", "hit_rate", "coverage", "novelty", "diversity",
+             "serendipity", "personalization", "gini")  # the few a reader who is not a specialist starts from
+
+
+def essential(families: tuple[Family, ...]) -> list[str]:
+    """The metrics of :data:`ESSENTIAL` of the given families, in registry order."""
+    return [name for name in headline(families) if name in ESSENTIAL]
+
+
 def headline(families: tuple[Family, ...]) -> list[str]:
     """The metrics shown on their own, of the given families, in registry order."""
     return [metric.name for metric in REGISTRY if metric.headline and metric.family in families]

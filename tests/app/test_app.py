@@ -36,7 +36,11 @@ def test_overview_cards_equal_metrics_core(demo_results):
     cards = {m.label: m.value for m in at.metric}
     for name in ("precision", "recall", "ndcg", "map", "mrr", "hit_rate", "coverage", "novelty", "diversity"):
         assert cards[label(name, 10)] == fmt(name, result.metrics[name]), name
-    assert len(at.metric) >= 18
+    assert len(at.metric) == 12 and label("lauc", 10) not in cards  # (the essential few, until asked for every one)
+    at.toggle(key="every_metric").set_value(True).run()
+    cards = {m.label: m.value for m in at.metric}
+    assert len(at.metric) >= 18 and cards[label("lauc", 10)] == fmt("lauc", result.metrics["lauc"])
+    assert at.query_params["every_metric"] == "True"
 
 
 def test_moving_k_recomputes_and_is_shared_by_the_url(demo_results):
@@ -148,7 +152,7 @@ def test_compare_page_shows_how_alike_the_lists_are():
 
 
 def test_overview_cards_show_confidence_intervals():
-    at = start()
+    at = start(every_metric="True")
     captions = [c.value for c in at.caption if "95% CI" in c.value]
     assert len(captions) >= 10
 
@@ -182,7 +186,7 @@ def test_each_peer_preset_renders_the_analysis_pages(preset):
 
 
 def test_similarity_and_primitive_model_choices_reach_the_numbers():
-    at = start()
+    at = start(every_metric="True")
     at.selectbox(key="similarity").set_value("cooccurrence").run()
     at.selectbox(key="primitive_model").set_value("diverse").run()
     assert_clean(at)
@@ -233,3 +237,15 @@ def test_the_summary_opens_first_with_the_librarys_verdict():
     assert all(" ± " in cell for cell in table["NDCG@10"])  # (each value with its interval)
     bullets = " ".join(shown(m.value) for m in at.markdown)
     assert verdict(results, "recall").sentence() in bullets
+
+
+def test_a_change_that_rounds_to_zero_reads_no_change():
+    """A card's delta that rounds to zero at its precision says "no change", grey and without an
+    arrow; others are signed (issue #44: "Fall-out −0.0000" read as noise)."""
+    from dashboard.glossary import change_text
+
+    assert change_text("fall_out", -0.00000004) == "no change" and change_text("ndcg", 0.0) == "no change"
+    assert change_text("ndcg", -0.00051) == "−0.0005" and change_text("aggregate_diversity", 3.0) == "+3"
+    at = start()
+    at.selectbox(key="model").set_value(at.selectbox(key="baseline").value).run()  # (the baseline: no deltas)
+    assert all(metric.proto.delta == "" for metric in at.metric)
