@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, components, state
-from dashboard.glossary import ACCURACY, BEYOND, METRICS, PER_USER_LABELS, label
+from dashboard.glossary import ACCURACY, BEYOND, METRICS, PER_USER_LABELS, change_text, label
 from dashboard.state import Key
 from dashboard.text import plain
 from dashboard.workspace import content_hash
@@ -48,17 +48,20 @@ deltas = table - table.loc[baseline]
 
 
 def tone(column: pd.Series) -> list[str]:
-    direction = METRICS[names[list(deltas.columns).index(column.name)]].higher_is_better
+    name = names[list(deltas.columns).index(column.name)]
+    direction = METRICS[name].higher_is_better
     if direction is None:
         return [""] * len(column)
-    good = column > 0 if direction else column < 0
-    bad = column < 0 if direction else column > 0
+    moved = column.map(lambda v: pd.notna(v) and change_text(name, v) != "no change")
+    good = moved & (column > 0 if direction else column < 0)
+    bad = moved & (column < 0 if direction else column > 0)
     return ["color: #1a7f37" if g else "color: #c62828" if b else "" for g, b in zip(good, bad, strict=True)]
 
 
 if len(models) > 1:
-    st.dataframe(deltas.drop(index=baseline).style.apply(tone, axis=0).format("{:+.4f}", na_rep="–"),
-                 width="stretch")
+    shown_as = {column: (lambda v, name=name: "–" if pd.isna(v) else change_text(name, v))
+                for column, name in zip(deltas.columns, names, strict=True)}  # ("no change" where it rounds to 0)
+    st.dataframe(deltas.drop(index=baseline).style.apply(tone, axis=0).format(shown_as), width="stretch")
 else:
     st.info("Only one model is loaded.")
 
