@@ -310,7 +310,7 @@ def run_compare(args: argparse.Namespace) -> int:
         files = {"ground truth": args.ground_truth, "train": args.train, "items": args.items, "users": args.users,
                  **{f"recommendations {n}": p for n, p in (parse_model_source(v) for v in args.recommendations)}}
         prints = file_fingerprints(files)
-        write_report(args.output, results, comparison, prints)
+        write_report(args.output, results, comparison, prints, workspace=getattr(args, "save", None))
         if args.json:
             Path(args.json).write_text(dumps(numbers(results, comparison, fingerprints=prints), indent=2))
         if args.csv:

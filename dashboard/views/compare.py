@@ -130,10 +130,12 @@ elif chosen:
 
 st.subheader("Export")
 workspace = state.workspace()
-files = {**{f"recommendations {m}": t for m, t in workspace.models.items()}, "ground truth": workspace.ground_truth}
-prints = {name: f"{table.name} · {content_hash(table)[:16]}" for name, table in files.items()}
+files = {**{f"recommendations {m}": t for m, t in workspace.models.items()}, "ground truth": workspace.ground_truth,
+         "training interactions": workspace.train, "item features": workspace.items, "user features": workspace.users}
+prints = {name: f"{table.name} · {content_hash(table)[:16]}" for name, table in files.items() if table is not None}
 e1, e2, e3 = st.columns(3)
-e1.download_button("HTML report (works offline)", lambda: report_html(results, comparison, fingerprints=prints),
+e1.download_button("HTML report (works offline)",
+                   lambda: report_html(results, comparison, fingerprints=prints, workspace=workspace.label),
                    "rankscope-report.html", "text/html", key="dl_report", icon=":material/description:",
                    on_click="ignore")
 e2.download_button("Every number (JSON)",

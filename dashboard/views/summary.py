@@ -10,7 +10,7 @@ from dashboard import components, state
 from dashboard.glossary import METRICS, fmt, label
 from dashboard.text import plain
 from metrics_core.metrics import registry
-from metrics_core.stats.verdict import SUMMARY_METRICS, mean_interval, verdict
+from metrics_core.stats.verdict import SUMMARY_METRICS, half_width, verdict
 
 context = state.page()
 settings, results, models = context.settings, context.results, context.models
@@ -29,17 +29,11 @@ def drawn() -> tuple:
     verdicts = {m: verdict(results, m) for m in shown if m in per_user}
     cells, best = {}, {}
     for metric in shown:
-        column, values = per_user.get(metric), {}
+        values = {}
         for model in models:
             value = results[model].metrics.get(metric)
-            text = fmt(metric, value)
-            if column is not None and column in results[model].per_user.columns and value is not None:
-                frame = results[model].per_user
-                kept = frame[column][frame["evaluated"]] if METRICS[metric].family == "accuracy" else frame[column]
-                low, high = mean_interval(kept.dropna().to_numpy())
-                if np.isfinite(low):  # (a t interval is symmetric: the value ± its half-width)
-                    text += f" ± {fmt(metric, (high - low) / 2)}"
-            values[model] = text
+            half = half_width(results[model], metric) if value is not None else None
+            values[model] = fmt(metric, value) + ("" if half is None else f" ± {fmt(metric, half)}")
         cells[label(metric, k)] = values
         direction = METRICS[metric].higher_is_better
         numbers = {m: results[m].metrics.get(metric) for m in models}

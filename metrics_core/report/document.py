@@ -19,9 +19,11 @@ import pandas as pd
 
 from metrics_core import __version__
 from metrics_core.jsonable import plain
+from metrics_core.metrics import registry
 from metrics_core.report import charts
 from metrics_core.result import Evaluation
 from metrics_core.stats.compare import Comparison
+from metrics_core.stats.verdict import SUMMARY_METRICS, half_width, verdict
 
 
 def fingerprint(data: bytes) -> str:
@@ -57,13 +59,24 @@ def numbers_csv(results: dict[str, Evaluation], comparison: Comparison | None = 
 
 
 def report_html(results: dict[str, Evaluation], comparison: Comparison | None = None, title: str = "rankscope report",
-                fingerprints: dict[str, str] | None = None) -> str:
-    """The report as one HTML string."""
+                fingerprints: dict[str, str] | None = None, workspace: str | None = None) -> str:
+    """The report as one HTML string, in the order a reader needs it: which model wins (the
+    verdicts), the headline metrics with their intervals, the curves and the comparison, every
+    metric (one row per metric, one column per model: it wraps at any number of models), notes
+    about the data, and last the settings and the fingerprint of every input file. The title
+    names the workspace and the date; it prints to PDF from a browser (print styles)."""
     import vl_convert as vlc
 
     models = list(results)
     first = next(iter(results.values()))
     k = first.k
+    created = dt.datetime.now(dt.UTC)
+    heading = f"{workspace} · {title}" if workspace else title
+
+    def named(metric: str) -> str:
+        known = registry.METRICS.get(metric)
+        return metric if known is None else known.label if known.whole_list else f"{known.label}@{k}"
+
     figures: list[tuple[str, alt.TopLevelMixin]] = []
     curves = pd.concat([r.curves[["ndcg"]].rename(columns={"ndcg": "value"}).assign(model=name).reset_index()
                         for name, r in results.items()], ignore_index=True)
@@ -71,45 +84,67 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
     if comparison is not None:
         for metric in comparison.intervals["metric"].unique():
             part = comparison.intervals[comparison.intervals.metric == metric]
-            figures.append((f"{metric}@{k} with intervals",
-                            charts.intervals(part, f"{metric}@{k}", models, comparison.level)))
-    table = pd.DataFrame({name: r.metrics for name, r in results.items()}).T
+            figures.append((f"{named(metric)} with intervals", charts.intervals(part, named(metric), models,
+                                                                                comparison.level)))
+    per_user = registry.per_user_columns()
+    headline = [m for m in SUMMARY_METRICS if any(m in r.metrics for r in results.values())]
+    verdicts = [verdict(results, m) for m in headline if m in per_user and len(models) > 1]
+    summary = pd.DataFrame({named(m): [_with_interval(results[name], m) for name in models] for m in headline},
+                           index=pd.Index(models, name="model"))
+    every = pd.DataFrame({name: r.metrics for name, r in results.items()})
+    every.index = pd.Index([named(m) for m in every.index], name="metric")
     sections = [
-        f"<h1>{html.escape(title)}</h1>",
-        f"<p class='meta'>rankscope {__version__} · created {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M UTC} · "
-        f"K = {k}</p>",
-        "<h2>Settings</h2>",
-        _table(pd.Series({**asdict(first.settings), **asdict(first.encoding)}, name="value").to_frame()),
+        f"<h1>{html.escape(heading)}</h1>",
+        f"<p class='meta'>{created:%Y-%m-%d %H:%M} UTC · {len(models)} model{'s' * (len(models) > 1)} · "
+        f"{first.users['evaluated']:,} users evaluated · K = {k} · rankscope {__version__}</p>",
     ]
-    if fingerprints:
-        sections += ["<h2>Data fingerprints (SHA-256, first 16 hex digits)</h2>",
-                     _table(pd.Series(fingerprints, name="sha256").to_frame())]
-    sections += ["<h2>Metrics</h2>", _table(table.map(lambda v: f"{v:.4f}" if isinstance(v, float) else v)),
-                 "<h2>Users</h2>", _table(pd.DataFrame({n: r.users for n, r in results.items()}).T)]
-    if comparison is not None and len(comparison.rows):
-        readable = "".join(f"<li>{html.escape(comparison.sentence(row.model, row.metric))}</li>"
-                           for row in comparison.rows.itertuples())
-        sections += [f"<h2>Against the baseline ({html.escape(comparison.baseline)})</h2>", f"<ul>{readable}</ul>",
-                     _table(comparison.rows.set_index(["model", "metric"]), "{:.4g}")]
-    notes = "".join(f"<li><b>{html.escape(n)}</b>: {html.escape(note.message)}</li>"
-                    for n, r in results.items() for note in r.warnings)
-    if notes:
-        sections += ["<h2>Notes about the data</h2>", f"<ul>{notes}</ul>"]
+    if verdicts:
+        calls = "".join(f"<li><b>{html.escape(v.label)}</b>: {html.escape(v.sentence())}</li>" for v in verdicts)
+        sections += ["<h2>Which model wins</h2>", f"<ul class='verdicts'>{calls}</ul>"]
+    sections += ["<h2>Headline metrics</h2>",
+                 "<p class='meta'>Each value ± the half-width of its 95% interval (the t interval of the mean over "
+                 "users; coverage, a count over the catalog, has none).</p>", _table(summary)]
     sections.append("<h2>Charts</h2>")
     calls = []
     for index, (name, figure) in enumerate(figures):
         sections.append(f"<h3>{html.escape(name)}</h3><div class='chart' id='chart{index}'></div>")
         spec = script_json(figure.properties(width=640).to_dict())
         calls.append(f"vegaEmbed('#chart{index}', {spec}, {{actions: false, renderer: 'svg'}});")
+    if comparison is not None and len(comparison.rows):
+        readable = "".join(f"<li>{html.escape(comparison.sentence(row.model, row.metric))}</li>"
+                           for row in comparison.rows.itertuples())
+        sections += [f"<h2>Against the baseline ({html.escape(comparison.baseline)})</h2>", f"<ul>{readable}</ul>",
+                     _table(comparison.rows.set_index(["model", "metric"]), "{:.4g}")]
+    sections += ["<h2>Every metric</h2>", _table(every.map(lambda v: f"{v:.4f}" if isinstance(v, float) else v)),
+                 "<h2>Users</h2>", _table(pd.DataFrame({n: r.users for n, r in results.items()}))]
+    notes = "".join(f"<li><b>{html.escape(n)}</b>: {html.escape(note.message)}</li>"
+                    for n, r in results.items() for note in r.warnings)
+    if notes:
+        sections += ["<h2>Notes about the data</h2>", f"<ul>{notes}</ul>"]
+    if fingerprints:
+        sections += ["<h2>Input files (SHA-256, first 16 hex digits)</h2>",
+                     _table(pd.Series(fingerprints, name="file · sha256").to_frame())]
+    sections += ["<h2>Settings</h2>",
+                 _table(pd.Series({**asdict(first.settings), **asdict(first.encoding)}, name="value").to_frame())]
     version = alt.SCHEMA_VERSION.lstrip("v").rsplit(".", 1)[0]
     bundle = vlc.javascript_bundle(vl_version=version if version in vlc.get_vegalite_versions() else None)
     bundle = bundle.replace("</script", "<\\/script")
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>"
+        f"<title>{html.escape(heading)} ({created:%Y-%m-%d})</title><style>{STYLE}</style></head><body>"
         + "\n".join(sections)
         + f"<script>{bundle}</script><script>{''.join(calls)}</script></body></html>"
     )
+
+
+def _with_interval(result: Evaluation, metric: str) -> str:
+    """``0.1874 ± 0.0147``: the value and the half-width of its 95% t interval (the value alone
+    for a metric that is not a mean of per-user values, "–" when the model has none)."""
+    value = result.metrics.get(metric)
+    if value is None or pd.isna(value):
+        return "–"
+    half = half_width(result, metric)
+    return f"{value:.4f}" if half is None else f"{value:.4f} ± {half:.4f}"
 
 
 def script_json(value) -> str:
@@ -135,14 +170,23 @@ STYLE = """
 body { font-family: system-ui, -apple-system, 'Segoe UI', sans-serif; margin: 2rem auto; max-width: 1100px;
        color: #1f2430; padding: 0 1rem; }
 h1 { font-size: 1.8rem; margin-bottom: 0.2rem; } h2 { margin-top: 2rem; border-bottom: 1px solid #e3e6ee; }
-.meta { color: #6b7280; } table.numbers { border-collapse: collapse; font-size: 0.9rem; margin: 0.5rem 0; }
-table.numbers th, table.numbers td { padding: 0.3rem 0.6rem; border-bottom: 1px solid #eef0f5; text-align: right; }
-table.numbers th { background: #f4f6fa; } .chart { margin: 1rem 0; }
+.meta { color: #6b7280; } .verdicts li { margin: 0.4rem 0; }
+table.numbers { border-collapse: collapse; font-size: 0.9rem; margin: 0.5rem 0; max-width: 100%; }
+table.numbers th, table.numbers td { padding: 0.3rem 0.6rem; border-bottom: 1px solid #eef0f5; text-align: right;
+                                     overflow-wrap: anywhere; }
+table.numbers th { background: #f4f6fa; } .chart { margin: 1rem 0; max-width: 100%; overflow: hidden; }
+.chart svg { max-width: 100%; height: auto; }
+@media print {
+  body { margin: 0; max-width: none; font-size: 10pt; }
+  h2 { break-after: avoid; } table.numbers, .chart, li { break-inside: avoid; }
+  table.numbers { font-size: 8pt; }
+}
 """
 
 
 def write_report(path: str | Path, results: dict[str, Evaluation], comparison: Comparison | None = None,
-                 fingerprints: dict[str, str] | None = None) -> Path:
+                 fingerprints: dict[str, str] | None = None, workspace: str | None = None) -> Path:
     path = Path(path)
-    path.write_text(report_html(results, comparison, fingerprints=fingerprints), encoding="utf-8")
+    path.write_text(report_html(results, comparison, fingerprints=fingerprints, workspace=workspace),
+                    encoding="utf-8")
     return path

@@ -127,3 +127,17 @@ def mean_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, floa
         return float("nan"), float("nan")
     half = float(stats.t.ppf((1 + level) / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
     return float(values.mean() - half), float(values.mean() + half)
+
+
+def half_width(result: Evaluation, metric: str, level: float = LEVEL) -> float | None:
+    """The half-width of the t interval of ``result``'s mean of ``metric`` over its users (the
+    evaluated users for accuracy metrics, users with a value otherwise); None for a metric that is
+    not a mean of per-user values, or with fewer than two users."""
+    column = registry.per_user_columns().get(metric)
+    if column is None or column not in result.per_user.columns:
+        return None
+    values = result.per_user[column]
+    if registry.METRICS[metric].family == "accuracy":
+        values = values[result.per_user["evaluated"]]
+    low, high = mean_interval(values.dropna().to_numpy(), level)
+    return None if np.isnan(low) else (high - low) / 2

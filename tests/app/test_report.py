@@ -22,7 +22,8 @@ def report(tmp_path_factory):
     results = demo_workspace().build().evaluate_all(Settings(k=10))
     comparison = compare(results, "popularity", ["ndcg", "recall"], resamples=100)
     path = tmp_path_factory.mktemp("report") / "report.html"
-    path.write_text(report_html(results, comparison, fingerprints={"ground truth": "abc"}), encoding="utf-8")
+    prints = {"ground truth": "truth.csv · abc", "training interactions": "train.csv · def"}
+    path.write_text(report_html(results, comparison, fingerprints=prints, workspace="Films <demo>"), encoding="utf-8")
     return path, results, comparison
 
 
@@ -32,6 +33,21 @@ def test_no_remote_scripts_or_styles(report):
     assert not re.search(r"<link[^>]+href=[\"']?https?:", text, re.I)
     assert not re.search(r"@import\s+url\(\s*[\"']?https?:", text, re.I)
     assert "personalised beats popularity on ndcg@10" in text
+
+
+def test_the_report_reads_verdict_first_and_settings_last(report):
+    """A stakeholder reads which model wins first, then the headline metrics, the charts and the
+    comparison; every metric by its name (one row each), the notes, and last the input files and
+    the settings (issue #44). The title names the workspace (as text) and the date."""
+    text = report[0].read_text(encoding="utf-8")
+    order = ["Which model wins", "Headline metrics", "Charts", "Against the baseline", "Every metric",
+             "Input files", "Settings"]
+    places = [text.index(f"<h2>{heading}") for heading in order]
+    assert places == sorted(places), dict(zip(order, places, strict=True))
+    assert "<h1>Films &lt;demo&gt; · rankscope report</h1>" in text and "<title>Films &lt;demo&gt;" in text
+    assert "personalised is best on NDCG@10: +0.0153 over diverse" in text
+    assert "11-point average precision@10" in text and "iprec_at_recall" not in text.split("<h2>Settings")[0]
+    assert "train.csv · def" in text and " ± " in text
 
 
 def test_numbers_hold_every_metric(report):
@@ -58,6 +74,12 @@ def test_charts_render_offline(report):
         page.goto(report[0].as_uri())
         page.wait_for_selector("#chart0 svg", timeout=30_000)
         assert page.locator(".chart svg").count() == page.locator(".chart").count() == 3
+        page.emulate_media(media="print")  # printed to A4 portrait (595 pt, 8 pt margins): nothing sticks out
+        page.set_viewport_size({"width": 780, "height": 1100})
+        assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+        pdf = page.pdf(format="A4", print_background=True)
+        assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page") >= 2
+        (ARTIFACTS / "report.pdf").write_bytes(pdf)
         assert page.locator(".chart svg path, .chart svg line").count() > 10
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "report.png"), full_page=True)
