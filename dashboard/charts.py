@@ -11,6 +11,7 @@ import pandas as pd
 
 from dashboard.summaries import BINS, boxes, histogram, sample
 from metrics_core.report.charts import PALETTE, intervals, metric_curves, model_scale
+from metrics_core.stats.segments import natural_order
 
 __all__ = ["bias", "distribution", "history", "intervals", "long_tail", "metric_curves", "model_scale",
            "overlap_matrix", "scatter", "score_histograms", "segment_deltas"]
@@ -46,7 +47,8 @@ def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by:
     summary = boxes(values, groups)
     if by:
         summary[SEGMENT] = summary[SEGMENT].astype(str)
-    row = alt.Y(f"{SEGMENT}:N", title=by) if by else alt.Y("model:N", title=None, sort=models)
+    row = alt.Y(f"{SEGMENT}:N", title=by, sort=natural_order(summary[SEGMENT].unique()) or "ascending") if by else \
+        alt.Y("model:N", title=None, sort=models)
     offset = {"yOffset": alt.YOffset("model:N", sort=models)} if by else {}
     tips = [alt.Tooltip("model:N"), *([alt.Tooltip(f"{SEGMENT}:N", title=by)] if by else []),
             *[alt.Tooltip(f"{c}:Q", format=".4g") for c in ("minimum", "low", "q1", "median", "q3", "high",
@@ -154,10 +156,11 @@ def scatter(frame: pd.DataFrame, a: str, b: str, metric_label: str) -> alt.Layer
 
 
 def segment_deltas(frame: pd.DataFrame, segment: str, metric_label: str, model: str, baseline: str) -> alt.Chart:
-    """``frame``: columns segment, delta, users, wins, losses (from compare_segments)."""
+    """``frame``: columns segment, delta, users, wins, losses (from compare_segments); segments in
+    their natural order where they have one (least to most active), else the largest gain first."""
     return alt.Chart(frame).mark_bar().encode(
         x=alt.X("delta:Q", title=f"{metric_label}: {model} − {baseline}"),
-        y=alt.Y("segment:N", title=segment, sort="-x"),
+        y=alt.Y("segment:N", title=segment, sort=natural_order(frame["segment"]) or "-x"),  # (activity in order)
         color=alt.condition("datum.delta >= 0", alt.value("#54A24B"), alt.value("#E45756")),
         tooltip=[alt.Tooltip("segment:N", title=segment), alt.Tooltip("delta:Q", format="+.4f"),
                  alt.Tooltip("users:Q"), alt.Tooltip("wins:Q"), alt.Tooltip("losses:Q")],

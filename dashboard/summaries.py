@@ -7,6 +7,8 @@ stated random sample for a scatter. Whatever the number of users, a chart gets a
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -22,9 +24,9 @@ def histogram(values: pd.DataFrame, bins: int = BINS) -> pd.DataFrame:
     the model's users fall in it) and ``share`` (of the model's users with a finite value).
 
     When all the models' finite values together take at most :data:`DISCRETE_MAX` distinct values,
-    each value gets its own bar (labelled with the value); otherwise ``bins`` equal-width bins on
-    the range of every model's values. NaN and infinite values are left out. Bars are in value
-    order; every model has every bar (0 users where it has none)."""
+    each value gets its own bar (labelled with the value); otherwise about ``bins`` equal-width bins
+    with round edges (:func:`nice_edges`) covering every model's values. NaN and infinite values
+    are left out. Bars are in value order; every model has every bar (0 users where it has none)."""
     models = list(dict.fromkeys(values["model"]))
     numbers = values["value"].to_numpy(dtype=np.float64)
     finite = np.isfinite(numbers)
@@ -33,9 +35,10 @@ def histogram(values: pd.DataFrame, bins: int = BINS) -> pd.DataFrame:
         edges, labels = None, [_number(v) for v in distinct]
         starts = ends = distinct
     else:
-        edges = np.linspace(distinct[0], distinct[-1], bins + 1)
+        edges, decimals = nice_edges(distinct[0], distinct[-1], bins)
         starts, ends = edges[:-1], edges[1:]
-        labels = [f"{_number(a)}–{_number(b)}" for a, b in zip(starts, ends, strict=True)]
+        labels = [f"{a:,.{decimals}f}–{b:,.{decimals}f}" for a, b in zip(starts, ends, strict=True)]
+        bins = len(starts)
     codes = pd.Categorical(values["model"], categories=models).codes.astype(np.int64)
     slot = np.searchsorted(distinct, numbers[finite]) if edges is None else \
         np.clip(np.searchsorted(edges, numbers[finite], side="right") - 1, 0, bins - 1)
@@ -46,6 +49,29 @@ def histogram(values: pd.DataFrame, bins: int = BINS) -> pd.DataFrame:
     return pd.DataFrame({"model": np.repeat(models, len(starts)), "from": np.tile(starts, len(models)),
                          "to": np.tile(ends, len(models)), "bin": np.tile(labels, len(models)),
                          "users": counts.ravel(), "share": shares.ravel()})
+
+
+def nice_edges(low: float, high: float, bins: int) -> tuple[np.ndarray, int]:
+    """Equal-width bin edges covering ``low`` to ``high`` at a round step (1, 2, 2.5 or 5 times a
+    power of ten, the one nearest the range over ``bins``: about that many bins), starting and ending
+    on a multiple of it, and the decimals that show the step exactly: a bar reads "0.10–0.20", not
+    "2.63e-44–0.115".
+
+    >>> edges, decimals = nice_edges(2.63e-44, 2.27, 20)
+    >>> edges[:3].tolist(), float(edges[-1]), len(edges) - 1, decimals
+    ([0.0, 0.1, 0.2], 2.3, 23, 1)
+    >>> edges, decimals = nice_edges(3.0, 1_407.0, 20)
+    >>> edges[[0, 1, -1]].tolist(), decimals
+    ([0.0, 50.0, 1450.0], 0)
+    """
+    raw = (high - low) / max(bins, 1)
+    magnitude = 10.0 ** math.floor(math.log10(raw))
+    multiple = min((1, 2, 2.5, 5, 10), key=lambda m: abs(math.log(m * magnitude / raw)))
+    step = multiple * magnitude
+    start, stop = math.floor(low / step) * step, math.ceil(high / step) * step
+    count = max(1, round((stop - start) / step))
+    decimals = max(0, -math.floor(math.log10(step)) + (1 if multiple == 2.5 else 0))
+    return np.round(start + step * np.arange(count + 1), decimals + 2), decimals
 
 
 def _number(value: float) -> str:

@@ -7,6 +7,7 @@ from dashboard import charts, components, state
 from dashboard.glossary import PER_USER_LABELS
 from dashboard.state import Key
 from dashboard.text import plain
+from metrics_core.stats.segments import natural_order
 
 context = state.page()
 settings, results, models = context.settings, context.results, context.models
@@ -39,6 +40,8 @@ def drawn() -> tuple:
     values = pd.concat(frames)
     chart = charts.distribution(values.reset_index(drop=True), metric_label, models, by)
     summary = values[values.model == model].groupby(by)["value"].agg(["count", "mean", "median"]) if by else None
+    order = natural_order(summary.index) if by else None
+    summary = summary.reindex(order) if order else summary  # (activity: least to most active)
     ranked = result.per_user[column].dropna().sort_values()
     return chart, by, summary, result.share_without_hit, ranked.median(), len(ranked), ranked.head(5), \
         ranked.tail(5)[::-1]

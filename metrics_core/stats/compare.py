@@ -21,6 +21,7 @@ import pandas as pd
 from metrics_core.errors import input_error
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
+from metrics_core.stats.segments import UNKNOWN, natural_order
 
 TESTS = ("wilcoxon", "t")
 CORRECTIONS = ("holm", "bonferroni", "none")
@@ -366,12 +367,15 @@ def _smooth_resamples(results, metric: str, models: list[str], resamples: int, s
 def compare_segments(results: dict[str, Evaluation], baseline: str, model: str, metric: str,
                      segments: pd.Series, test: str = "wilcoxon") -> pd.DataFrame:
     """The comparison of ``model`` with ``baseline`` within each segment (``segments``: the
-    segment of each user id). Columns: segment, users, baseline_value, value, delta, wins,
+    segment of each user id), in the segments' natural order where they have one (activity: least
+    to most active), else by name. Columns: segment, users, baseline_value, value, delta, wins,
     ties, losses, p_value."""
     paired = paired_values(results, metric, [baseline, model])
-    groups = segments.reindex(paired.index).fillna("(unknown)").astype(str)
+    groups = segments.reindex(paired.index).fillna(UNKNOWN).astype(str)
     out = []
-    for segment, users in paired.groupby(groups.to_numpy()):
+    order = natural_order(groups.unique())
+    for segment, users in paired.groupby(pd.Categorical(groups.to_numpy(), categories=order) if order else
+                                         groups.to_numpy(), observed=True):
         a, b = users[baseline].to_numpy(), users[model].to_numpy()
         wins, ties, losses = win_tie_loss(b, a)
         out.append({"segment": segment, "users": len(users), "baseline_value": float(a.mean()),

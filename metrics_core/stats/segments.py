@@ -7,6 +7,22 @@ import pandas as pd
 
 ACTIVITY = "activity (training interactions)"
 ACTIVITY_LABELS = ["least active", "less active", "more active", "most active"]
+UNKNOWN = "(unknown)"  # the segment of a user the attribute does not name
+
+
+def natural_order(values) -> list[str] | None:
+    """The order segments read in when they have one (activity: least to most active, an unknown
+    last), else None (a user attribute: no order of its own).
+
+    >>> natural_order(["more active", "least active", "(unknown)"])
+    ['least active', 'more active', '(unknown)']
+    >>> natural_order(["fr", "de"]) is None
+    True
+    """
+    present = set(map(str, values))
+    if not present or not present <= {*ACTIVITY_LABELS, UNKNOWN}:
+        return None
+    return [label for label in (*ACTIVITY_LABELS, UNKNOWN) if label in present]
 
 
 def segment_choices(dataset) -> list[str]:

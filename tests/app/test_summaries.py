@@ -44,7 +44,9 @@ def test_a_metric_with_few_values_gets_one_bar_per_value():
 def test_many_values_get_shared_bins_and_empty_or_single_inputs_work():
     rng = np.random.default_rng(0)
     binned = histogram(_frame({"a": list(rng.random(1000)), "b": list(rng.random(10) + 5)}))
-    assert len(binned) == 40 and binned.groupby("model")["users"].sum().to_dict() == {"a": 1000, "b": 10}
+    bars = len(binned) // 2  # (about BINS bars at a round step, each model every bar)
+    assert 10 <= bars <= 30 and binned.groupby("model")["users"].sum().to_dict() == {"a": 1000, "b": 10}
+    assert binned["bin"].iloc[0] == "0.00–0.25" and binned["from"].iloc[0] == 0  # (round edges, readable labels)
     assert histogram(_frame({"a": []})).empty
     one = histogram(_frame({"a": [0.25]}))
     assert list(one["bin"]) == ["0.25"] and one["users"].tolist() == [1]

@@ -105,6 +105,18 @@ def test_segments(results):
     assert (frame.wins + frame.ties + frame.losses == frame.users).all()
 
 
+def test_activity_segments_come_least_to_most_active_and_unknown_last(results):
+    """Who gains and who loses by activity reads in activity's order, not the alphabet's (less,
+    least, more, most), with users of no segment last."""
+    from metrics_core.stats.segments import ACTIVITY_LABELS
+
+    labels = np.array(ACTIVITY_LABELS)[np.arange(300) % 4]
+    segments = pd.Series(labels, index=range(300)).iloc[:-10]  # (ten users in no segment)
+    frame = compare_segments(results, "A", "B", "ndcg", segments)
+    assert list(frame.segment) == [*ACTIVITY_LABELS, "(unknown)"]
+    assert frame.users.sum() == results["A"].users["evaluated"]
+
+
 def test_gates():
     metrics = {"A": {"ndcg": 0.25}, "B": {"ndcg": 0.31}}
     failed = [g for g in check_gates(["ndcg < 0.30"], metrics, "A") if g.failed]
