@@ -118,7 +118,14 @@ def add_or_replace_model(store: Store, current: Workspace) -> None:
         name = st.text_input("New model's name", model_name(upload.name, "model"), key="replace_name",
                              disabled=target != "(a new model)")
         model = name.strip() if target == "(a new model)" else target
-        if st.button("Add to the workspace" if target == "(a new model)" else f"Replace {target}", type="primary"):
+        replacing = target != "(a new model)"
+        confirmed = not replacing or st.checkbox(
+            f"Replace the file of {plain(target)} ({plain(current.models[target].name)}) with {plain(upload.name)}",
+            key=f"replace_confirmed_{generation}",
+            help="The workspace is saved as a new version with this file; links to the current version keep "
+                 "opening the old file.")
+        if st.button("Add to the workspace" if not replacing else f"Replace {target}", type="primary",
+                     disabled=not confirmed):
             try:
                 table, _ = stored_upload(store, upload, "recommendations")
                 candidate = Workspace(current.label, {**current.models, model: table}, current.ground_truth,
@@ -131,7 +138,8 @@ def add_or_replace_model(store: Store, current: Workspace) -> None:
                 return
             state.use_workspace(Workspace.from_saved(saved))
             st.session_state[REPLACE_GENERATION] = generation + 1
-            st.session_state[REPLACED] = (f"{'Added' if target == '(a new model)' else 'Replaced'} {model}: saved as "
-                                          f"a new version of {saved.name}; the previous version's link still opens "
-                                          "it as it was.")
+            change = f"replaced {model} ({current.models[model].name} → {upload.name})" if replacing else \
+                f"added {model} ({upload.name})"
+            st.session_state[REPLACED] = (f"{change[0].upper()}{change[1:]}: saved as a new version of {saved.name}; "
+                                          "the previous version's link still opens it as it was.")
             st.rerun()

@@ -10,9 +10,10 @@ from dashboard.state import Key
 from dashboard.text import plain
 from metrics_core import InputError
 from metrics_core.metrics.registry import METRICS
-from metrics_core.store import compare_runs, list_runs, save_run
+from metrics_core.store import compare_runs, list_runs, run_labels, save_run
 
 THIS_WORKSPACE, ONE_MODEL = "This workspace", "One model across workspaces"
+RECORDED = "_recorded_run"  # what recording the last run said, shown once
 
 st.title("History")
 store = state.store()
@@ -22,20 +23,32 @@ with st.container(border=True):
     st.markdown("**Record a run**: the current workspace's evaluation at the sidebar's settings (every model, "
                 "every metric and each user's values), kept in the store.")
     left, right = st.columns([4, 1], vertical_alignment="bottom")
-    note = left.text_input("Note (optional)", key="run_note", placeholder="e.g. candidate 2, new features")
+    left.text_input("Note (optional)", key="run_note", placeholder="e.g. candidate 2, new features",
+                    help="Names the run in the table, the chart and the comparison (else: the workspace and its "
+                         "run number).")
     if store.read_only:
         st.caption("This server is read-only (RANKSCOPE_READ_ONLY=1): runs cannot be recorded here.")
     elif not current.id:
         st.caption("The demo and unsaved uploads cannot be recorded: save the workspace on the Data page first.")
-    if right.button("Record run", icon=":material/add_chart:", disabled=not current.id or store.read_only,
-                    width="stretch"):
+
+    def record() -> None:
+        """Record the run, say so, and empty the note for the next one."""
         saved = store.workspace(current.id)
         if saved is None or saved.deleted:  # deleted meanwhile, from another tab or the command line
-            st.error(f"{plain(current.label)} is no longer in the store, so its runs cannot be recorded: save it again "
-                     "on the Data page.", icon=":material/link_off:")
-        else:
-            run = save_run(store, saved, state.evaluations(), note=note)
-            st.success(f"Recorded run {run.id}.", icon=":material/check_circle:")
+            st.session_state[RECORDED] = ("error", f"{plain(current.label)} is no longer in the store, so its runs "
+                                                   "cannot be recorded: save it again on the Data page.")
+            return
+        run = save_run(store, saved, state.evaluations(), note=st.session_state.get("run_note", "").strip())
+        st.session_state[RECORDED] = ("success", f"Recorded run {run.id}" + (f" ({plain(run.note)})." if run.note
+                                                                              else "."))
+        st.session_state["run_note"] = ""
+
+    right.button("Record run", icon=":material/add_chart:", disabled=not current.id or store.read_only,
+                 width="stretch", on_click=record)
+    outcome = st.session_state.pop(RECORDED, None)
+    if outcome is not None:
+        (st.success if outcome[0] == "success" else st.error)(outcome[1], icon=":material/check_circle:" if
+                                                               outcome[0] == "success" else ":material/link_off:")
 
 every_run = list_runs(store)
 if every_run.empty:
@@ -58,26 +71,26 @@ else:
     runs = every_run[every_run["model"] == chosen_model]
     runs = runs.assign(model=runs["workspace"] + " · " + runs["model"])
 
+runs = runs.assign(id=runs["run"], run=run_labels(runs))  # (named by their note, else workspace and number)
 metrics = [m for m in METRICS if m in runs.columns and runs[m].notna().any()]
 if st.session_state.get(Key.HISTORY_METRIC) not in metrics:
     st.session_state[Key.HISTORY_METRIC] = "ndcg" if "ndcg" in metrics else metrics[0]
 metric = st.selectbox("Metric", metrics, format_func=lambda m: METRICS[m].label, key=Key.HISTORY_METRIC)
 models = list(dict.fromkeys(runs["model"]))
 components.chart(charts.history(runs, metric, METRICS[metric].label, models), "history", "dl_history")
-shown = ["run", "created", "workspace", "model", "k", "note", *[m for m in ("ndcg", "map", "recall", "precision")
-                                                                 if m in runs.columns]]
+shown = ["run", "created", "workspace", "model", "k", *[m for m in ("ndcg", "map", "recall", "precision")
+                                                         if m in runs.columns], "id"]
 st.dataframe(runs[shown], hide_index=True, width="stretch",
              column_config={m: st.column_config.NumberColumn(label(m, None), format="%.4f")
                             for m in ("ndcg", "map", "recall", "precision")})
-components.download_table(runs.set_index(["run", "model"]), "runs", "dl_runs")
+components.download_table(runs.set_index(["id", "model"]), "runs", "dl_runs")
 
 st.subheader("Compare two runs")
-ids = list(dict.fromkeys(runs["run"]))
+ids = list(dict.fromkeys(runs["id"]))
 if len(ids) < 2:
     st.info("Two runs are needed.")
     st.stop()
-described = {row.run: f"{row.run} · {components.when(row.created)} · {row.workspace}" +
-             (f" · {row.note}" if row.note else "") for row in runs.drop_duplicates("run").itertuples()}
+described = {row.id: f"{row.run} · {components.when(row.created)}" for row in runs.drop_duplicates("id").itertuples()}
 left, right = st.columns(2)
 for key, default in ((Key.HISTORY_FIRST, ids[0]), (Key.HISTORY_SECOND, ids[-1])):
     if st.session_state.get(key) not in ids:
@@ -89,7 +102,8 @@ if first == second:
     st.stop()
 try:
     with st.spinner("Pairing users and bootstrapping…"):
-        comparisons = compare_runs(store, first, second, [metric] if METRICS[metric].interval else None)
+        comparisons = compare_runs(store, first, second, [metric] if METRICS[metric].interval else None,
+                                   names=dict(zip(runs["id"], runs["run"], strict=True)))
 except InputError as error:
     components.show_error(error)
     st.stop()

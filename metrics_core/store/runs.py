@@ -209,6 +209,27 @@ def list_runs(store: Store, workspace: str | None = None, model: str | None = No
     return pd.DataFrame.from_records(records)
 
 
+def run_labels(runs: pd.DataFrame) -> pd.Series:
+    """A readable name for each row of :func:`list_runs`' table (its rows in time order): the run's
+    note, else its workspace and its number among that workspace's runs ("shop · run 3"); a name
+    two runs would share gets the later one's number after it ("candidate 2 (run 5)").
+
+    >>> runs = pd.DataFrame({"run": ["a1", "a1", "b2", "c3", "d4"], "workspace": ["shop"] * 5,
+    ...                      "note": ["", "", "new features", "", "new features"]})
+    >>> run_labels(runs).tolist()
+    ['shop · run 1', 'shop · run 1', 'new features', 'shop · run 3', 'new features (run 4)']
+    """
+    names, taken, counts = {}, set(), {}
+    for row in runs.drop_duplicates("run").itertuples():
+        counts[row.workspace] = counts.get(row.workspace, 0) + 1
+        number = counts[row.workspace]
+        name = str(row.note).strip() if isinstance(row.note, str) and row.note.strip() else \
+            f"{row.workspace} · run {number}"
+        names[row.run] = f"{name} (run {number})" if name in taken else name
+        taken.add(name)
+    return runs["run"].map(names)
+
+
 def run_results(store: Store, run_id: str) -> dict[str, Evaluation]:
     """The run's models as :class:`Evaluation` objects (aggregates and per-user values; no curves),
     for the paired comparisons of :mod:`metrics_core.stats.compare`."""
@@ -232,10 +253,11 @@ def run_results(store: Store, run_id: str) -> dict[str, Evaluation]:
 
 
 def compare_runs(store: Store, first: str, second: str, metrics: list[str] | None = None, test: str = "wilcoxon",
-                 correction: str = "holm", resamples: int = 1000, seed: int = 0):
+                 correction: str = "holm", resamples: int = 1000, seed: int = 0, names: dict[str, str] | None = None):
     """Each model of run ``second`` against the same model in run ``first`` (the baseline), with
     the Compare page's paired tests over the users both runs evaluated. When the runs share no
-    model name but hold one model each, those two are compared."""
+    model name but hold one model each, those two are compared. The comparisons name each side
+    ``<run> · <model>``, the run by its id or by ``names[id]`` (the History page's labels)."""
     from metrics_core.stats.compare import compare
 
     require_comparable(load_run(store, first), load_run(store, second))
@@ -245,15 +267,17 @@ def compare_runs(store: Store, first: str, second: str, metrics: list[str] | Non
         raise input_error("runs compare", f"runs {first} and {second} have no model in common.",
                           "compare runs that evaluated the same model name.")
     comparisons = {}
+    called = names or {}
     for model_a, model_b in pairs:
-        results = {f"{first}:{model_a}": a[model_a], f"{second}:{model_b}": b[model_b]}
-        users = results[f"{first}:{model_a}"].per_user.index.intersection(results[f"{second}:{model_b}"].per_user.index)
+        side_a, side_b = f"{called.get(first, first)} · {model_a}", f"{called.get(second, second)} · {model_b}"
+        results = {side_a: a[model_a], side_b: b[model_b]}
+        users = results[side_a].per_user.index.intersection(results[side_b].per_user.index)
         if not len(users):
             raise input_error("runs compare", f"runs {first} and {second} share no users for {model_a}.",
                               "compare runs evaluated on the same users.")
         chosen = metrics or [m for m in ("ndcg", "map", "recall", "precision") if all(m in r.metrics for r in
                                                                                       results.values())]
-        comparisons[model_b] = compare(results, f"{first}:{model_a}", chosen, test, correction, resamples, seed)
+        comparisons[model_b] = compare(results, side_a, chosen, test, correction, resamples, seed)
     return comparisons
 
 

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard import state
 from dashboard.glossary import label
-from metrics_core.store import Store, list_runs
+from metrics_core.store import Store, list_runs, run_labels
 
 RECS = b"user,item,pos\n1,a,1\n1,b,2\n2,a,1\n2,c,2\n3,c,1\n3,b,2\n"
 TRUTH = b"user,item,stars\n1,b,5\n2,c,4\n3,c,5\n"
@@ -128,6 +128,22 @@ def test_a_model_is_added_to_an_open_workspace_without_uploading_the_others():
     assert_clean(at)
 
 
+def test_replacing_a_model_asks_first_and_says_what_changed():
+    at = upload_and_save()
+    workspace_id = at.query_params["ws"]
+    at.file_uploader(key="replace_0").set_value(("svd_v2.csv", RECS.replace(b"3,c,1", b"3,a,1"), "text/csv"))
+    at.run()
+    at.selectbox(key="replace_target").set_value("model_a").run()
+    button = next(b for b in at.button if b.label == "Replace model_a")
+    assert button.disabled  # (until the replacement is confirmed)
+    at.checkbox(key="replace_confirmed_0").check().run()
+    next(b for b in at.button if b.label == "Replace model_a").click().run()
+    assert_clean(at)
+    message = shown(at.success[0].value)
+    assert message.startswith("Replaced model_a (") and "→ svd_v2.csv)" in message and "new version of shop" in message
+    assert Store().latest(workspace_id).id != workspace_id
+
+
 def test_the_upload_summary_counts_and_warns_before_evaluating():
     scores_like_ranks = b"user,item,score\n1,a,1\n1,b,2\n2,x,1\n2,y,2\n"
     at = start()
@@ -160,11 +176,14 @@ def test_history_records_runs_charts_them_and_compares_two():
     runs = list_runs(Store())
     assert list(runs["note"]) == ["first", "", ""] and list(runs["k"]) == [2, 1, 2]
     assert at.get("vega_lite_chart") or at.get("arrow_vega_lite_chart"), "the history chart"
-    first, other_k, third = runs["run"]
+    _, other_k, third = runs["run"]
+    first_name, _, third_name = run_labels(runs)
+    assert first_name == "first" and third_name.endswith(" · run 3")  # (named by the note, else by number)
     at.selectbox(key="history_second").set_value(third).run()
     assert_clean(at)
-    assert any(f"{third}:model_a ties with {first}:model_a on ndcg" in shown(m.value) for m in at.markdown), \
-        "the two runs at one K compared in words"
+    assert any(f"{third_name} · model_a ties with first · model_a on ndcg" in shown(m.value) for m in at.markdown), \
+        "the two runs at one K compared in words, by their names"
+    assert at.text_input(key="run_note").value == ""  # (emptied once a run is recorded)
     at.selectbox(key="history_second").set_value(other_k).run()
     assert not at.exception and at.error and "k 2 vs 1" in shown(at.error[0].value)
     assert not any("trails" in m.value or "beats" in m.value for m in at.markdown), "unlike runs never compared"
