@@ -11,6 +11,7 @@ import streamlit as st
 
 from dashboard.text import plain
 from metrics_core import Columns
+from metrics_core.inputs.grades import GradeScale, grade_scale
 from metrics_core.inputs.read import StoredTable
 from metrics_core.store import Store
 
@@ -119,6 +120,24 @@ def _looks_like_a_rank(frame: pd.DataFrame, columns: Columns, has_rank: bool) ->
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
+@st.cache_data(max_entries=16, show_spinner=False)
+def _grades(truth: StoredTable, column: str) -> np.ndarray:
+    """The ground truth's ``column`` as numbers (NaN where a value is not one)."""
+    values = pd.read_parquet(truth.path, columns=[column])[column]
+    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+
+
+def grade_scale_of(truth: StoredTable, column: str) -> GradeScale:
+    """What the relevance column's values look like, and the threshold they suggest."""
+    return grade_scale(_grades(truth, column))
+
+
+def grade_share(truth: StoredTable, column: str, threshold: float) -> float:
+    """The share of the ground truth's rows with a grade of at least ``threshold``."""
+    grades = _grades(truth, column)
+    return float((grades >= threshold).mean()) if len(grades) else 0.0
+
+
 def summarise_truth(truth: StoredTable, columns: Columns) -> dict[str, int]:
     frame = pd.read_parquet(truth.path, columns=[columns.user, columns.item], dtype_backend="pyarrow")
     return {"rows": len(frame), "users": int(frame[columns.user].nunique()),

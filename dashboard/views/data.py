@@ -9,7 +9,7 @@ from dashboard import components, saved_workspaces, state
 from dashboard import uploads as uploads_summary
 from dashboard.state import Key
 from dashboard.text import plain
-from dashboard.uploads import TYPES, stored_upload, upload_limit_note
+from dashboard.uploads import TYPES, grade_scale_of, grade_share, stored_upload, upload_limit_note
 from dashboard.workspace import Workspace, demo_workspace, save
 from metrics_core import Columns, InputError
 from metrics_core.dataset import model_name
@@ -139,8 +139,20 @@ rank_column = left.selectbox("Rank column (1 = best; used when present)", with_n
 truth_options = [NONE, *truth_columns]
 relevance_column = middle.selectbox("Relevance grade in the ground truth", truth_options,
                                     index=guess(truth_options, "relevance", NONE, taken=(user_column, item_column)))
-threshold = right.number_input("Relevant when the grade is at least", value=1.0, step=0.5,
-                               disabled=relevance_column == NONE)
+scale = grade_scale_of(truth, relevance_column) if relevance_column != NONE else None
+proposal = scale.threshold if scale is not None and scale.threshold is not None else 1.0
+threshold = right.number_input("Relevant when the grade is at least", value=float(proposal), step=0.5,
+                               disabled=relevance_column == NONE, key=f"threshold_{relevance_column}",
+                               help="Proposed from the grades' scale (below); change it if it does not fit.")
+if scale is not None:
+    relevant = f"{scale.relevant_share:.0%} of the ground truth's rows count as relevant at ≥ {proposal:g}. " \
+        if scale.relevant_share is not None else ""
+    spread = " · ".join(f"{value:g}: {share:.0%}" for value, share in scale.shares.items())
+    st.caption(plain(f"{relevance_column}: {scale.words} {relevant}" + (f"Values: {spread}." if spread else "")))
+    if scale.threshold is not None and threshold != scale.threshold:
+        st.warning(plain(f"The threshold {threshold:g} differs from the {proposal:g} proposed for {scale.kind} "
+                         f"({scale.low:g} to {scale.high:g}): {grade_share(truth, relevance_column, threshold):.0%} "
+                         "of the rows count as relevant at it."), icon=":material/tune:")
 features = None
 if item_columns:
     features = st.multiselect("Item feature columns (for diversity and serendipity)",

@@ -32,7 +32,7 @@ def upload_and_save(name: str = "shop", recs: bytes = RECS, truth: bytes = TRUTH
     at.file_uploader(key="upload_truth_0").set_value(("truth.csv", truth, "text/csv"))
     at.run()
     next(t for t in at.text_input if t.label == "Save as workspace").set_value(name)
-    at.number_input[0].set_value(4.0)
+    at.number_input(key="threshold_stars").set_value(4.0)
     at.button(key="check_and_save").click().run()
     assert_clean(at)
     return at
@@ -251,7 +251,7 @@ def test_saving_under_a_taken_name_never_replaces_silently_and_the_old_link_keep
     next(t for t in at.text_input if t.label == "Save as workspace").set_value("shop").run()
     assert any("exists already" in shown(w.value) for w in at.warning)
     assert at.radio(key="if_exists_0").value == "version"  # the default never replaces
-    at.number_input[0].set_value(4.0)
+    at.number_input(key="threshold_stars").set_value(4.0)
     at.button(key="check_and_save").click().run()
     assert_clean(at)
     assert sorted(w.name for w in Store().workspaces()) == ["shop", "shop v2"]
@@ -261,7 +261,7 @@ def test_saving_under_a_taken_name_never_replaces_silently_and_the_old_link_keep
     at.run()
     next(t for t in at.text_input if t.label == "Save as workspace").set_value("shop").run()
     at.radio(key="if_exists_1").set_value("replace")
-    at.number_input[0].set_value(4.0)
+    at.number_input(key="threshold_stars").set_value(4.0)
     at.button(key="check_and_save").click().run()
     assert_clean(at)
     replaced = Store().named("shop")
@@ -269,3 +269,21 @@ def test_saving_under_a_taken_name_never_replaces_silently_and_the_old_link_keep
     old = start(ws=first_id)  # the colleague's link: the colleague's files, and a word about the new version
     assert_clean(old)
     assert cards_of(old) == first_cards and old.info and "A newer version" in shown(old.info[0].value)
+
+
+def test_the_threshold_is_proposed_from_the_grades_scale_and_a_change_is_checked():
+    """Half-star ratings propose 4 (the default 1 made nearly every rated item relevant), with the
+    distribution shown; another threshold is allowed with a warning giving its share of rows."""
+    half_stars = b"user,item,rating\n1,b,4.5\n1,a,0.5\n2,c,3.5\n2,b,5\n3,c,2\n3,a,4\n"
+    at = start()
+    at.switch_page("views/data.py").run()
+    at.file_uploader(key="upload_recs_0").set_value([("model_a.csv", RECS, "text/csv")])
+    at.file_uploader(key="upload_truth_0").set_value(("truth.csv", half_stars, "text/csv"))
+    at.run()
+    assert at.number_input(key="threshold_rating").value == 4.0
+    caption = next(shown(c.value) for c in at.caption if c.value.startswith("rating"))
+    assert "Ratings from 0.5 to 5: 4 and above is relevant" in caption and "50% of the ground truth's rows" in caption
+    assert not [w for w in at.warning if "threshold" in w.value]
+    at.number_input(key="threshold_rating").set_value(1.0).run()
+    warning = next(shown(w.value) for w in at.warning if "threshold" in w.value)
+    assert "differs from the 4 proposed for ratings" in warning and "83% of the rows" in warning
