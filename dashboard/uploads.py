@@ -138,6 +138,17 @@ def grade_share(truth: StoredTable, column: str, threshold: float) -> float:
     return float((grades >= threshold).mean()) if len(grades) else 0.0
 
 
+def numeric_columns(table: StoredTable, item_column: str) -> list[str]:
+    """The stored table's numeric and boolean columns other than the item id (from its Parquet
+    schema: what the command line uses as item features by default)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    numeric = (pa.types.is_integer, pa.types.is_floating, pa.types.is_boolean)
+    return [field.name for field in pq.read_schema(table.path)
+            if field.name != item_column and any(kind(field.type) for kind in numeric)]
+
+
 def summarise_truth(truth: StoredTable, columns: Columns) -> dict[str, int]:
     frame = pd.read_parquet(truth.path, columns=[columns.user, columns.item], dtype_backend="pyarrow")
     return {"rows": len(frame), "users": int(frame[columns.user].nunique()),

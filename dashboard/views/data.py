@@ -9,7 +9,7 @@ from dashboard import components, saved_workspaces, state
 from dashboard import uploads as uploads_summary
 from dashboard.state import Key
 from dashboard.text import plain
-from dashboard.uploads import TYPES, grade_scale_of, grade_share, stored_upload, upload_limit_note
+from dashboard.uploads import TYPES, grade_scale_of, grade_share, numeric_columns, stored_upload, upload_limit_note
 from dashboard.workspace import Workspace, demo_workspace, save
 from metrics_core import Columns, InputError
 from metrics_core.dataset import model_name
@@ -157,8 +157,10 @@ features = None
 if item_columns:
     features = st.multiselect("Item feature columns (for diversity and serendipity)",
                               [c for c in item_columns if c != item_column],
-                              help="Numbers are used as they are, text columns one-hot. Leave empty for every "
-                                   "numeric column.")
+                              default=numeric_columns(optional["items"], item_column),
+                              key=f"features_{item_column}",
+                              help="Numbers are used as they are, text columns one-hot. Every numeric column to "
+                                   "begin with, as the command line does; empty: every numeric column.")
 
 columns = Columns(user=user_column, item=item_column, score=score_column if score_column != NONE else "__no_score__",
                   rank=rank_column if rank_column != NONE else "__no_rank__",

@@ -287,3 +287,17 @@ def test_the_threshold_is_proposed_from_the_grades_scale_and_a_change_is_checked
     at.number_input(key="threshold_rating").set_value(1.0).run()
     warning = next(shown(w.value) for w in at.warning if "threshold" in w.value)
     assert "differs from the 4 proposed for ratings" in warning and "83% of the rows" in warning
+
+
+def test_item_feature_columns_start_as_the_command_line_takes_them():
+    """Every numeric column of the item table is chosen to begin with (as the command line uses
+    them), the text ones offered; the numbers then equal the command line's defaults."""
+    at = start()
+    at.switch_page("views/data.py").run()
+    at.file_uploader(key="upload_recs_0").set_value([("model_a.csv", RECS, "text/csv")])
+    at.file_uploader(key="upload_truth_0").set_value(("truth.csv", TRUTH, "text/csv"))
+    at.file_uploader(key="upload_items_0").set_value(
+        ("items.csv", b"item,genre,length,year\na,drama,1.5,1999\nb,news,0.5,2001\nc,kids,2.0,2010\n", "text/csv"))
+    at.run()
+    chosen = at.multiselect(key="features_item")
+    assert chosen.value == ["length", "year"] and "genre" in chosen.options
