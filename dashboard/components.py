@@ -23,16 +23,33 @@ SIMILARITY_LABELS = {"cosine": "cosine of item features", "hamming": "Hamming: f
 GAIN_LABELS = {"linear": "grade", "exponential": "2^grade − 1", "binary": "1 (binary)"}
 
 
+PRESENTING = "<style>html { font-size: 19px; }</style>"  # (Streamlit sizes in rem: every text grows by a fifth)
+
+
+def presentation_switch() -> bool:
+    """The sidebar's "Presentation mode" switch (kept in the link); when on, larger type."""
+    with st.sidebar:
+        presenting = st.toggle("Presentation mode", key=Key.PRESENT,
+                               help="For a meeting: the settings leave the sidebar and the type grows; the "
+                                    "numbers stay as they were set. Share the link to open it so.")
+    if presenting:
+        st.html(PRESENTING)
+    return presenting
+
+
 def sidebar() -> None:
-    """K, beta, the AP denominator, the NDCG gain, the preset, who counts, and the baseline."""
+    """K, beta, the AP denominator, the NDCG gain, the preset, who counts, and the baseline (none
+    of them in presentation mode: the values set stay in use)."""
     models = state.model_names()
+    longest = state.max_positions()
+    st.session_state[Key.K] = min(int(st.session_state.get(Key.K, 10)), longest)
+    if st.session_state.get(Key.BASELINE) not in models:
+        st.session_state[Key.BASELINE] = models[0]
+    if presentation_switch():
+        return
     with st.sidebar:
         st.markdown(f"**{plain(state.workspace().label)}**")
-        longest = state.max_positions()
-        st.session_state[Key.K] = min(int(st.session_state.get(Key.K, 10)), longest)
         st.slider("K (cut-off)", 1, max(longest, 2), key=Key.K, help="How many top items of each list count.")
-        if st.session_state.get(Key.BASELINE) not in models:
-            st.session_state[Key.BASELINE] = models[0]
         st.selectbox("Baseline model", models, key=Key.BASELINE,
                      help="Deltas on the cards and in Compare are against this model.")
         with st.expander("Metric options", expanded=False):

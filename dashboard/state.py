@@ -69,6 +69,7 @@ class Key:
     COMPARE_CURVE = "compare_curve"
     CARD_INTERVALS = "card_intervals"
     EVERY_METRIC = "every_metric"
+    PRESENT = "present"
     HISTORY_SCOPE = "history_scope"
     HISTORY_MODEL = "history_model"
     HISTORY_METRIC = "history_metric"
@@ -96,10 +97,12 @@ DEFAULTS = {Key.K: 10, Key.BETA: 1.0, Key.RBP_P: 0.8, Key.AP_DENOMINATOR: "min_k
             Key.PRESET: "rankscope", Key.USERS_WITHOUT_RELEVANT: "exclude", Key.USERS_WITHOUT_LIST: "zero",
             Key.METRIC: "ndcg", Key.SIMILARITY: "cosine", Key.NOVELTY_UNKNOWN: "leave_out",
             Key.PRIMITIVE_SCALE: "rank", Key.PRIMITIVE_MODEL: BASELINE_IS_PRIMITIVE, Key.TEST: "wilcoxon",
-            Key.CORRECTION: "holm", Key.RESAMPLES: 1000, Key.SEED: 0, Key.EVERY_METRIC: False}
+            Key.CORRECTION: "holm", Key.RESAMPLES: 1000, Key.SEED: 0, Key.EVERY_METRIC: False,
+            Key.PRESENT: False}
 CASTS = {Key.K: int, Key.BETA: float, Key.RBP_P: float, Key.RESAMPLES: int, Key.SEED: int,
          Key.CARD_INTERVALS: lambda text: {"True": True, "False": False}[text],
-         Key.EVERY_METRIC: lambda text: {"True": True, "False": False}[text]}
+         Key.EVERY_METRIC: lambda text: {"True": True, "False": False}[text],
+         Key.PRESENT: lambda text: {"True": True, "False": False}[text]}
 # what a URL value must be to be used (anything else falls back to the default, with a message)
 def _named_values(kind) -> tuple[str, ...]:
     """The names a setting's type allows (``gain`` also takes a table of gains: its names only)."""

@@ -249,3 +249,17 @@ def test_a_change_that_rounds_to_zero_reads_no_change():
     at = start()
     at.selectbox(key="model").set_value(at.selectbox(key="baseline").value).run()  # (the baseline: no deltas)
     assert all(metric.proto.delta == "" for metric in at.metric)
+
+
+def test_presentation_mode_hides_the_settings_and_keeps_their_values():
+    """Presentation mode (a switch, kept in the link): no settings in the sidebar, larger type, the
+    numbers of the values set before; switched off, the settings come back as they were."""
+    at = start(page=None, k="5", present="True")
+    assert_clean(at)
+    assert at.title[0].value == "Summary" and not at.get("slider") and at.toggle(key="present").value
+    assert any("font-size" in str(element.proto) for element in at.get("html"))
+    assert "NDCG@5" in at.dataframe[0].value.columns  # (K = 5 from the link, though its slider is hidden)
+    at.switch_page("views/overview.py").run()
+    assert_clean(at)
+    at.toggle(key="present").set_value(False).run()
+    assert at.slider(key="k").value == 5 and at.query_params["present"] == "False"
