@@ -46,7 +46,7 @@ def test_upload_map_overview_and_compare(server, browser, tmp_path):
     settle(page)
     upload_files(page, [files["recs_popularity"], files["recs_personalised"]], files["ground_truth"])
     # the mapping is pre-filled from the column names; set the relevance threshold to 4
-    threshold = page.get_by_label("Relevant when the grade is at least")
+    threshold = page.get_by_label("Relevant when the grade is at least", exact=True)
     threshold.fill("4")
     threshold.press("Enter")
     settle(page)
