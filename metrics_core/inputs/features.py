@@ -90,7 +90,10 @@ def _feature_block(table: pd.DataFrame, column: str, source: str, item_column: s
         raise input_error(source, f"{int(missing.sum())} rows have no value in a categorical feature.",
                           "fill in a category (e.g. 'unknown') or drop the column.", column,
                           table.loc[missing, context])
-    return pd.get_dummies(series.astype(str), dtype=np.float64).to_numpy()
+    text = series.astype(str)
+    if text.str.contains("|", regex=False).any():  # several labels per item ("Drama|War"): one column per label
+        return text.str.get_dummies(sep="|").drop(columns="", errors="ignore").to_numpy(dtype=np.float64)
+    return pd.get_dummies(text, dtype=np.float64).to_numpy()
 
 
 def _embedding_block(table: pd.DataFrame, column: str, source: str, item_column: str) -> np.ndarray:

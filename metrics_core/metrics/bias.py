@@ -2,8 +2,8 @@
 compared with a reference, with a divergence figure from scipy.
 
 Categorical attributes are compared as shares with the Jensen–Shannon distance (base 2,
-within [0, 1]); numeric ones as histograms on shared bins with the two-sample
-Kolmogorov–Smirnov statistic and p-value.
+within [0, 1]), a multi-label one ("Drama|War") by its labels (:func:`labels_of`); numeric ones
+as histograms on shared bins with the two-sample Kolmogorov–Smirnov statistic and p-value.
 """
 
 from __future__ import annotations
@@ -36,6 +36,24 @@ class BiasReport:
     counts: dict[str, int]
 
 
+MULTI_LABEL = "|"  # a text attribute holding several labels per item, as MovieLens' genres: "Drama|War"
+
+
+def labels_of(values: pd.Series) -> pd.Series:
+    """The category of each value, as text; a multi-label attribute (some value holds
+    :data:`MULTI_LABEL`) gives one entry per label of each value, so that an item of two genres
+    counts once for each (shares are of label occurrences).
+
+    >>> labels_of(pd.Series(["Drama|War", "Comedy", "War"])).tolist()
+    ['Drama', 'War', 'Comedy', 'War']
+    """
+    text = values.astype(str)
+    if not text.str.contains(MULTI_LABEL, regex=False).any():
+        return text
+    labels = text.str.split(MULTI_LABEL, regex=False).explode().str.strip()
+    return labels[labels != ""]
+
+
 def compare_distributions(attribute: str, served: pd.Series, reference: pd.Series,
                           labels: tuple[str, str]) -> BiasReport:
     """Compare the attribute values of what is served with the reference values."""
@@ -58,8 +76,8 @@ def compare_distributions(attribute: str, served: pd.Series, reference: pd.Serie
         test = ks_2samp(served.to_numpy(float), reference.to_numpy(float))
         return BiasReport(attribute, "numeric", pd.concat(frames, ignore_index=True), "ks",
                           float(test.statistic), float(test.pvalue), counts)
-    served_shares = served.astype(str).value_counts(normalize=True)
-    reference_shares = reference.astype(str).value_counts(normalize=True)
+    served_shares = labels_of(served).value_counts(normalize=True)
+    reference_shares = labels_of(reference).value_counts(normalize=True)
     categories = sorted(set(served_shares.index) | set(reference_shares.index))
     a = served_shares.reindex(categories, fill_value=0.0).to_numpy()
     b = reference_shares.reindex(categories, fill_value=0.0).to_numpy()
