@@ -6,6 +6,8 @@ everywhere (:func:`model_scale`).
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import pandas as pd
 
@@ -65,17 +67,21 @@ def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by:
 
 def long_tail(frame: pd.DataFrame, models: list[str]) -> alt.LayerChart:
     """``frame``: columns bucket (items grouped by training popularity, most popular first),
-    training and recommended (mean per item in the bucket), model."""
+    training and recommended (mean per item in the bucket), model. The log axis is ticked at 0 and
+    every power of ten up to the largest value (its own ticks were 0 and 150)."""
     y_scale = alt.Scale(type="symlog")
+    highest = max(float(frame[["training", "recommended"]].max().max()), 1.0)
+    ticks = [0, *(10 ** power for power in range(math.ceil(math.log10(highest)) + 1))]  # (0, 1, 10, 100, …)
+    y_axis = alt.Axis(values=ticks, format="~s")
     area = alt.Chart(frame.drop_duplicates("bucket")).mark_area(color="#BAB0AC", opacity=0.45).encode(
         x=alt.X("bucket:Q", title="items by training popularity (percentile, most popular first)"),
-        y=alt.Y("training:Q", scale=y_scale, title="per item (log scale)"),
+        y=alt.Y("training:Q", scale=y_scale, axis=y_axis, title="per item (log scale)"),
         tooltip=[alt.Tooltip("bucket:Q", title="popularity percentile"),
                  alt.Tooltip("training:Q", format=".1f", title="training interactions")],
     )
     lines = alt.Chart(frame).mark_line(point=alt.OverlayMarkDef(size=16), strokeWidth=2).encode(
         x=alt.X("bucket:Q", title="items by training popularity (percentile, most popular first)"),
-        y=alt.Y("recommended:Q", scale=y_scale, title="per item (log scale)"),
+        y=alt.Y("recommended:Q", scale=y_scale, axis=y_axis, title="per item (log scale)"),
         color=alt.Color("model:N", scale=model_scale(models), title="model"),
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("bucket:Q", title="popularity percentile"),
                  alt.Tooltip("recommended:Q", format=".1f", title="times recommended")],

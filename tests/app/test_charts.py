@@ -63,6 +63,13 @@ def test_every_chart_is_labelled_and_models_keep_their_colours():
     assert len({json.dumps(colours(c), sort_keys=True) for c in built}) == 1
 
 
+def test_the_long_tail_log_axis_is_ticked_at_powers_of_ten():
+    tail = pd.DataFrame({"bucket": np.tile(np.arange(10), 2), "training": np.tile(np.geomspace(850, 1, 10), 2),
+                         "recommended": np.geomspace(1_200, 0.5, 20), "model": np.repeat(["a", "b"], 10)})
+    spec = charts.long_tail(tail, ["a", "b"]).to_dict()
+    assert spec["layer"][0]["encoding"]["y"]["axis"]["values"] == [0, 1, 10, 100, 1_000, 10_000]
+
+
 def test_bias_score_and_scatter_charts():
     dist = pd.DataFrame({"value": ["x", "y", "x", "y"], "group": ["recommendations"] * 2 + ["catalog"] * 2,
                          "share": [0.7, 0.3, 0.5, 0.5]})
