@@ -1,5 +1,5 @@
-"""The app under load: N browser sessions at once, each opening the demo workspace and switching
-through Overview, Users, Compare and History, as a team opening a shared link does.
+"""The app under load: N browser sessions at once, each opening a link to the demo workspace's
+Overview and switching through Users, Compare and History, as a team opening a shared link does.
 
 Usage: python bench/load.py [--sessions 1 5 20] [--port 8600]
 Starts ``streamlit run`` with ``make run``'s settings (a fresh store in a temporary folder) and
@@ -89,7 +89,7 @@ async def session(browser, url: str, times: list[float], empties: list[float]) -
     for title, selector in PAGES:
         started = time.monotonic()
         if title == "Overview":
-            await page.goto(url, wait_until="commit")
+            await page.goto(f"{url}/overview", wait_until="commit")  # (a link to it: the app opens on the Summary)
             await page.wait_for_selector('[data-testid="stApp"]')
         else:
             await page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()

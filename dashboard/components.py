@@ -154,6 +154,9 @@ def show_error(error: Exception) -> None:
             st.exception(error)
 
 
+MODEL_COLUMN = {"_index": st.column_config.TextColumn("model", width="medium")}  # (a table's model index, whole)
+
+
 def download_table(frame: pd.DataFrame, name: str, key: str) -> None:
     """A CSV download of ``frame``, written only when the button is clicked (written on every run,
     a per-user table of 200,000 users cost 4.4 s each time the page was drawn)."""

@@ -3,7 +3,7 @@ from :mod:`metrics_core.metrics.registry`."""
 
 from __future__ import annotations
 
-from metrics_core.metrics.registry import METRICS, essential, headline, per_user_columns
+from metrics_core.metrics.registry import METRICS, essential, headline, label, per_user_columns
 
 ACCURACY = headline(("accuracy",))
 BEYOND = headline(("beyond", "catalog"))
@@ -15,13 +15,6 @@ ONE_DECIMAL = {"arp"}
 
 __all__ = ["ACCURACY", "BEYOND", "ESSENTIAL_ACCURACY", "ESSENTIAL_BEYOND", "METRICS", "PER_USER_LABELS",
            "change_text", "fmt", "label"]
-
-
-def label(name: str, k: int | None = None) -> str:
-    """``"NDCG@10"``: the metric's label, with K when given and the metric depends on it."""
-    info = METRICS.get(name)
-    text = info.label if info else name
-    return f"{text}@{k}" if k is not None and info is not None and not info.whole_list else text
 
 
 def fmt(name: str, value: float | None) -> str:

@@ -282,8 +282,11 @@ def encoding() -> Encoding:
 def data_key() -> str:
     """What the encoded data depends on: every uploaded byte, the mapping and the encoding (the
     cache key of everything computed from it)."""
-    chosen = encoding()
-    return f"{workspace().fingerprint()}:{chosen.order}:{chosen.tie_break}"
+    return _data_key(workspace(), encoding())
+
+
+def _data_key(ws: Workspace, chosen: Encoding) -> str:
+    return f"{ws.fingerprint()}:{chosen.order}:{chosen.tie_break}"
 
 
 def model_names() -> list[str]:
@@ -292,7 +295,7 @@ def model_names() -> list[str]:
 
 
 def _dataset_key(ws: Workspace, chosen: Encoding) -> str:
-    return f"data:{ws.fingerprint()}:{chosen.order}:{chosen.tie_break}"
+    return f"data:{_data_key(ws, chosen)}"
 
 
 def dataset_of(ws: Workspace, chosen: Encoding | None = None) -> Dataset:
@@ -392,7 +395,7 @@ def max_positions() -> int:
         known = known_positions(store().home, ws.fingerprint())
         if known is not None and set(known) == set(model_names()):
             return max(known.values())
-    data = data or dataset()
+    data = dataset() if data is None else data
     return max(lists.positions for lists in data.lists.values())
 
 

@@ -124,7 +124,10 @@ def _looks_like_a_rank(frame: pd.DataFrame, columns: Columns, has_rank: bool) ->
 def _grades(truth: StoredTable, column: str) -> np.ndarray:
     """The ground truth's ``column`` as numbers (NaN where a value is not one)."""
     values = pd.read_parquet(truth.path, columns=[column])[column]
-    return pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+    try:
+        return pd.to_numeric(values, errors="coerce").to_numpy(dtype=np.float64)
+    except (TypeError, ValueError):  # (lists or other values that are not numbers: no scale; the check names them)
+        return np.full(len(values), np.nan)
 
 
 def grade_scale_of(truth: StoredTable, column: str) -> GradeScale:

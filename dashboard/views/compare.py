@@ -40,9 +40,8 @@ def best(column: pd.Series) -> list[str]:
 
 st.caption(f"Best value per metric highlighted (for ARP and score entropy neither direction is better). "
            f"K = {k}; users evaluated: {results[baseline].users['evaluated']:,}.")
-MODEL_COLUMN = {"_index": st.column_config.TextColumn("model", width="medium")}  # (a long model name whole)
 st.dataframe(table.style.apply(best, axis=0).format("{:.4f}", na_rep="–"), width="stretch",
-             column_config=MODEL_COLUMN)
+             column_config=components.MODEL_COLUMN)
 components.download_table(table, "models", "dl_models")
 
 st.subheader(f"Difference from the baseline ({plain(baseline)})")
@@ -64,7 +63,7 @@ if len(models) > 1:
     shown_as = {column: (lambda v, name=name: "–" if pd.isna(v) else change_text(name, v))
                 for column, name in zip(deltas.columns, names, strict=True)}  # ("no change" where it rounds to 0)
     st.dataframe(deltas.drop(index=baseline).style.apply(tone, axis=0).format(shown_as), width="stretch",
-                 column_config=MODEL_COLUMN)
+                 column_config=components.MODEL_COLUMN)
 else:
     st.info("Only one model is loaded.")
 

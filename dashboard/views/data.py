@@ -159,8 +159,9 @@ if item_columns:
                               [c for c in item_columns if c != item_column],
                               default=numeric_columns(optional["items"], item_column),
                               key=f"features_{item_column}",
-                              help="Numbers are used as they are, text columns one-hot. Every numeric column to "
-                                   "begin with, as the command line does; empty: every numeric column.")
+                              help="Numbers are used as they are, text columns one-hot (labels joined by | one column "
+                                   "per label). Every numeric column to begin with, as the command line does; "
+                                   "empty: every numeric column.")
 
 columns = Columns(user=user_column, item=item_column, score=score_column if score_column != NONE else "__no_score__",
                   rank=rank_column if rank_column != NONE else "__no_rank__",

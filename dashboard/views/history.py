@@ -13,7 +13,7 @@ from metrics_core.metrics.registry import METRICS
 from metrics_core.store import compare_runs, list_runs, run_labels, save_run
 
 THIS_WORKSPACE, ONE_MODEL = "This workspace", "One model across workspaces"
-RECORDED = "_recorded_run"  # what recording the last run said, shown once
+RECORDING = "_recording_run"  # the note of the run the button asked to record
 
 st.title("History")
 store = state.store()
@@ -31,24 +31,23 @@ with st.container(border=True):
     elif not current.id:
         st.caption("The demo and unsaved uploads cannot be recorded: save the workspace on the Data page first.")
 
-    def record() -> None:
-        """Record the run, say so, and empty the note for the next one."""
-        saved = store.workspace(current.id)
-        if saved is None or saved.deleted:  # deleted meanwhile, from another tab or the command line
-            st.session_state[RECORDED] = ("error", f"{plain(current.label)} is no longer in the store, so its runs "
-                                                   "cannot be recorded: save it again on the Data page.")
-            return
-        run = save_run(store, saved, state.evaluations(), note=st.session_state.get("run_note", "").strip())
-        st.session_state[RECORDED] = ("success", f"Recorded run {run.id}" + (f" ({plain(run.note)})." if run.note
-                                                                              else "."))
+    def ask_to_record() -> None:
+        """Keep the note for the run recorded below, and empty the field for the next one."""
+        st.session_state[RECORDING] = st.session_state.get("run_note", "").strip()
         st.session_state["run_note"] = ""
 
     right.button("Record run", icon=":material/add_chart:", disabled=not current.id or store.read_only,
-                 width="stretch", on_click=record)
-    outcome = st.session_state.pop(RECORDED, None)
-    if outcome is not None:
-        (st.success if outcome[0] == "success" else st.error)(outcome[1], icon=":material/check_circle:" if
-                                                               outcome[0] == "success" else ":material/link_off:")
+                 width="stretch", on_click=ask_to_record)
+    note = st.session_state.pop(RECORDING, None)
+    if note is not None:  # (recorded here, in the page: an error in the evaluation is shown as the pages show it)
+        saved = store.workspace(current.id)
+        if saved is None or saved.deleted:  # deleted meanwhile, from another tab or the command line
+            st.error(f"{plain(current.label)} is no longer in the store, so its runs cannot be recorded: save it again "
+                     "on the Data page.", icon=":material/link_off:")
+        else:
+            run = save_run(store, saved, state.evaluations(), note=note)
+            st.success(f"Recorded run {run.id}" + (f" ({plain(run.note)})." if run.note else "."),
+                       icon=":material/check_circle:")
 
 every_run = list_runs(store)
 if every_run.empty:

@@ -22,14 +22,18 @@ for column, name in zip(cards, ("arp", "coverage", "gini", "entropy", "novelty")
     column.metric(label(name), fmt(name, value), help=components.metric_help(
         name, results[model].left_out.get("users_with_recommendations", 0), k) if value is not None else
         results[model].skipped.get(name), border=True)
-st.dataframe(pd.DataFrame(rows).T, width="stretch")
+st.dataframe(pd.DataFrame(rows).T, width="stretch", column_config=components.MODEL_COLUMN)
 
 if dataset.training is None:
     st.info("The long-tail chart and popularity metrics need training interactions.")
 else:
-    tail = pd.concat([dataset.long_tail(name, k).assign(model=name) for name in models], ignore_index=True)
-    components.chart(charts.long_tail(tail, models), "long_tail", "dl_tail")
-    shares = {name: dataset.head_share(name, k) for name in models}
+    def tail_and_heads() -> tuple:
+        """The long-tail chart and each model's share of recommendations to the most popular items."""
+        tail = pd.concat([dataset.long_tail(name, k).assign(model=name) for name in models], ignore_index=True)
+        return charts.long_tail(tail, models), {name: dataset.head_share(name, k) for name in models}
+
+    chart, shares = state.memo("long_tail", (), tail_and_heads)  # (a return to the page redraws it)
+    components.chart(chart, "long_tail", "dl_tail")
     st.caption("Share of recommendations going to the 20% most popular items: "
                + ", ".join(f"**{plain(n)}** {shares[n]:.0%}" for n in models))
 
@@ -41,7 +45,7 @@ else:
                   and dataset.item_table[c].nunique() < max(50, len(dataset.item_table) // 2))
                   or (pd.api.types.is_numeric_dtype(dataset.item_table[c]) and c != dataset.columns.item)]
     attribute = st.selectbox("Item attribute", attributes, key=Key.ITEM_ATTRIBUTE)
-    report = dataset.item_bias(model, attribute, k)
+    report = state.memo("item_bias", (model, attribute), lambda: dataset.item_bias(model, attribute, k))
     figure = "Jensen–Shannon distance" if report.divergence == "jensen_shannon" else "KS statistic"
     extra = f", p-value {report.p_value:.3g}" if report.p_value is not None else ""
     st.markdown(f"**{figure}: {report.statistic:.3f}**{extra} — {plain(model)}'s top {k} against the catalog "
@@ -55,7 +59,7 @@ if dataset.user_table is None or dataset.training is None:
 else:
     attributes = [c for c in dataset.user_table.columns if c != dataset.columns.user]
     attribute = st.selectbox("User attribute", attributes, key=Key.USER_ATTRIBUTE)
-    report = dataset.user_bias(attribute)
+    report = state.memo("user_bias", (attribute,), lambda: dataset.user_bias(attribute))
     figure = "Jensen–Shannon distance" if report.divergence == "jensen_shannon" else "KS statistic"
     extra = f", p-value {report.p_value:.3g}" if report.p_value is not None else ""
     st.markdown(f"**{figure}: {report.statistic:.3f}**{extra} — evaluated users against training users.")

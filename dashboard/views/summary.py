@@ -64,7 +64,7 @@ def marked(column: pd.Series) -> list[str]:
 st.subheader("Headline metrics")
 st.caption("Each value ± the half-width of its 95% interval (the t interval of the mean over users; coverage is a "
            "count over the catalog, without one). The best value per metric is marked.")
-st.dataframe(table.style.apply(marked, axis=0), width="stretch")
+st.dataframe(table.style.apply(marked, axis=0), width="stretch", column_config=components.MODEL_COLUMN)
 components.download_table(table, "summary", "dl_summary")
 
 st.subheader("Which model wins, metric by metric")

@@ -42,7 +42,8 @@ def default_feature_columns(table: pd.DataFrame, item_column: str) -> list[str]:
 def item_vectors(table: pd.DataFrame, source: str, item_column: str, codes: np.ndarray, n_items: int,
                  feature_columns: list[str] | None = None, embedding_column: str | None = None) -> ItemVectors:
     """Build unit vectors from ``feature_columns`` (default: every numeric column) and/or
-    ``embedding_column``. Raises :class:`InputError` for a feature column that mixes numbers
+    ``embedding_column``: numbers as they are, text one-hot, a multi-label text column (values
+    holding ``|``, "Drama|War") one column per label. Raises :class:`InputError` for a feature column that mixes numbers
     and text, missing values, or embeddings of uneven length."""
     if feature_columns is None:
         feature_columns = [] if embedding_column else default_feature_columns(table, item_column)

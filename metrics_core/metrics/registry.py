@@ -215,6 +215,18 @@ def smooth_of_means() -> list[str]:
     return [metric.name for metric in REGISTRY if metric.per_user is None and metric.interval]
 
 
+def label(name: str, k: int | None = None) -> str:
+    """``"NDCG@10"``: a metric's label, with K when given and the metric depends on it (a metric
+    over the whole list, or a name the registry does not know, as it is).
+
+    >>> label("ndcg", 10), label("r_precision", 10), label("ndcg"), label("custom", 5)
+    ('NDCG@10', 'R-precision', 'NDCG', 'custom')
+    """
+    info = METRICS.get(name)
+    text = info.label if info else name
+    return f"{text}@{k}" if k is not None and info is not None and not info.whole_list else text
+
+
 ESSENTIAL = ("ndcg", "recall", "precision", "map", "mrr", "hit_rate", "coverage", "novelty", "diversity",
              "serendipity", "personalization", "gini")  # the few a reader who is not a specialist starts from
 

@@ -73,10 +73,6 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
     created = dt.datetime.now(dt.UTC)
     heading = f"{workspace} · {title}" if workspace else title
 
-    def named(metric: str) -> str:
-        known = registry.METRICS.get(metric)
-        return metric if known is None else known.label if known.whole_list else f"{known.label}@{k}"
-
     figures: list[tuple[str, alt.TopLevelMixin]] = []
     curves = pd.concat([r.curves[["ndcg"]].rename(columns={"ndcg": "value"}).assign(model=name).reset_index()
                         for name, r in results.items()], ignore_index=True)
@@ -84,15 +80,15 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
     if comparison is not None:
         for metric in comparison.intervals["metric"].unique():
             part = comparison.intervals[comparison.intervals.metric == metric]
-            figures.append((f"{named(metric)} with intervals", charts.intervals(part, named(metric), models,
-                                                                                comparison.level)))
+            called = registry.label(metric, k)
+            figures.append((f"{called} with intervals", charts.intervals(part, called, models, comparison.level)))
     per_user = registry.per_user_columns()
     headline = [m for m in SUMMARY_METRICS if any(m in r.metrics for r in results.values())]
     verdicts = [verdict(results, m) for m in headline if m in per_user and len(models) > 1]
-    summary = pd.DataFrame({named(m): [_with_interval(results[name], m) for name in models] for m in headline},
-                           index=pd.Index(models, name="model"))
+    summary = pd.DataFrame({registry.label(m, k): [_with_interval(results[name], m) for name in models]
+                            for m in headline}, index=pd.Index(models, name="model"))
     every = pd.DataFrame({name: r.metrics for name, r in results.items()})
-    every.index = pd.Index([named(m) for m in every.index], name="metric")
+    every.index = pd.Index([registry.label(m, k) for m in every.index], name="metric")
     sections = [
         f"<h1>{html.escape(heading)}</h1>",
         f"<p class='meta'>{created:%Y-%m-%d %H:%M} UTC · {len(models)} model{'s' * (len(models) > 1)} · "

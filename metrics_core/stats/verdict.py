@@ -88,7 +88,7 @@ def verdict(results: dict[str, Evaluation], metric: str, level: float = LEVEL) -
     models = list(results)
     k = next(iter(results.values())).k
     summary = registry.METRICS[metric]
-    label = summary.label if summary.whole_list else f"{summary.label}@{k}"
+    label = registry.label(metric, k)
     if summary.higher_is_better is None:
         return Verdict(metric, label, k, level, None, (), {}, 0,
                        f"Neither a higher nor a lower {label} is better, so no model is called best on it.")
@@ -108,12 +108,9 @@ def verdict(results: dict[str, Evaluation], metric: str, level: float = LEVEL) -
 
 
 def _difference(leader: np.ndarray, other: np.ndarray, name: str, level: float) -> Difference:
-    from scipy import stats  # (imported on use: half a second at start-up)
-
     d = leader.astype(np.float64) - other.astype(np.float64)
-    n, delta = len(d), float(d.mean())
-    half = float(stats.t.ppf((1 + level) / 2, n - 1) * d.std(ddof=1) / np.sqrt(n))
-    return Difference(name, delta, delta - half, delta + half, n)
+    low, high = mean_interval(d, level)
+    return Difference(name, float(d.mean()), low, high, len(d))
 
 
 def mean_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
@@ -136,8 +133,6 @@ def half_width(result: Evaluation, metric: str, level: float = LEVEL) -> float |
     column = registry.per_user_columns().get(metric)
     if column is None or column not in result.per_user.columns:
         return None
-    values = result.per_user[column]
-    if registry.METRICS[metric].family == "accuracy":
-        values = values[result.per_user["evaluated"]]
-    low, high = mean_interval(values.dropna().to_numpy(), level)
+    low, high = mean_interval(paired_values({result.model: result}, metric, [result.model]).iloc[:, 0].to_numpy(),
+                              level)
     return None if np.isnan(low) else (high - low) / 2

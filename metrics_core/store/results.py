@@ -67,8 +67,13 @@ def load_results(home, key: str, settings: Settings, encoding: Encoding) -> tupl
     try:
         details = json.loads((folder / f"{key}.json").read_text())
         table = pd.read_parquet(folder / f"{key}.parquet")
-    except (OSError, ValueError):
+        return _evaluations(details, table, settings, encoding)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):  # (absent, or not what was written: evaluate)
         return None
+
+
+def _evaluations(details: dict, table: pd.DataFrame, settings: Settings,
+                 encoding: Encoding) -> tuple[dict[str, Evaluation], dict[str, int]]:
     results, positions = {}, {}
     for name, kept in details.items():
         rows = table[table[MODEL] == name].drop(columns=[MODEL])

@@ -58,6 +58,9 @@ def test_a_damaged_or_half_written_evaluation_is_absent(tmp_path):
     kept_results.save_results(tmp_path, key, results, positions)
     (tmp_path / "results" / f"{key}.json").unlink()  # (the JSON is written last: a write cut short)
     assert kept_results.load_results(tmp_path, key, Settings(k=3), Encoding()) is None
+    kept_results.save_results(tmp_path, key, results, positions)
+    (tmp_path / "results" / f"{key}.json").write_text('{"a": {"metrics": {}}}')  # (JSON, but not what was kept)
+    assert kept_results.load_results(tmp_path, key, Settings(k=3), Encoding()) is None
     other = kept_results.results_key("e" * 64, Encoding(), Settings(k=4))
     assert other != key and kept_results.results_key("e" * 64, Encoding(order="score"), Settings(k=3)) != key
 
