@@ -105,7 +105,7 @@ def _case(dataset, user, code, k, history, item_info, models) -> Case:
 
 def _history(dataset, code: int, n: int, item_info) -> pd.DataFrame:
     training = dataset.training
-    if training is None:
+    if training is None or n == 0:
         return pd.DataFrame(columns=["item_id"])
     rows = np.flatnonzero(training.user == code)
     if training.timestamp is not None:

@@ -305,12 +305,14 @@ def run_compare(args: argparse.Namespace) -> int:
     gates = check_gates(args.fail_if, {name: r.metrics for name, r in results.items()}, comparison.baseline)
     save_if_asked(args, dataset, results)
     if args.command == "report":
+        from metrics_core.report.cases import case_study
         from metrics_core.report.document import file_fingerprints, numbers, numbers_csv, write_report
 
         files = {"ground truth": args.ground_truth, "train": args.train, "items": args.items, "users": args.users,
                  **{f"recommendations {n}": p for n, p in (parse_model_source(v) for v in args.recommendations)}}
         prints = file_fingerprints(files)
-        write_report(args.output, results, comparison, prints, workspace=getattr(args, "save", None))
+        write_report(args.output, results, comparison, prints, workspace=getattr(args, "save", None),
+                     cases=case_study(dataset, results))
         if args.json:
             Path(args.json).write_text(dumps(numbers(results, comparison, fingerprints=prints), indent=2))
         if args.csv:

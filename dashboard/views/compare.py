@@ -13,6 +13,7 @@ from dashboard.state import Key
 from dashboard.text import plain
 from dashboard.workspace import content_hash
 from metrics_core.metrics.registry import curves as curves_of_registry
+from metrics_core.report.cases import case_study
 from metrics_core.report.document import numbers, numbers_csv, report_html
 from metrics_core.stats import overlap
 from metrics_core.stats.compare import compare_segments, win_tie_loss
@@ -137,7 +138,8 @@ files = {**{f"recommendations {m}": t for m, t in workspace.models.items()}, "gr
 prints = {name: f"{table.name} · {content_hash(table)[:16]}" for name, table in files.items() if table is not None}
 e1, e2, e3 = st.columns(3)
 e1.download_button("HTML report (works offline)",
-                   lambda: report_html(results, comparison, fingerprints=prints, workspace=workspace.label),
+                   lambda: report_html(results, comparison, fingerprints=prints, workspace=workspace.label,
+                                       cases=case_study(dataset, results)),
                    "rankscope-report.html", "text/html", key="dl_report", icon=":material/description:",
                    on_click="ignore")
 e2.download_button("Every number (JSON)",

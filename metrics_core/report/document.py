@@ -21,6 +21,7 @@ from metrics_core import __version__
 from metrics_core.jsonable import plain
 from metrics_core.metrics import registry
 from metrics_core.report import charts
+from metrics_core.report.cases import CaseStudy, study_html
 from metrics_core.result import Evaluation
 from metrics_core.stats.compare import Comparison
 from metrics_core.stats.verdict import SUMMARY_METRICS, half_width, verdict
@@ -59,9 +60,11 @@ def numbers_csv(results: dict[str, Evaluation], comparison: Comparison | None = 
 
 
 def report_html(results: dict[str, Evaluation], comparison: Comparison | None = None, title: str = "rankscope report",
-                fingerprints: dict[str, str] | None = None, workspace: str | None = None) -> str:
+                fingerprints: dict[str, str] | None = None, workspace: str | None = None,
+                cases: CaseStudy | None = None) -> str:
     """The report as one HTML string, in the order a reader needs it: which model wins (the
-    verdicts), the headline metrics with their intervals, the curves and the comparison, every
+    verdicts), the headline metrics with their intervals, the curves and the comparison, a few
+    best and worst cases (``cases``, from :func:`metrics_core.report.cases.case_study`), every
     metric (one row per metric, one column per model: it wraps at any number of models), notes
     about the data, and last the settings and the fingerprint of every input file. The title
     names the workspace and the date; it prints to PDF from a browser (print styles)."""
@@ -111,6 +114,8 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
                            for row in comparison.rows.itertuples())
         sections += [f"<h2>Against the baseline ({html.escape(comparison.baseline)})</h2>", f"<ul>{readable}</ul>",
                      _table(comparison.rows.set_index(["model", "metric"]), "{:.4g}")]
+    if cases is not None:
+        sections += ["<h2>Best and worst cases</h2>", study_html(cases)]
     sections += ["<h2>Every metric</h2>", _table(every.map(lambda v: f"{v:.4f}" if isinstance(v, float) else v)),
                  "<h2>Users</h2>", _table(pd.DataFrame({n: r.users for n, r in results.items()}))]
     notes = "".join(f"<li><b>{html.escape(n)}</b>: {html.escape(note.message)}</li>"
@@ -172,6 +177,9 @@ table.numbers th, table.numbers td { padding: 0.3rem 0.6rem; border-bottom: 1px 
                                      overflow-wrap: anywhere; }
 table.numbers th { background: #f4f6fa; } .chart { margin: 1rem 0; max-width: 100%; overflow: hidden; }
 .chart svg { max-width: 100%; height: auto; }
+.hit { background: #dcf5e3; font-weight: 600; padding: 0 0.2rem; border-radius: 3px; }
+table.case-list td, table.case-list th { text-align: left; } table.case-list td:first-child { text-align: right; }
+.case { margin: 0.8rem 0 1.2rem; break-inside: avoid; }
 @media print {
   body { margin: 0; max-width: none; font-size: 10pt; }
   h2 { break-after: avoid; } table.numbers, .chart, li { break-inside: avoid; }
@@ -181,8 +189,9 @@ table.numbers th { background: #f4f6fa; } .chart { margin: 1rem 0; max-width: 10
 
 
 def write_report(path: str | Path, results: dict[str, Evaluation], comparison: Comparison | None = None,
-                 fingerprints: dict[str, str] | None = None, workspace: str | None = None) -> Path:
+                 fingerprints: dict[str, str] | None = None, workspace: str | None = None,
+                 cases: CaseStudy | None = None) -> Path:
     path = Path(path)
-    path.write_text(report_html(results, comparison, fingerprints=fingerprints, workspace=workspace),
+    path.write_text(report_html(results, comparison, fingerprints=fingerprints, workspace=workspace, cases=cases),
                     encoding="utf-8")
     return path

@@ -10,6 +10,7 @@ import pytest
 
 from dashboard.workspace import demo_workspace
 from metrics_core import Settings
+from metrics_core.report.cases import case_study
 from metrics_core.report.document import numbers, report_html
 from metrics_core.stats.compare import compare
 
@@ -19,11 +20,13 @@ ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    results = demo_workspace().build().evaluate_all(Settings(k=10))
+    dataset = demo_workspace().build()
+    results = dataset.evaluate_all(Settings(k=10))
     comparison = compare(results, "popularity", ["ndcg", "recall"], resamples=100)
     path = tmp_path_factory.mktemp("report") / "report.html"
     prints = {"ground truth": "truth.csv · abc", "training interactions": "train.csv · def"}
-    path.write_text(report_html(results, comparison, fingerprints=prints, workspace="Films <demo>"), encoding="utf-8")
+    path.write_text(report_html(results, comparison, fingerprints=prints, workspace="Films <demo>",
+                                cases=case_study(dataset, results)), encoding="utf-8")
     return path, results, comparison
 
 
@@ -40,14 +43,27 @@ def test_the_report_reads_verdict_first_and_settings_last(report):
     comparison; every metric by its name (one row each), the notes, and last the input files and
     the settings (issue #44). The title names the workspace (as text) and the date."""
     text = report[0].read_text(encoding="utf-8")
-    order = ["Which model wins", "Headline metrics", "Charts", "Against the baseline", "Every metric",
-             "Input files", "Settings"]
+    order = ["Which model wins", "Headline metrics", "Charts", "Against the baseline", "Best and worst cases",
+             "Every metric", "Input files", "Settings"]
     places = [text.index(f"<h2>{heading}") for heading in order]
     assert places == sorted(places), dict(zip(order, places, strict=True))
     assert "<h1>Films &lt;demo&gt; · rankscope report</h1>" in text and "<title>Films &lt;demo&gt;" in text
     assert "personalised is best on NDCG@10: +0.0153 over diverse" in text
     assert "11-point average precision@10" in text and "iprec_at_recall" not in text.split("<h2>Settings")[0]
     assert "train.csv · def" in text and " ± " in text
+
+
+def test_the_cases_show_the_leader_and_the_runner_up_by_title_with_hits_marked(report):
+    """Three users where the leader gains most over the runner-up and three where it loses most,
+    each with both top-10 lists by title side by side (relevant items marked) and what each missed."""
+    path, results, _ = report
+    section = path.read_text(encoding="utf-8").split("<h2>Best and worst cases</h2>")[1].split("<h2>")[0]
+    assert "Where personalised gains most over diverse on NDCG@10" in section
+    assert section.count("<div class='case'>") == 6 and section.index("Best cases") < section.index("Worst cases")
+    assert "<th>personalised</th><th>diverse</th>" in section and "<span class='hit'>The " in section
+    first = section.split("<b>User ")[1].split("<")[0]
+    values = [results[model].per_user.loc[int(first), "ndcg"] for model in ("personalised", "diverse")]
+    assert f"personalised {values[0]:.4f}, diverse {values[1]:.4f}" in section and values[0] > values[1]
 
 
 def test_numbers_hold_every_metric(report):

@@ -160,6 +160,7 @@ def test_cli_compare_json_gates_and_report(tmp_path):
                              str(tmp_path / "n.json"), "--csv", str(tmp_path / "n.csv")],
                             capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
+    assert "<h2>Best and worst cases</h2>" in (tmp_path / "r.html").read_text(encoding="utf-8")
     numbers = json.loads((tmp_path / "n.json").read_text())
     assert set(numbers["models"]) == {"old", "new"} and numbers["comparison"]["rows"]
     assert "fingerprints" in numbers and len(numbers["fingerprints"]) == 3
