@@ -28,6 +28,7 @@ from metrics_core.stats.compare import CORRECTIONS, TESTS, aggregate_intervals
 from metrics_core.stats.segments import ACTIVITY, user_segments
 from metrics_core.stats.segments import segment_choices as choices_of_segments
 from metrics_core.store import Store, default_home
+from metrics_core.store.links import DEFAULT_PRESET, LINKED_SETTINGS
 from metrics_core.store.results import known_positions, load_results, results_key, save_results
 
 
@@ -85,18 +86,15 @@ class Key:
 WORKSPACE, MISSING = "workspace", "missing_workspace"
 WORKSPACE_PARAM = "ws"
 STARTED, PUBLISHED = "_started", "_published"
-SETTING_KEYS = (Key.K, Key.BETA, Key.RBP_P, Key.AP_DENOMINATOR, Key.GAIN, Key.PRESET, Key.USERS_WITHOUT_RELEVANT,
-                Key.USERS_WITHOUT_LIST, Key.SIMILARITY, Key.NOVELTY_UNKNOWN, Key.PRIMITIVE_MODEL, Key.PRIMITIVE_SCALE)
 BASELINE_IS_PRIMITIVE = "(the baseline)"
 UPLOAD_KEYS = (Key.UPLOAD_RECS, Key.UPLOAD_TRUTH, Key.UPLOAD_TRAIN, Key.UPLOAD_ITEMS, Key.UPLOAD_USERS)
 # every choice a page offers: kept across page switches and written in the URL
 SHARED_KEYS = tuple(v for k, v in vars(Key).items() if k.isupper() and v not in UPLOAD_KEYS)
 QUERY_KEYS = SHARED_KEYS
 LIST_KEYS = (Key.TESTED_METRICS,)
-DEFAULTS = {Key.K: 10, Key.BETA: 1.0, Key.RBP_P: 0.8, Key.AP_DENOMINATOR: "min_k_relevant", Key.GAIN: "linear",
-            Key.PRESET: "rankscope", Key.USERS_WITHOUT_RELEVANT: "exclude", Key.USERS_WITHOUT_LIST: "zero",
-            Key.METRIC: "ndcg", Key.SIMILARITY: "cosine", Key.NOVELTY_UNKNOWN: "leave_out",
-            Key.PRIMITIVE_SCALE: "rank", Key.PRIMITIVE_MODEL: BASELINE_IS_PRIMITIVE, Key.TEST: "wilcoxon",
+# the settings' defaults are the library's (a link from `rankscope evaluate --save` names the others)
+DEFAULTS = {**{key: getattr(Settings(), key) for key in LINKED_SETTINGS}, Key.PRESET: DEFAULT_PRESET,
+            Key.METRIC: "ndcg", Key.PRIMITIVE_MODEL: BASELINE_IS_PRIMITIVE, Key.TEST: "wilcoxon",
             Key.CORRECTION: "holm", Key.RESAMPLES: 1000, Key.SEED: 0, Key.EVERY_METRIC: False,
             Key.PRESENT: False}
 CASTS = {Key.K: int, Key.BETA: float, Key.RBP_P: float, Key.RESAMPLES: int, Key.SEED: int,

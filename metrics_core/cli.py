@@ -36,6 +36,7 @@ from metrics_core.store.commands import (
     add_runs_command,
     add_save_arguments,
     add_workspaces_command,
+    keeps_for_app,
     run_runs,
     run_store,
     run_workspaces,
@@ -246,7 +247,8 @@ def _columns(args: argparse.Namespace) -> Columns:
 def save_if_asked(args: argparse.Namespace, dataset: Dataset, results: dict[str, Evaluation]) -> None:
     if getattr(args, "save", None):
         store, tables = args.stored
-        save_workspace_and_run(args, store, tables, _columns(args), len(dataset.users), results)
+        positions = {name: lists.positions for name, lists in dataset.lists.items()}
+        save_workspace_and_run(args, store, tables, _columns(args), len(dataset.users), results, positions)
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
@@ -260,7 +262,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
         raise input_error(option, "evaluate's intervals are bootstrapped on the Spark engine only.",
                           "add --engine spark, or use 'rankscope compare' for bootstrap intervals in memory.")
     dataset = load_dataset(args, score_positions=settings.score_positions)  # (only the scores the metrics read)
-    results = dataset.evaluate_all(settings, curves=False)
+    results = dataset.evaluate_all(settings, curves=keeps_for_app(args, settings))  # (the app's Overview draws them)
     warn_about_ids(results)
     save_if_asked(args, dataset, results)
     if args.format == "json":
@@ -296,7 +298,7 @@ def run_compare(args: argparse.Namespace) -> int:
         writable_outputs(args.output, args.json, args.csv)
     settings = _settings(args, users_without_list="zero")  # a missing list scores 0, never dropped
     dataset = load_dataset(args)
-    results = dataset.evaluate_all(settings, curves=args.command == "report")
+    results = dataset.evaluate_all(settings, curves=args.command == "report" or keeps_for_app(args, settings))
     warn_about_ids(results)
     if args.baseline is not None and args.baseline not in results:
         raise input_error("--baseline", f"no model named {args.baseline!r}.", f"choose one of: {', '.join(results)}.")

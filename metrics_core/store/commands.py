@@ -5,7 +5,6 @@ list|trash|delete|restore|purge`` and ``rankscope store check``."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -13,12 +12,13 @@ from metrics_core.errors import InputError
 from metrics_core.inputs.read import StoredTable
 from metrics_core.jsonable import dumps
 from metrics_core.result import Evaluation
+from metrics_core.settings import Settings
 from metrics_core.stats.compare import CORRECTIONS, TESTS
 from metrics_core.store.catalog import SavedWorkspace, Store, checked_name, default_home, trash_days
 from metrics_core.store.check import check_store
+from metrics_core.store.links import app_view, workspace_link
+from metrics_core.store.results import results_key, save_results
 from metrics_core.store.runs import compare_runs, list_runs, load_run, run_summary, save_run
-
-APP_URL_VARIABLE = "RANKSCOPE_APP_URL"
 
 LISTED = ["run", "created", "workspace", "model", "k", "ndcg", "map", "recall", "precision", "note"]
 
@@ -97,10 +97,14 @@ def store_inputs(args: argparse.Namespace, sources: dict[str, str]) -> tuple[Sto
 
 
 def save_workspace_and_run(args: argparse.Namespace, store: Store, tables: dict, columns, user_count: int,
-                           results: dict[str, Evaluation]) -> None:
+                           results: dict[str, Evaluation], positions: dict[str, int]) -> None:
     """The workspace named ``--save`` (created, or a new version of it when its files or mapping
     differ, in one transaction: any number of processes may save under one name at once) and a
-    run of ``results`` in it; says where on stderr, with the workspace's id and link."""
+    run of ``results`` in it; says where on stderr, with the workspace's id and link.
+
+    When ``results`` carry their curves and the app can show them (:func:`app_view`), they are
+    also kept for the app (:mod:`metrics_core.store.results`): its link opens on them without
+    reading or evaluating the tables. ``positions``: each model's longest list."""
     features = tuple(c.strip() for c in args.feature_columns.split(",") if c.strip()) if args.feature_columns \
         else None
     keys = {role: table.path.stem if table else None for role, table in tables.items() if role != "models"}
@@ -109,15 +113,20 @@ def save_workspace_and_run(args: argparse.Namespace, store: Store, tables: dict,
         columns=columns, feature_columns=features, embedding_column=args.embedding_column, user_count=user_count,
         if_exists="replace", **keys)
     run = save_run(store, workspace, results, note=args.note)
+    first = next(iter(results.values()))
+    view = app_view(first.settings, args.preset, list(results))
+    if view is not None and len(first.curves) > 1:
+        save_results(store.home, results_key(workspace.fingerprint, first.encoding, view[0]), results, positions)
     print(f"rankscope: saved run {run.id} in workspace {workspace.name!r} (id {workspace.id}, {store.home}); "
-          f"open it in the app: {workspace_link(workspace.id)}", file=sys.stderr)
+          f"open it in the app: {workspace_link(workspace.id, view[1] if view else None)}"
+          + ("" if view else " (the app opens it at its own settings: a setting of this run has no control there)"),
+          file=sys.stderr)
 
 
-def workspace_link(workspace_id: str) -> str:
-    """The app's link to a saved workspace: ``$RANKSCOPE_APP_URL/?ws=ID`` (default the address
-    ``make run`` serves)."""
-    base = os.environ.get(APP_URL_VARIABLE, "http://localhost:8501").rstrip("/")
-    return f"{base}/?ws={workspace_id}"
+def keeps_for_app(args: argparse.Namespace, settings: Settings) -> bool:
+    """Whether ``--save`` keeps the evaluation for the app (so it should compute the curves): the
+    app can show ``settings`` (model names do not matter for the answer)."""
+    return bool(getattr(args, "save", None)) and app_view(settings, args.preset, ["?"]) is not None
 
 
 WORKSPACE_COLUMNS = ["id", "name", "models", "users", "rows", "updated", "deleted"]
