@@ -608,7 +608,7 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int, count_gaps: bool) ->
     del filled
     n_users, n_positions = items_at.shape
     hit = np.zeros((n_users, n_positions), dtype=bool)
-    grade = np.zeros((n_users, n_positions), dtype=np.float32) if truth.graded else None
+    grade = np.zeros((n_users, n_positions), dtype=truth.cell_grade_type) if truth.graded else None
     bits = max(1, int(n_positions - 1).bit_length())
     stride = (n_items + 1) << bits
     chunk = max(1, JOIN_CHUNK_CELLS // n_positions)
@@ -666,7 +666,7 @@ def _join_compiled(items_at: np.ndarray, truth: Truth, n_items: int) -> _Joined:
     from metrics_core.inputs.kernels import blank_duplicates, join_users
 
     hit = np.zeros(items_at.shape, dtype=bool)
-    grade = np.zeros(items_at.shape if truth.graded else (0, 0), dtype=np.float32)
+    grade = np.zeros(items_at.shape, dtype=truth.cell_grade_type) if truth.graded else np.zeros((0, 0), np.float32)
     lengths = np.empty(len(items_at), dtype=np.int32)
     shares = thread_shares(len(items_at))
     counts = map_chunks(lambda start, stop: join_users(items_at, truth.starts, truth.item, truth.grade, hit, grade,
@@ -692,7 +692,8 @@ def encode_training(user_codes: np.ndarray, item_codes: np.ndarray, timestamp: n
     size defaults to the number of distinct training items."""
     import scipy.sparse as sp  # on use: start-up without training data does not pay for it
 
-    user, item = user_codes.astype(np.int64), item_codes.astype(np.int64)
+    code_type = np.int32 if max(len(users), len(items)) < 2**31 else np.int64  # (40M rows: 320 MB less than int64)
+    user, item = user_codes.astype(code_type, copy=False), item_codes.astype(code_type, copy=False)
     matrix = sp.csr_matrix((np.ones(len(user), dtype=np.float32), (user, item)), shape=(len(users), len(items)))
     matrix.sum_duplicates()
     if catalog_size is None:

@@ -82,6 +82,19 @@ class Truth:
         return np.concatenate([[0], np.cumsum(self.relevant_count)])
 
     @cached_property
+    def cell_grade_type(self) -> np.dtype:
+        """The type of the lists' grade cells: ``uint8`` when every relevant grade is a whole
+        number from 0 to 255 (ratings, graded judgements: a quarter of the bytes, 1.1 GiB less
+        for 1M users x 100 x 4 models), else ``float32``.
+
+        >>> Truth(np.array([3, 7]), np.array([5.0, 4.0]), np.array([2]), True, np.array([True])).cell_grade_type
+        dtype('uint8')
+        """
+        grade = self.grade
+        whole = len(grade) and bool(np.all((grade >= 0) & (grade <= 255) & (grade == np.round(grade))))
+        return np.dtype(np.uint8 if whole else np.float32)
+
+    @cached_property
     def relevant_items(self) -> np.ndarray:
         """The codes of the items relevant to some user, ascending (asked once per model: kept)."""
         return np.flatnonzero(np.bincount(self.item, minlength=self.n_items))

@@ -291,7 +291,8 @@ def read_only_view(values: np.ndarray) -> np.ndarray:
 
 def load_usual() -> None:
     """Load from numba's cache the loops for the types a large Parquet or DataFrame input
-    usually gives, so that the first real call finds them loaded: 32-bit item codes and ranks
+    usually gives (with binary relevance or whole grades), so that the first real call finds
+    them loaded: 32-bit item codes and ranks
     and 64-bit scores as read-only columns (pandas hands out read-only views), user codes
     read-only (the read ids themselves) or not (looked up), lists read-only or not, and the
     streamed placing's read-only codes with 64- or 32-bit ranks."""
@@ -307,6 +308,8 @@ def load_usual() -> None:
         items.flags.writeable = writeable
         join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
                    np.zeros((0, 0), np.float32), False, np.zeros(1, np.int32), 1, 0, 1)
+        join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
+                   np.zeros((1, 2), np.uint8), True, np.zeros(1, np.int32), 1, 0, 1)  # (whole grades: ratings)
 
 
 def compile_all() -> None:
@@ -321,8 +324,9 @@ def compile_all() -> None:
     for writeable in (True, False):
         items = np.zeros((1, 2), dtype=np.int32)
         items.flags.writeable = writeable
-        join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
-                   np.zeros((1, 2), np.float32), True, np.zeros(1, np.int32), 1, 0, 1)
+        for grade_type in (np.float32, np.uint8):  # (Truth.cell_grade_type)
+            join_users(items, np.array([0, 1]), np.zeros(1, np.int64), np.ones(1), np.zeros((1, 2), bool),
+                       np.zeros((1, 2), grade_type), True, np.zeros(1, np.int32), 1, 0, 1)
     for score_type in (np.float32, np.float64):  # (read-only: the file's column as Arrow gives it)
         positions_in_rows(read_only_view(np.zeros(2, score_type)), 2, np.zeros(2, np.int64), 0, 1)
     for item_type in ints:  # (the lists' codes: int32, or int64 past 2^31 cells)

@@ -514,3 +514,25 @@ def test_score_positions_of_equal_lists_by_the_compiled_sort_equal_numpys(dtype,
     monkeypatch.setattr(module, "_positions_in_rows_compiled", lambda *args: taken.append(1) or kernel(*args))
     compiled = module._positions_by_score(user, score, None)
     assert taken and compiled.dtype == expected.dtype and (compiled == expected).all()
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize(("grades", "cell_type"), [((1, 2, 3), np.uint8), ((1, 2.5, 4.5), np.float32),
+                                                   ((1, 3, 300), np.float32)])
+def test_grade_cells_take_a_byte_when_every_grade_is_a_small_whole_number(monkeypatch, compiled, grades, cell_type):
+    """Lists' grade cells are uint8 for whole grades from 0 to 255 (1 byte instead of 4), float32
+    otherwise, on the numpy and the compiled join; the cells and every metric equal those of
+    float32 cells."""
+    monkeypatch.setattr(encode, "KERNEL_MIN", 0 if compiled else 1 << 40)
+    recs, truth = whole_lists(60, 8, 30, seed=4)
+    truth["grade"] = np.array(grades)[np.arange(len(truth)) % 3]
+    small = encoded(recs, truth)
+    lists = small.lists[small.models[0]]
+    assert lists.grade.dtype == cell_type
+    monkeypatch.setattr(type(small.truth), "cell_grade_type", property(lambda self: np.dtype(np.float32)))
+    wide = encoded(recs, truth)
+    assert wide.lists[wide.models[0]].grade.dtype == np.float32
+    np.testing.assert_array_equal(lists.grade, wide.lists[wide.models[0]].grade)
+    settings_ = Settings(k=5, gain="exponential")
+    a, b = small.evaluate(settings=settings_), wide.evaluate(settings=settings_)
+    assert a.metrics == b.metrics
