@@ -14,7 +14,7 @@ $(PY):
 
 $(STAMP_RUN): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e .
-	$(PY) -m metrics_core.inputs.kernels  # compile the numba loops once (README, "Benchmark")
+	$(PY) -m metrics_core.inputs.kernels  # compile the numba loops once (CONTRIBUTING.md)
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(PY)
@@ -22,7 +22,7 @@ $(STAMP_TEST): pyproject.toml | $(PY)
 	$(PY) -m metrics_core.inputs.kernels
 	touch $@ $(STAMP_RUN)
 
-# two heap arenas: memory a closed session freed goes back to the system (README, "Memory")
+# two heap arenas: memory a closed session freed goes back to the system (docs/app.md)
 run: $(STAMP_RUN)
 	MALLOC_ARENA_MAX=2 $(VENV)/bin/streamlit run dashboard/app.py --server.port $(PORT) --server.address $(ADDRESS)
 

@@ -105,8 +105,8 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rbp-p", type=_probability, default=None, metavar="P",
                         help="persistence of rank-biased precision, 0 < P < 1 (default 0.8)")
     parser.add_argument("--preset", choices=list(PRESETS), default=None,
-                        help="reproduce another tool's conventions (see the README)")
-    beyond = parser.add_argument_group("beyond-accuracy conventions (defaults: rankscope's; see the README)")
+                        help="reproduce another tool's conventions (see docs/metric-definitions.md)")
+    beyond = parser.add_argument_group("beyond-accuracy conventions (defaults: rankscope's; see docs/cli.md)")
     for name, help_text in BEYOND_OPTIONS.items():
         choices = get_args(FIELD_TYPES[name])
         beyond.add_argument(f"--{name.replace('_', '-')}", choices=choices, default=None, help=help_text)
