@@ -14,12 +14,12 @@ $(PY):
 
 $(STAMP_RUN): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e .
-	$(PY) -m metrics_core.inputs.kernels  # compile the numba loops once (CONTRIBUTING.md)
+	$(PY) -m metrics_core.compiled  # compile the numba loops once (CONTRIBUTING.md)
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet -e ".[test,peers,spark]"
-	$(PY) -m metrics_core.inputs.kernels
+	$(PY) -m metrics_core.compiled
 	touch $@ $(STAMP_RUN)
 
 # two heap arenas: memory a closed session freed goes back to the system (docs/app.md)

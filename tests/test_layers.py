@@ -32,3 +32,46 @@ def test_the_check_sees_imports_inside_functions(tmp_path):
     sample = tmp_path / "sample.py"
     sample.write_text("def f():\n    from dashboard.report import x\n    import streamlit as st\n")
     assert imported_modules(sample) == {"dashboard.report", "streamlit"}
+
+
+def part_of(module: str) -> str | None:
+    """The sub-package (``inputs``, ``cli``, ``store``…) or top-level module of a library module."""
+    names = module.split(".")
+    return names[1] if names[0] == "metrics_core" and len(names) > 1 else None
+
+
+def part_graph() -> dict[str, set[str]]:
+    """Which part imports which (imports inside functions included: a cycle there still ties the
+    parts together)."""
+    graph: dict[str, set[str]] = {}
+    for path in LIBRARY.rglob("*.py"):
+        names = path.relative_to(LIBRARY.parent).with_suffix("").parts
+        here = part_of(".".join(names[:-1] if names[-1] == "__init__" else names))
+        for name in imported_modules(path):
+            there = part_of(name)
+            if here and there and there != here:
+                graph.setdefault(here, set()).add(there)
+    return graph
+
+
+def parts_in_cycles(graph: dict[str, set[str]]) -> set[str]:
+    def reachable(start: str) -> set[str]:
+        seen, todo = set(), list(graph.get(start, ()))
+        while todo:
+            part = todo.pop()
+            if part not in seen:
+                seen.add(part)
+                todo.extend(graph.get(part, ()))
+        return seen
+
+    return {part for part in graph if part in reachable(part)}
+
+
+def test_the_library_s_parts_import_each_other_without_cycles():
+    """``cli`` sits on top (it may import anything), the engines and ``store`` below it, and
+    ``inputs`` → ``settings`` → ``errors`` at the bottom: no part imports one that imports it back."""
+    assert parts_in_cycles(part_graph()) == set()
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert parts_in_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == {"a", "b", "c"}

@@ -350,12 +350,3 @@ def compile_all() -> None:
         zero = np.zeros(1, np.int64)
         sparse_entries(np.zeros(2, index_type), np.zeros(1, index_type), np.ones(1), zero, zero, np.zeros(1), 0, 1)
     load_usual()  # (read-only columns: pandas' views)
-    from metrics_core.inputs import text_hash  # (the text table's kernels, compiled here too)
-    from metrics_core.stats import poisson_bootstrap  # (the Spark engine's bootstrap weights)
-
-    text_hash.compile_all()
-    poisson_bootstrap.compile_all()
-
-
-if __name__ == "__main__":
-    compile_all()

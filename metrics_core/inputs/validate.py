@@ -316,8 +316,3 @@ def grades(frame: pd.DataFrame, column: str, source: str, context: list[str],
     return values
 
 
-def cutoff(k: int) -> int:
-    """K must be a positive integer."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise input_error("settings", f"K = {k!r} is not a positive integer.", "choose K >= 1, e.g. 10.")
-    return int(k)

@@ -9,6 +9,7 @@ import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
+from metrics_core.cli.arguments import model_sources
 from metrics_core.dataset import primitive_model
 from metrics_core.errors import InputError, input_error
 from metrics_core.inputs.columns import Columns
@@ -77,7 +78,6 @@ def files_named(labels: dict[str, str], model: str):
 def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns) -> int:
     """Each ``--recommendations`` against ``--ground-truth`` on Spark (``--master``); prints the
     same JSON shape as the in-memory engine, with ``"engine": "spark"``."""
-    from metrics_core.cli import model_sources
 
     models = model_sources(args)  # (two of one name, or an unknown primitive model: errors before Spark starts)
     primitive = primitive_model(settings, list(models))  # (as in memory; with one model, nothing to compare with)

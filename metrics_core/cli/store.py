@@ -8,6 +8,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from metrics_core.cli.arguments import at_least, number
+from metrics_core.cli.output import format_comparison
 from metrics_core.errors import InputError
 from metrics_core.inputs.read import StoredTable
 from metrics_core.jsonable import dumps
@@ -54,10 +56,9 @@ def add_runs_command(commands) -> None:
     pair.add_argument("--metrics", default="ndcg,map,recall", metavar="A,B")
     pair.add_argument("--test", choices=TESTS, default="wilcoxon")
     pair.add_argument("--correction", choices=CORRECTIONS, default="holm")
-    from metrics_core.cli import _at_least  # the command's own number parsers (cli is loaded by now)
 
-    pair.add_argument("--bootstrap", type=_at_least(0), default=1000, metavar="N")
-    pair.add_argument("--seed", type=_at_least(0), default=0)
+    pair.add_argument("--bootstrap", type=at_least(0), default=1000, metavar="N")
+    pair.add_argument("--seed", type=at_least(0), default=0)
     pair.add_argument("--format", choices=["json", "table"], default="json")
 
 
@@ -71,9 +72,8 @@ def add_workspaces_command(commands) -> None:
                        ("restore", "take a workspace out of the trash")):
         actions.add_parser(name, help=text).add_argument("id", help="the workspace's id (rankscope workspaces list)")
     purge = actions.add_parser("purge", help="delete for good what has been in the trash longer than DAYS")
-    from metrics_core.cli import _number  # the command's own number parsers (cli is loaded by now)
 
-    purge.add_argument("--older-than", type=_number(lambda days: days >= 0, "is not a number of days >= 0"),
+    purge.add_argument("--older-than", type=number(lambda days: days >= 0, "is not a number of days >= 0"),
                        default=None, metavar="DAYS", help="default RANKSCOPE_TRASH_DAYS (30)")
     store = commands.add_parser("store", help="the store itself: check it")
     store_actions = store.add_subparsers(dest="action", required=True)
@@ -174,7 +174,6 @@ def run_store(args: argparse.Namespace) -> int:
 
 
 def run_runs(args: argparse.Namespace) -> int:
-    from metrics_core.cli import format_comparison
 
     store = Store()
     if args.action == "list":

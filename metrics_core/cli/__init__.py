@@ -16,7 +16,20 @@ import traceback
 from pathlib import Path
 from typing import NoReturn, get_args
 
-from metrics_core.dataset import Dataset, model_name
+from metrics_core.cli.arguments import at_least, gain, model_sources, number, parse_model_source
+from metrics_core.cli.output import format_comparison, format_table
+from metrics_core.cli.store import (
+    add_runs_command,
+    add_save_arguments,
+    add_workspaces_command,
+    keeps_for_app,
+    run_runs,
+    run_store,
+    run_workspaces,
+    save_workspace_and_run,
+    store_inputs,
+)
+from metrics_core.dataset import Dataset
 from metrics_core.errors import InputError, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.jsonable import dumps
@@ -32,26 +45,6 @@ from metrics_core.settings import (
     settings_for,
 )
 from metrics_core.stats.compare import CORRECTIONS, TESTS
-from metrics_core.store.commands import (
-    add_runs_command,
-    add_save_arguments,
-    add_workspaces_command,
-    keeps_for_app,
-    run_runs,
-    run_store,
-    run_workspaces,
-    save_workspace_and_run,
-    store_inputs,
-)
-
-
-def parse_model_source(value: str) -> tuple[str, str]:
-    """``NAME=PATH`` or ``PATH`` (the name is then the file's stem)."""
-    if "=" in value and not Path(value).exists():
-        name, path = value.split("=", 1)
-        if name:
-            return name, path
-    return model_name(value, value), value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,10 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="spark: Parquet files or folders read and evaluated by Apache Spark (pip install "
                          "'rankscope[spark]', Java 17)")
     ev.add_argument("--master", default="local[2]", help="Spark master URL for --engine spark (default local[2])")
-    ev.add_argument("--bootstrap", type=_at_least(0), default=None, metavar="N",
+    ev.add_argument("--bootstrap", type=at_least(0), default=None, metavar="N",
                     help="--engine spark: Poisson-bootstrap resamples for the intervals (default 200; 0: normal "
                          "intervals)")
-    ev.add_argument("--seed", type=_at_least(0), default=None, help="--engine spark: bootstrap seed (default 0)")
+    ev.add_argument("--seed", type=at_least(0), default=None, help="--engine spark: bootstrap seed (default 0)")
     add_save_arguments(ev)
     for name, text in (("compare", "paired tests, intervals and win/tie/loss against a baseline"),
                        ("report", "write a self-contained HTML report (and every number as JSON/CSV)")):
@@ -93,7 +86,7 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--beta", type=_positive_finite, default=None, help="F-beta weight of recall (default 1.0)")
     parser.add_argument("--ap-denominator", choices=AP_DENOMINATORS, default=None,
                         help="D of AP@K: min(K,R) (default), R, or hits in the top K")
-    parser.add_argument("--gain", type=_gain, default=None, metavar="NAME|G=V,..",
+    parser.add_argument("--gain", type=gain, default=None, metavar="NAME|G=V,..",
                         help=f"NDCG/DCG gain of a grade: {', '.join(GAINS)} (default linear), or custom gains "
                              "per grade, e.g. 1=3,2=9 (other grades keep their value)")
     parser.add_argument("--precision-denominator", choices=PRECISION_DENOMINATORS, default=None,
@@ -130,37 +123,9 @@ BEYOND_OPTIONS = {
 }
 
 
-def _gain(text: str):
-    """An argparse type: a gain name, or custom gains ``1=3,2=9`` as (grade, gain) pairs
-    (Settings refuses a repeated grade or a gain that falls as grades rise)."""
-    if text in GAINS:
-        return text
-    try:
-        return tuple((float(grade), float(value)) for grade, value in (pair.split("=") for pair in text.split(",")))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is neither {', '.join(GAINS)} nor grade=gain pairs "
-                                         "such as 1=3,2=9") from None
-
-
-def _number(valid, why: str, named: dict[str, float] | None = None):
-    """An argparse type: a number (or one of the ``named`` values) for which ``valid`` holds;
-    otherwise the message says ``why``."""
-    def parse(text: str) -> float:
-        if named and text in named:
-            return named[text]
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not (math.isfinite(value) and valid(value)):
-            raise argparse.ArgumentTypeError(f"{text} {why}")
-        return value
-    return parse
-
-
-_positive_finite = _number(lambda v: v > 0, "is not a finite number > 0; e.g. 1.0 (0.5 favours precision, 2 recall)")
-_probability = _number(lambda v: 0 < v < 1, "is not between 0 and 1; e.g. 0.8")
-_entropy_base = _number(lambda v: v > 1, "is not above 1; give 2 or e", {"e": math.e})
+_positive_finite = number(lambda v: v > 0, "is not a finite number > 0; e.g. 1.0 (0.5 favours precision, 2 recall)")
+_probability = number(lambda v: 0 < v < 1, "is not between 0 and 1; e.g. 0.8")
+_entropy_base = number(lambda v: v > 1, "is not above 1; give 2 or e", {"e": math.e})
 
 
 def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
@@ -170,24 +135,11 @@ def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--test", choices=TESTS, default="wilcoxon", help="paired test (default wilcoxon)")
     parser.add_argument("--correction", choices=CORRECTIONS, default="holm",
                         help="multiple-comparison correction (default holm)")
-    parser.add_argument("--bootstrap", type=_at_least(0), default=1000, metavar="N",
+    parser.add_argument("--bootstrap", type=at_least(0), default=1000, metavar="N",
                         help="bootstrap resamples (default 1000; 0: no intervals)")
-    parser.add_argument("--seed", type=_at_least(0), default=0, help="bootstrap seed (default 0)")
+    parser.add_argument("--seed", type=at_least(0), default=0, help="bootstrap seed (default 0)")
     parser.add_argument("--fail-if", action="append", default=[], metavar="GATE",
                         help='exit 1 when the condition holds, e.g. "ndcg < 0.30" or "B.ndcg < baseline.ndcg"')
-
-
-def _at_least(low: int):
-    """An argparse type: an integer >= ``low`` (argparse exits 2 with the message otherwise)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"{value} is below {low}; give a whole number >= {low}")
-        return value
-    return parse
 
 
 def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
@@ -207,18 +159,6 @@ def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--item-column", default="item_id")
     parser.add_argument("--score-column", default="score")
     parser.add_argument("--rank-column", default="rank")
-
-
-def model_sources(args: argparse.Namespace) -> dict[str, str]:
-    """Each ``--recommendations`` as model name -> path; two models of one name are an error."""
-    sources: dict[str, str] = {}
-    for value in args.recommendations:
-        name, path = parse_model_source(value)
-        if name in sources:
-            raise input_error("--recommendations", f"two models are named {name!r}.",
-                              "name them: --recommendations A=path1 --recommendations B=path2.")
-        sources[name] = path
-    return sources
 
 
 def load_dataset(args: argparse.Namespace, score_positions: int | None = None) -> Dataset:
@@ -254,7 +194,7 @@ def save_if_asked(args: argparse.Namespace, dataset: Dataset, results: dict[str,
 def run_evaluate(args: argparse.Namespace) -> int:
     settings = _settings(args)
     if args.engine == "spark":
-        from metrics_core.spark_command import run_on_spark
+        from metrics_core.cli.spark import run_on_spark
 
         return run_on_spark(args, settings, _columns(args))
     if args.bootstrap is not None or args.seed is not None:
@@ -347,40 +287,6 @@ def writable_outputs(*paths: str | None) -> None:
         if not os.access(folder, os.W_OK):
             raise input_error(f"output {path}", f"the folder {folder} is not writable.",
                               "choose a folder you can write to.")
-
-
-def format_comparison(comparison) -> str:
-    frame = comparison.rows[["model", "metric", "value", "baseline_value", "delta", "ci_low", "ci_high",
-                             "p_value", "p_adjusted", "wins", "ties", "losses"]]
-    lines = [f"baseline: {comparison.baseline} · K = {comparison.k} · {comparison.test} test, "
-             f"{comparison.correction} correction", frame.to_string(index=False, float_format=lambda v: f"{v:.4g}"), ""]
-    lines += [comparison.sentence(row.model, row.metric) for row in comparison.rows.itertuples()]
-    return "\n".join(lines)
-
-
-def format_table(results: dict[str, Evaluation]) -> str:
-    """Metrics as rows, models as columns, then user counts and warnings."""
-    names = list(results)
-    metrics = list(dict.fromkeys(m for r in results.values() for m in r.metrics))
-    first = next(iter(results.values()))
-    width = max(12, *(len(n) for n in names))
-    counts = {count: "users " + count.replace("_", " ") for count in first.users}
-    label = max(len(m) for m in [*metrics, *counts.values()]) + 2
-    lines = [f"{'metric @' + str(first.k):<{label}}" + "".join(f"{n:>{width + 2}}" for n in names)]
-    lines.append("-" * len(lines[0]))
-    for metric in metrics:
-        cells = "".join(f"{results[n].metrics.get(metric, float('nan')):>{width + 2}.4f}" for n in names)
-        lines.append(f"{metric:<{label}}" + cells)
-    lines.append("")
-    for count, text in counts.items():
-        lines.append(f"{text:<{label}}"
-                     + "".join(f"{results[n].users[count]:>{width + 2}}" for n in names))
-    for name in names:
-        for note in results[name].warnings:
-            lines.append(f"warning [{name}]: {note.message}")
-        for metric, why in results[name].skipped.items():
-            lines.append(f"skipped [{name}] {metric}: {why}")
-    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
