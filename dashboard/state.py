@@ -28,6 +28,7 @@ from metrics_core.stats.compare import CORRECTIONS, TESTS, aggregate_intervals
 from metrics_core.stats.segments import ACTIVITY, user_segments
 from metrics_core.stats.segments import segment_choices as choices_of_segments
 from metrics_core.store import Store, default_home
+from metrics_core.store.encoded import encoded_key, load_dataset, save_dataset, worth_keeping
 from metrics_core.store.links import DEFAULT_PRESET, LINKED_SETTINGS
 from metrics_core.store.results import known_positions, load_results, results_key, save_results
 
@@ -300,14 +301,33 @@ def dataset_of(ws: Workspace, chosen: Encoding | None = None) -> Dataset:
     """The encoded dataset of ``ws``: parsed and joined once per workspace, mapping and encoding,
     shared by the Data page's check and every analysis page (kept in the bounded cache)."""
     chosen = chosen or encoding()
-    return progress.cached(CACHE, _dataset_key(ws, chosen), reading_words(ws), lambda say: ws.build(chosen, say))
+    return progress.cached(CACHE, _dataset_key(ws, chosen), reading_words(ws),
+                           lambda say: _read_or_build(ws, chosen, say))
 
 
 def _prepare_dataset(ws: Workspace) -> None:
     """Start reading the workspace's tables on a worker thread, without waiting (a page that needs
     them later finds them ready, or shows how far the reading has come)."""
     chosen = encoding()
-    progress.start(CACHE, _dataset_key(ws, chosen), reading_words(ws), lambda say: ws.build(chosen, say))
+    progress.start(CACHE, _dataset_key(ws, chosen), reading_words(ws), lambda say: _read_or_build(ws, chosen, say))
+
+
+def _read_or_build(ws: Workspace, chosen: Encoding, say: progress.Say) -> Dataset:
+    """A saved workspace's encoded dataset as kept in the store (:mod:`metrics_core.store.encoded`:
+    its arrays mapped from disk), else its tables read and encoded; a large one is then kept for
+    the next open (written meanwhile)."""
+    kept_as = encoded_key(ws.fingerprint(), chosen) if ws.id else None
+    if kept_as is not None:
+        say("Opening the encoded tables kept with this workspace…")
+        kept = load_dataset(store().home, kept_as)
+        if kept is not None:
+            return kept
+    data = ws.build(chosen, say)
+    if kept_as is not None and not store().read_only and worth_keeping(data):
+        home = store().home
+        progress.in_background(lambda: save_dataset(home, kept_as, data),
+                               f"keeping the encoded tables of workspace {ws.id}")
+    return data
 
 
 def reading_words(ws: Workspace) -> str:

@@ -187,8 +187,7 @@ def _columns(args: argparse.Namespace) -> Columns:
 def save_if_asked(args: argparse.Namespace, dataset: Dataset, results: dict[str, Evaluation]) -> None:
     if getattr(args, "save", None):
         store, tables = args.stored
-        positions = {name: lists.positions for name, lists in dataset.lists.items()}
-        save_workspace_and_run(args, store, tables, _columns(args), len(dataset.users), results, positions)
+        save_workspace_and_run(args, store, tables, _columns(args), dataset, results)
 
 
 def run_evaluate(args: argparse.Namespace) -> int:
@@ -201,8 +200,9 @@ def run_evaluate(args: argparse.Namespace) -> int:
         option = "--bootstrap" if args.bootstrap is not None else "--seed"
         raise input_error(option, "evaluate's intervals are bootstrapped on the Spark engine only.",
                           "add --engine spark, or use 'rankscope compare' for bootstrap intervals in memory.")
-    dataset = load_dataset(args, score_positions=settings.score_positions)  # (only the scores the metrics read)
-    results = dataset.evaluate_all(settings, curves=keeps_for_app(args, settings))  # (the app's Overview draws them)
+    for_app = keeps_for_app(args, settings)  # (the app draws the curves and every score: kept for it)
+    dataset = load_dataset(args, score_positions=None if for_app else settings.score_positions)
+    results = dataset.evaluate_all(settings, curves=for_app)
     warn_about_ids(results)
     save_if_asked(args, dataset, results)
     if args.format == "json":

@@ -18,6 +18,7 @@ from metrics_core.settings import Settings
 from metrics_core.stats.compare import CORRECTIONS, TESTS
 from metrics_core.store.catalog import SavedWorkspace, Store, checked_name, default_home, trash_days
 from metrics_core.store.check import check_store
+from metrics_core.store.encoded import encoded_key, save_dataset, worth_keeping
 from metrics_core.store.links import app_view, workspace_link
 from metrics_core.store.results import results_key, save_results
 from metrics_core.store.runs import compare_runs, list_runs, load_run, run_summary, save_run
@@ -96,27 +97,34 @@ def store_inputs(args: argparse.Namespace, sources: dict[str, str]) -> tuple[Sto
     return store, tables
 
 
-def save_workspace_and_run(args: argparse.Namespace, store: Store, tables: dict, columns, user_count: int,
-                           results: dict[str, Evaluation], positions: dict[str, int]) -> None:
+def save_workspace_and_run(args: argparse.Namespace, store: Store, tables: dict, columns, dataset,
+                           results: dict[str, Evaluation]) -> None:
     """The workspace named ``--save`` (created, or a new version of it when its files or mapping
     differ, in one transaction: any number of processes may save under one name at once) and a
     run of ``results`` in it; says where on stderr, with the workspace's id and link.
 
     When ``results`` carry their curves and the app can show them (:func:`app_view`), they are
-    also kept for the app (:mod:`metrics_core.store.results`): its link opens on them without
-    reading or evaluating the tables. ``positions``: each model's longest list."""
+    also kept for the app (:mod:`metrics_core.store.results`), and so is ``dataset`` when it is
+    large and holds every score (:mod:`metrics_core.store.encoded`): its link opens on them
+    without reading, encoding or evaluating the tables, on any page."""
     features = tuple(c.strip() for c in args.feature_columns.split(",") if c.strip()) if args.feature_columns \
         else None
     keys = {role: table.path.stem if table else None for role, table in tables.items() if role != "models"}
     workspace: SavedWorkspace = store.save_workspace(
         args.save, {name: t.path.stem for name, t in tables["models"].items()}, keys.pop("ground_truth"),
-        columns=columns, feature_columns=features, embedding_column=args.embedding_column, user_count=user_count,
+        columns=columns, feature_columns=features, embedding_column=args.embedding_column,
+        user_count=len(dataset.users),
         if_exists="replace", **keys)
     run = save_run(store, workspace, results, note=args.note)
     first = next(iter(results.values()))
     view = app_view(first.settings, args.preset, list(results))
     if view is not None and len(first.curves) > 1:
+        positions = {name: lists.positions for name, lists in dataset.lists.items()}
         save_results(store.home, results_key(workspace.fingerprint, first.encoding, view[0]), results, positions)
+        every_score = all(lists.scores is None or lists.scores.shape == lists.items.shape
+                          for lists in dataset.lists.values())
+        if every_score and worth_keeping(dataset):
+            save_dataset(store.home, encoded_key(workspace.fingerprint, first.encoding), dataset)
     print(f"rankscope: saved run {run.id} in workspace {workspace.name!r} (id {workspace.id}, {store.home}); "
           f"open it in the app: {workspace_link(workspace.id, view[1] if view else None)}"
           + ("" if view else " (the app opens it at its own settings: a setting of this run has no control there)"),

@@ -42,6 +42,7 @@ from metrics_core.errors import InputError, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.read import PARQUET_SUFFIXES, StoredTable, read_bytes, read_notes, read_table, unreadable
 from metrics_core.store import failures, schema
+from metrics_core.store.encoded import forget_datasets
 from metrics_core.store.failures import HOME_VARIABLE, READ_ONLY_VARIABLE
 from metrics_core.store.files import (
     copy_file,
@@ -531,6 +532,7 @@ class Store:
             with self.connect() as connection:
                 live = {row["fingerprint"] for row in connection.execute("SELECT fingerprint FROM workspaces")}
             forget_results(self.home, live)
+            forget_datasets(self.home, live)
         return doomed
 
     def collect_tables(self) -> list[str]:

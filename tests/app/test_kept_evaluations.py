@@ -74,3 +74,38 @@ def test_a_saved_workspace_reopens_from_its_kept_evaluation(tmp_path, monkeypatc
     again.switch_page("views/overview.py").run()
     assert_clean(again)
     assert evaluated == []
+
+
+def test_a_reopened_workspace_maps_its_kept_encoded_tables_instead_of_reading_them(tmp_path, monkeypatch):
+    """A large saved workspace (here any size) keeps its encoded dataset after its first open; a
+    restarted server opening any page that needs the tables maps it: no table is read again, and
+    the pages show what they showed."""
+    monkeypatch.setenv("RANKSCOPE_HOME", str(tmp_path))
+    from dashboard import state
+    from metrics_core.store import encoded
+
+    monkeypatch.setattr(encoded, "KEEP_MIN_CELLS", 0)
+    state._store.clear()
+    state.CACHE.clear()
+    workspace_id = saved_workspace(tmp_path)
+    first = start(page="views/popularity.py", ws=workspace_id)
+    assert_clean(first)
+    deadline = time.monotonic() + 30
+    while not list((tmp_path / "encoded").glob("*/manifest.json")) and time.monotonic() < deadline:
+        time.sleep(0.1)  # (kept on a worker thread once read)
+    assert len(list((tmp_path / "encoded").glob("*/manifest.json"))) == 1
+    shown = [m.value for m in first.markdown], [frame.value for frame in first.dataframe]
+
+    state.CACHE.clear()  # a restarted server
+    reads = []
+    build = Workspace.build
+    monkeypatch.setattr(Workspace, "build", lambda *args, **kwargs: reads.append(1) or build(*args, **kwargs))
+    again = start(page="views/popularity.py", ws=workspace_id)
+    assert_clean(again)
+    assert reads == []
+    assert [m.value for m in again.markdown] == shown[0]
+    assert all(a.equals(b) for a, b in zip((frame.value for frame in again.dataframe), shown[1], strict=True))
+    for page in ("views/users.py", "views/scores.py", "views/cases.py", "views/compare.py"):
+        again.switch_page(page).run()
+        assert_clean(again)
+    assert reads == []

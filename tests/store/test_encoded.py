@@ -1,0 +1,100 @@
+"""Encoded datasets kept with a saved workspace: read back (arrays mapped read-only) they give every
+number the freshly encoded dataset gives, with text or integer ids, grades, training rows, item
+features and user attributes; a manifest naming a class that is not rankscope's is refused, and a
+purged workspace takes its dataset with it (issue #43: a reopened large workspace maps its
+arrays instead of reading its tables again)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dashboard.workspace import demo_workspace
+from metrics_core import Columns, Dataset, Encoding, Settings
+from metrics_core.store import encoded as encoded_module
+from metrics_core.store.encoded import encoded_key, forget_datasets, load_dataset, save_dataset, worth_keeping
+
+
+def text_id_dataset() -> Dataset:
+    """Text ids, graded relevance with judged non-relevant rows, training with timestamps, item
+    features and a user table."""
+    rng = np.random.default_rng(7)
+    users = [f"user-{u:03d}" for u in range(120)]
+    items = [f"sku é{i}" for i in range(60)]
+    recs = {name: pd.DataFrame({"user_id": np.repeat(users, 8), "item_id": rng.choice(items, 960),
+                                "score": rng.random(960)}).drop_duplicates(["user_id", "item_id"]) for name in "ab"}
+    truth = pd.DataFrame({"user_id": np.repeat(users, 4), "item_id": rng.choice(items, 480),
+                          "rating": rng.integers(1, 6, 480)}).drop_duplicates(["user_id", "item_id"])
+    train = pd.DataFrame({"user_id": rng.choice(users, 2000), "item_id": rng.choice(items, 2000),
+                          "timestamp": rng.integers(1_600_000_000, 1_700_000_000, 2000)})
+    table = pd.DataFrame({"item_id": items, "genre": rng.choice(["Drama|War", "Comedy", "Kids"], 60),
+                          "length": rng.random(60)})
+    people = pd.DataFrame({"user_id": users, "country": rng.choice(["FR", "ES"], 120)})
+    return Dataset.build(recs, truth, train=train, items=table, users=people, feature_columns=["genre", "length"],
+                         columns=Columns(relevance="rating", threshold=4), encoding=Encoding(order="score"))
+
+
+@pytest.mark.parametrize("build", [lambda: demo_workspace().build(), text_id_dataset], ids=["demo", "text ids"])
+def test_a_kept_dataset_gives_every_number_the_encoded_one_gives(build, tmp_path):
+    dataset = build()
+    assert save_dataset(tmp_path, "f00d-1", dataset)
+    kept = load_dataset(tmp_path, "f00d-1")
+    assert kept.models == dataset.models and kept.encoding == dataset.encoding
+    np.testing.assert_array_equal(kept.users.ids, dataset.users.ids)
+    np.testing.assert_array_equal(kept.items.ids, dataset.items.ids)
+    lists = kept.lists[kept.models[0]]
+    assert not lists.items.flags.writeable and not lists.hit.flags.writeable  # (mapped read-only)
+    for k in (3, 10):
+        settings = Settings(k=k, gain="exponential")
+        fresh, again = dataset.evaluate_all(settings), kept.evaluate_all(settings)
+        for name in fresh:
+            pd.testing.assert_frame_equal(again[name].per_user, fresh[name].per_user)
+            pd.testing.assert_frame_equal(again[name].curves, fresh[name].curves)
+            assert json.dumps(again[name].metrics) == json.dumps(fresh[name].metrics)
+            assert again[name].warnings == fresh[name].warnings
+    pd.testing.assert_frame_equal(kept.item_table, dataset.item_table)
+    attribute = "genre"
+    model = dataset.models[-1]
+    assert repr(kept.item_bias(model, attribute, k=5)) == repr(dataset.item_bias(model, attribute, k=5))
+    user = dataset.users.ids[np.flatnonzero(dataset.truth.relevant_count > 0)[0]]
+    case, again_case = dataset.cases([user], k=5)[0], kept.cases([user], k=5)[0]
+    pd.testing.assert_frame_equal(again_case.recommendations, case.recommendations)
+    pd.testing.assert_frame_equal(again_case.history, case.history)
+
+
+def test_only_rankscope_s_own_types_are_rebuilt(tmp_path):
+    assert save_dataset(tmp_path, "f00d-2", demo_workspace().build())
+    manifest = tmp_path / "encoded" / "f00d-2" / "manifest.json"
+    text = manifest.read_text()
+    manifest.write_text(text.replace('"metrics_core.dataset:Dataset"', '"subprocess:Popen"', 1))
+    assert load_dataset(tmp_path, "f00d-2") is None
+    manifest.write_text("{not json")
+    assert load_dataset(tmp_path, "f00d-2") is None
+    assert load_dataset(tmp_path, "absent-1") is None
+
+
+def test_one_dataset_per_workspace_and_none_after_it_is_purged(tmp_path):
+    dataset = demo_workspace().build()
+    first, second = encoded_key("a" * 64, Encoding()), encoded_key("a" * 64, Encoding(order="score"))
+    assert first != second and first.startswith("a" * 32)
+    assert save_dataset(tmp_path, first, dataset) and not save_dataset(tmp_path, first, dataset)
+    assert save_dataset(tmp_path, second, dataset)  # (the newest encoding replaces the older one)
+    assert [p.name for p in (tmp_path / "encoded").iterdir()] == [second]
+    assert save_dataset(tmp_path, encoded_key("b" * 64, Encoding()), dataset)
+    assert forget_datasets(tmp_path, {"b" * 64}) == 1
+    assert [p.name.split("-")[0] for p in (tmp_path / "encoded").iterdir()] == ["b" * 32]
+
+
+def test_only_large_datasets_are_worth_keeping(monkeypatch):
+    dataset = demo_workspace().build()
+    cells = sum(lists.items.size for lists in dataset.lists.values())
+    monkeypatch.setattr(encoded_module, "KEEP_MIN_CELLS", cells)
+    assert worth_keeping(dataset)
+    monkeypatch.setenv("RANKSCOPE_KEEP_ENCODED", "0")
+    assert not worth_keeping(dataset)
+    monkeypatch.delenv("RANKSCOPE_KEEP_ENCODED")
+    monkeypatch.setattr(encoded_module, "KEEP_MIN_CELLS", cells + 1)
+    assert not worth_keeping(dataset)
