@@ -8,7 +8,8 @@ Writes a workspace of USERS x MODELS x LENGTH recommendations (scores), a graded
 a fresh store, then drives the app with Streamlit's AppTest (the server's work, without a
 browser) as a user opening the workspace's link does: the first open (the Summary), each page's first
 visit, a page switch back, a new K, a K seen before, then the same workspace reopened as after a
-server restart (from the evaluation the first open kept in the store). For each step: wall time, the process's CPU
+server restart (from the evaluation and the encoded dataset the first open kept in
+the store). For each step: wall time, the process's CPU
 time, and the most rows any chart of the page holds. Ends with the process's peak and current
 resident memory. Prints one JSON line per step. ``--store DIR`` keeps the store in DIR and reuses
 its workspace on the next run with the same sizes (writing 1M users x 4 models takes 2 minutes).
@@ -112,6 +113,7 @@ def main() -> None:
     os.environ["RANKSCOPE_HOME"] = str(home)
     started = time.perf_counter()
     shutil.rmtree(home / "results", ignore_errors=True)  # (the first open starts from nothing kept)
+    shutil.rmtree(home / "encoded", ignore_errors=True)
     sizes = home / f"workspace-{args.users}-{args.models}-{args.length}-{args.train_rows}"
     if sizes.exists():
         workspace_id = sizes.read_text()
@@ -147,8 +149,14 @@ def main() -> None:
     while not kept and time.monotonic() < deadline:  # (the first evaluation is kept on a worker thread)
         time.sleep(1)
         kept = list((home / "results").glob("*.json"))
+    encoded = list((home / "encoded").glob("*/manifest.json"))
+    while not encoded and time.monotonic() < deadline:  # (and the encoded dataset, on a worker thread too)
+        time.sleep(1)
+        encoded = list((home / "encoded").glob("*/manifest.json"))
     print(json.dumps({"kept_evaluations": len(kept), "kept_mib": round(sum(
-        p.stat().st_size for p in (home / "results").iterdir()) / 2**20) if kept else 0}), flush=True)
+        p.stat().st_size for p in (home / "results").iterdir()) / 2**20) if kept else 0,
+        "kept_encoded_mib": round(sum(p.stat().st_size for p in encoded[0].parent.iterdir()) / 2**20)
+        if encoded else 0}), flush=True)
     at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=3600)  # a restarted server
     at.query_params["ws"] = workspace_id
     step("reopened after a restart: Summary (the kept evaluation)", at.run)

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import secrets
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -51,11 +52,11 @@ def remove_stale_temporaries(home: Path, older_than: float = STALE_SECONDS) -> l
     folders) once they are ``older_than`` seconds old; return them."""
     cutoff = time.time() - older_than
     removed = []
-    for folder in (home, home / "tables", home / "runs"):
+    for folder in (home, home / "tables", home / "runs", home / "results", home / "encoded"):
         for path in folder.glob(".*.tmp"):
             with contextlib.suppress(OSError):
                 if path.stat().st_mtime <= cutoff:
-                    path.unlink()
+                    shutil.rmtree(path) if path.is_dir() else path.unlink()  # (a kept dataset is a folder)
                     removed.append(path)
     return removed
 

@@ -98,3 +98,17 @@ def test_only_large_datasets_are_worth_keeping(monkeypatch):
     monkeypatch.delenv("RANKSCOPE_KEEP_ENCODED")
     monkeypatch.setattr(encoded_module, "KEEP_MIN_CELLS", cells + 1)
     assert not worth_keeping(dataset)
+
+
+def test_a_crashed_writer_s_folder_is_removed_once_stale(tmp_path):
+    from metrics_core.store.files import remove_stale_temporaries
+
+    left = tmp_path / "encoded" / ".f00d-3.abcd1234.tmp"
+    left.mkdir(parents=True)
+    (left / "a1.npy").write_bytes(b"partial")
+    fresh = tmp_path / "results" / ".f00d-4.json.abcd.tmp"
+    fresh.parent.mkdir()
+    fresh.write_text("{")
+    assert remove_stale_temporaries(tmp_path, older_than=3600) == []
+    assert set(remove_stale_temporaries(tmp_path, older_than=-1)) == {left, fresh}
+    assert not left.exists() and not fresh.exists()
