@@ -10,13 +10,23 @@ For repeated evaluation (a K slider), encode once with :class:`Dataset` and call
 :meth:`Dataset.evaluate` with new :class:`Settings`.
 """
 
-from metrics_core.dataset import Dataset
-from metrics_core.errors import InputError, Note
-from metrics_core.evaluate import evaluate, evaluate_models
-from metrics_core.inputs.columns import Columns
-from metrics_core.metrics.rating import RatingErrors, rating_errors
-from metrics_core.result import Evaluation
-from metrics_core.settings import PRESETS, Encoding, Settings, encoding_for, settings_for
+import importlib
+
+_HOMES = {"Dataset": "dataset", "InputError": "errors", "Note": "errors", "evaluate": "evaluate",
+          "evaluate_models": "evaluate", "Columns": "inputs.columns", "RatingErrors": "metrics.rating",
+          "rating_errors": "metrics.rating", "Evaluation": "result", "PRESETS": "settings", "Encoding": "settings",
+          "Settings": "settings", "encoding_for": "settings", "settings_for": "settings"}
+
+
+def __getattr__(name: str):
+    """The public names, imported on first use: ``rankscope --help`` and a small evaluation do
+    not pay for what they do not use (numpy, pandas, scipy, the store)."""
+    if name in _HOMES:
+        value = getattr(importlib.import_module(f"metrics_core.{_HOMES[name]}"), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'metrics_core' has no attribute {name!r}")
+
 
 __all__ = [
     "PRESETS",

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 MAX_ROWS_SHOWN = 5
 Interface = str  # "api", "cli" or "app"

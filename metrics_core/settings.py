@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Literal, get_args, get_type_hints
-
-import numpy as np
 
 from metrics_core.errors import input_error
 
@@ -134,7 +133,7 @@ class Settings:
             for name, value in PRESETS[self.preset].items():
                 if name in defaults and getattr(self, name) == defaults[name]:
                     object.__setattr__(self, name, value)  # frozen: set once, while constructing
-        if isinstance(self.k, bool) or not isinstance(self.k, int | np.integer) or self.k < 1:
+        if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral) or self.k < 1:
             raise input_error("settings", f"K = {self.k!r} is not a positive integer.", "choose K >= 1, e.g. 10.")
         _one_of("ap_denominator", self.ap_denominator, AP_DENOMINATORS)
         object.__setattr__(self, "gain", _checked_gain(self.gain))  # frozen: normalised once, here

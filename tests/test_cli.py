@@ -256,3 +256,24 @@ def test_a_flush_to_a_reader_gone_away_ends_with_1_and_a_run_ends_with_its_own_c
     with pytest.raises(EndedError):
         cli.entry()
     assert ended == [1, 2]
+
+
+def test_help_and_the_package_import_nothing_heavy():
+    """``rankscope --help`` (and ``import metrics_core``) load no array, table, statistics, store
+    or app library: they start in a blink (issue #49); the library's names load on first use."""
+    heavy = ("numpy", "pandas", "scipy", "pyarrow", "numba", "sqlite3", "streamlit", "altair", "pyspark")
+    probe = ("import runpy, sys\n"
+             "sys.argv = ['rankscope', '--help']\n"
+             "try:\n    runpy.run_module('metrics_core', run_name='__main__')\nexcept SystemExit:\n    pass\n"
+             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "usage: rankscope" in done.stdout and done.stdout.strip().splitlines()[-1] == "[]"
+    lazy = subprocess.run([sys.executable, "-c", "import sys, metrics_core; from metrics_core import Settings; "
+                           f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r}))"],
+                          capture_output=True, text=True, timeout=60)
+    assert lazy.stdout.strip() == "[]", lazy.stderr
+    with pytest.raises(AttributeError, match="no attribute 'Missing'"):
+        import metrics_core
+
+        metrics_core.Missing  # noqa: B018

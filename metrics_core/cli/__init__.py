@@ -14,7 +14,7 @@ import sys
 import threading
 import traceback
 from pathlib import Path
-from typing import NoReturn, get_args
+from typing import TYPE_CHECKING, NoReturn, get_args
 
 from metrics_core.cli.arguments import at_least, gain, model_sources, number, parse_model_source
 from metrics_core.cli.output import format_comparison, format_table
@@ -29,11 +29,9 @@ from metrics_core.cli.store import (
     save_workspace_and_run,
     store_inputs,
 )
-from metrics_core.dataset import Dataset
 from metrics_core.errors import InputError, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.jsonable import dumps
-from metrics_core.result import Evaluation
 from metrics_core.settings import (
     AP_DENOMINATORS,
     FIELD_TYPES,
@@ -44,7 +42,11 @@ from metrics_core.settings import (
     encoding_for,
     settings_for,
 )
-from metrics_core.stats.compare import CORRECTIONS, TESTS
+from metrics_core.stats.choices import CORRECTIONS, TESTS
+
+if TYPE_CHECKING:
+    from metrics_core.dataset import Dataset
+    from metrics_core.result import Evaluation
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -165,6 +167,8 @@ def load_dataset(args: argparse.Namespace, score_positions: int | None = None) -
     """The dataset of the command's files; with ``--save`` the files are put in the store first
     and read from there (a CSV is parsed once, into the stored Parquet). ``score_positions``: see
     :meth:`Dataset.build`."""
+    from metrics_core.dataset import Dataset
+
     columns = _columns(args)
     sources = model_sources(args)
     features = [c.strip() for c in args.feature_columns.split(",") if c.strip()] if args.feature_columns else None

@@ -7,13 +7,14 @@ import argparse
 import math
 from pathlib import Path
 
-from metrics_core.dataset import model_name
 from metrics_core.errors import input_error
 from metrics_core.settings import GAINS
 
 
 def parse_model_source(value: str) -> tuple[str, str]:
     """``NAME=PATH`` or ``PATH`` (the name is then the file's stem)."""
+    from metrics_core.dataset import model_name
+
     if "=" in value and not Path(value).exists():
         name, path = value.split("=", 1)
         if name:

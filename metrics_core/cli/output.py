@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from metrics_core.result import Evaluation
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from metrics_core.result import Evaluation
 
 
 def format_comparison(comparison) -> str:

@@ -7,21 +7,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from metrics_core.cli.arguments import at_least, number
-from metrics_core.cli.output import format_comparison
 from metrics_core.errors import InputError
-from metrics_core.inputs.read import StoredTable
 from metrics_core.jsonable import dumps
-from metrics_core.result import Evaluation
 from metrics_core.settings import Settings
-from metrics_core.stats.compare import CORRECTIONS, TESTS
-from metrics_core.store.catalog import SavedWorkspace, Store, checked_name, default_home, trash_days
-from metrics_core.store.check import check_store
-from metrics_core.store.encoded import encoded_key, save_dataset, worth_keeping
+from metrics_core.stats.choices import CORRECTIONS, TESTS
 from metrics_core.store.links import app_view, workspace_link
-from metrics_core.store.results import results_key, save_results
-from metrics_core.store.runs import compare_runs, list_runs, load_run, run_summary, save_run
+
+if TYPE_CHECKING:
+    from metrics_core.inputs.read import StoredTable
+    from metrics_core.result import Evaluation
+    from metrics_core.store.catalog import SavedWorkspace, Store
 
 LISTED = ["run", "created", "workspace", "model", "k", "ndcg", "map", "recall", "precision", "note"]
 
@@ -29,6 +27,8 @@ LISTED = ["run", "created", "workspace", "model", "k", "ndcg", "map", "recall", 
 def workspace_name(text: str) -> str:
     """An argparse type: a workspace name as the store keeps it (blank, or shaped like an id,
     exits 2 with the store's own message)."""
+    from metrics_core.store.catalog import checked_name
+
     try:
         return checked_name(text)
     except InputError as error:
@@ -84,6 +84,8 @@ def add_workspaces_command(commands) -> None:
 def store_inputs(args: argparse.Namespace, sources: dict[str, str]) -> tuple[Store, dict]:
     """Put every input file in the store (each once) and return the stored tables by role:
     ``models`` (name -> table), ``ground_truth``, ``train``, ``items``, ``users``."""
+    from metrics_core.store.catalog import Store
+
     store = Store()
     roles = {"ground_truth": (args.ground_truth, "ground truth"), "train": (args.train, "training interactions"),
              "items": (args.items, "item features"), "users": (args.users, "user features")}
@@ -107,6 +109,10 @@ def save_workspace_and_run(args: argparse.Namespace, store: Store, tables: dict,
     also kept for the app (:mod:`metrics_core.store.results`), and so is ``dataset`` when it is
     large and holds every score (:mod:`metrics_core.store.encoded`): its link opens on them
     without reading, encoding or evaluating the tables, on any page."""
+    from metrics_core.store.encoded import encoded_key, save_dataset, worth_keeping
+    from metrics_core.store.results import results_key, save_results
+    from metrics_core.store.runs import save_run
+
     features = tuple(c.strip() for c in args.feature_columns.split(",") if c.strip()) if args.feature_columns \
         else None
     keys = {role: table.path.stem if table else None for role, table in tables.items() if role != "models"}
@@ -149,6 +155,8 @@ def workspaces_frame(saved: list[SavedWorkspace]):
 
 
 def run_workspaces(args: argparse.Namespace) -> int:
+    from metrics_core.store.catalog import Store, trash_days
+
     store = Store()
     if args.action in ("list", "trash"):
         table = workspaces_frame(store.workspaces() if args.action == "list" else store.trash())
@@ -173,6 +181,9 @@ def run_workspaces(args: argparse.Namespace) -> int:
 
 
 def run_store(args: argparse.Namespace) -> int:
+    from metrics_core.store.catalog import default_home
+    from metrics_core.store.check import check_store
+
     problems = check_store(default_home())
     for problem in problems:
         print(problem)
@@ -182,6 +193,10 @@ def run_store(args: argparse.Namespace) -> int:
 
 
 def run_runs(args: argparse.Namespace) -> int:
+    from metrics_core.cli.output import format_comparison
+    from metrics_core.store.catalog import Store
+    from metrics_core.store.runs import compare_runs, list_runs, load_run, run_summary
+
 
     store = Store()
     if args.action == "list":

@@ -21,10 +21,9 @@ import pandas as pd
 from metrics_core.errors import input_error
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
+from metrics_core.stats.choices import CORRECTIONS, TESTS
 from metrics_core.stats.segments import UNKNOWN, natural_order
 
-TESTS = ("wilcoxon", "t")
-CORRECTIONS = ("holm", "bonferroni", "none")
 RESAMPLE_BATCH_CELLS = 1 << 24
 CACHED_RESAMPLE_CELLS = 1 << 25  # ~256 MB of float64 counts at most
 
