@@ -8,6 +8,7 @@ import pytest
 
 from metrics_core import Columns, Dataset, Settings
 from metrics_core.metrics import accuracy
+from metrics_core.metrics.registry import REGISTRY
 from tests.reference import judged_nonrelevant, ordered_lists, relevant_grades, user_metrics
 
 
@@ -33,6 +34,20 @@ def messy_data(seed: int, n_users: int = 40, n_items: int = 30, use_rank: bool =
             truth_rows.append((user, int(item), int(rng.integers(0, 4))))
     truth_rows += truth_rows[:3]  # duplicate truth rows
     return rows, truth_rows
+
+
+# every accuracy metric with a curve, by its per-user column (the slow definitions' key)
+REGISTRY_BY_NAME = {m.name: m for m in REGISTRY}
+CURVES = {m.name: m.per_user for m in REGISTRY if m.family == "accuracy" and m.curve and m.per_user}
+
+
+def test_every_accuracy_entry_of_the_registry_has_a_slow_definition():
+    """A metric added to the registry is checked against a slow definition in tests/reference.py,
+    or this fails naming it: every per-user accuracy column, and every curve, is cross-checked."""
+    slow = user_metrics([1, 2, None, 3], {2: 1.0, 5: 2.0}, 3, candidates=10, judged={1})
+    missing = [m.name for m in REGISTRY if m.family == "accuracy" and m.per_user and m.per_user not in slow]
+    assert missing == [], f"give these a slow definition in tests/reference.py: {missing}"
+    assert set(CURVES) >= {"precision", "ndcg", "lauc", "bpref"}  # (the derivation finds the curves)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -70,15 +85,12 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
                 np.testing.assert_allclose(result.per_user[metric].to_numpy(), want, atol=1e-12,
                                            err_msg=f"{metric} at k={k} {options} curves={curves}")
         # the curve at every k equals the mean of the per-user definitions at that k
-        names = {"precision": "precision", "recall": "recall", "fbeta": "fbeta", "map": "ap", "mar": "ar",
-                 "ndcg": "ndcg", "dcg": "dcg", "rbp": "rbp", "fall_out": "fall_out", "accuracy": "accuracy",
-                 "bpref": "bpref", "infap": "infap", "hit_rate": "hit", "mrr": "rr",
-                 "lauc": "lauc", "mcc": "mcc"}
         for kk in (1, k // 2 + 1, k, int(result.curves.index[-1])):  # the last: the longest list, or K beyond it
             slow = [user_metrics(lists.get(u, []), grades[u], kk, candidates=candidates, judged=judged.get(u, set()),
                                  **options) for u in users]
-            for curve, metric in names.items():
-                if metric not in slow[0] or curve not in result.curves.columns:
+            for curve, metric in CURVES.items():
+                if "candidates" in REGISTRY_BY_NAME[curve].needs and candidates is None:
+                    assert curve not in result.curves.columns
                     continue
                 want = np.mean([values[metric] for values in slow])
                 assert result.curves.loc[kk, curve] == pytest.approx(want, abs=1e-12), (curve, kk)
