@@ -2,10 +2,12 @@
 bootstrap interval exists, whether it has a curve over k, its label and its formula in words.
 
 Everything else reads this list: the evaluation's aggregates and curves, the comparison's
-per-user columns and refusals, the app's cards, tables, pickers and tooltips. Adding a
-metric means one entry here and its kernel (for an accuracy metric: a per-user array in
-:func:`metrics_core.metrics.accuracy._chunk` under the entry's ``per_user`` name, and its
-weight per hit in ``at_k_from_hit_cells`` and ``totals_from_hit_cells``, the default path).
+per-user columns and refusals, the app's cards, tables, pickers and tooltips, and the metric
+tables of ``docs/metrics.md`` (:mod:`metrics_core.metrics.docs`). Adding a metric means one entry
+here and its kernel; for an accuracy metric, its value from the hit count in
+:func:`metrics_core.metrics.accuracy._of_hit_count`, its sums at every k in ``_totals_from_hits``
+and ``totals_from_hit_cells``, and its name among those ``at_k_from_hit_cells`` computes (see
+CONTRIBUTING.md), and a slow definition in ``tests/reference.py``, which the cross-check requires.
 
 Families:
 

@@ -90,3 +90,14 @@ def test_models_evaluated_together_on_threads_equal_each_evaluated_alone():
         assert together[name].metrics == pytest.approx(alone.metrics, nan_ok=True)
         pd.testing.assert_frame_equal(together[name].per_user, alone.per_user)
         pd.testing.assert_frame_equal(together[name].curves, alone.curves)
+
+
+def test_the_docs_metric_tables_are_the_registry_s():
+    """docs/metrics.md's tables are generated from the registry: a metric added or changed there
+    appears in the docs (run ``python -m metrics_core.metrics.docs``), or this fails."""
+    from metrics_core.metrics import docs
+
+    text = docs.PAGE.read_text(encoding="utf-8")
+    assert docs.rewritten(text) == text, "run: python -m metrics_core.metrics.docs"
+    for metric in REGISTRY:
+        assert f"| `{metric.name}` |" in text
