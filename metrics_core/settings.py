@@ -21,6 +21,7 @@ PrecisionDenominator = Literal["k", "list", "min_k_relevant"]
 NdcgIdeal = Literal["cut_at_k", "all_relevant", "k_relevant"]
 Similarity = Literal["cosine", "hamming", "cooccurrence"]
 PrimitiveScale = Literal["rank", "minmax"]
+RecallLevels = Literal["round", "add_0.9"]
 CustomGain = tuple[tuple[float, float], ...]  # (grade, gain) pairs, grades ascending
 AP_DENOMINATORS: tuple[str, ...] = get_args(APDenominator)
 GAINS: tuple[str, ...] = get_args(Gain)
@@ -63,6 +64,9 @@ class Settings:
         out (``drop``, as Evidently does silently).
     candidates: number of candidate items per user for LAUC and MCC; None = the training
         catalog minus the user's own training items (skipped when there is no training data).
+    recall_levels: how many hits reach recall level r in interpolated precision
+        (``iprec_at_recall_*``, ``11pt_avg``): ``round`` = round(r·R) as trec_eval 10 counts
+        them, ``add_0.9`` = ⌊r·R + 0.9⌋ as trec_eval 9 and pytrec_eval do; at least one.
 
 
     Beyond-accuracy conventions (the defaults are rankscope's; docs/metrics.md):
@@ -110,6 +114,7 @@ class Settings:
     candidates: int | None = None
     rbp_p: float = 0.8
     ndcg_ideal: NdcgIdeal = "cut_at_k"
+    recall_levels: RecallLevels = "round"
     score_threshold: float | None = None
     novelty_unknown: Literal["leave_out", "one_user"] = "leave_out"
     arp_normalisation: Literal["users", "interactions"] = "users"
@@ -139,6 +144,7 @@ class Settings:
         object.__setattr__(self, "gain", _checked_gain(self.gain))  # frozen: normalised once, here
         _one_of("precision_denominator", self.precision_denominator, get_args(PrecisionDenominator))
         _one_of("ndcg_ideal", self.ndcg_ideal, NDCG_IDEALS)
+        _one_of("recall_levels", self.recall_levels, get_args(RecallLevels))
         if self.score_threshold is not None and not (isinstance(self.score_threshold, (int, float))
                                                      and math.isfinite(self.score_threshold)):
             raise input_error("settings", f"score_threshold = {self.score_threshold!r} is not a finite number.",
@@ -233,6 +239,10 @@ PRESETS: dict[str, dict[str, object]] = {
     # ordered by score with ties broken by document id compared as text, larger first; the
     # rank column is ignored, as trec_eval ignores it.
     "trec_eval": {"ap_denominator": "relevant", "rr_cutoff": False, "order": "score", "tie_break": "item_desc"},
+    # trec_eval 9.0.8 and earlier, and pytrec_eval (which ships it): the same, with a recall level
+    # of interpolated precision reached by ⌊r·R + 0.9⌋ hits (trec_eval 10 rounds r·R).
+    "trec_eval_9": {"ap_denominator": "relevant", "rr_cutoff": False, "order": "score", "tie_break": "item_desc",
+                    "recall_levels": "add_0.9"},
     # ranx: AP over all relevant items; lists ordered by score (ranx ignores ranks).
     "ranx": {"ap_denominator": "relevant", "order": "score"},
     # Evidently (legacy recsys metrics): precision over the items in the top k, the headline

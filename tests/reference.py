@@ -60,7 +60,7 @@ def judged_nonrelevant(truth_rows, threshold):
 
 def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", gain="linear",
                  precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8, ndcg_ideal="cut_at_k",
-                 judged=None):
+                 judged=None, recall_levels="round"):
     """Every accuracy metric of one user at cut-off k, by the definitions."""
     top = (slots + [None] * k)[:k]
     rel = [1 if item is not None and item in grades else 0 for item in top]
@@ -133,7 +133,9 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
         points.append((sum(rel[:i]) / R if R else 0.0, sum(rel[:i]) / i))
     levels = []
     for level in range(11):
-        needed = max(int(level / 10 * R + 0.9), 1)  # hits that reach the level, as trec_eval counts them
+        share = level / 10 * R  # hits that reach the level: trec_eval 10 rounds (lround), trec_eval 9 adds 0.9
+        lround = math.floor(share) + (share - math.floor(share) >= 0.5)  # C's lround: halves away from 0
+        needed = max(int(share + 0.9) if recall_levels == "add_0.9" else lround, 1)
         reached = [p for (r, p), i in zip(points, range(1, k + 1), strict=True) if R and sum(rel[:i]) >= needed]
         value = max(reached) if reached else 0.0
         out[f"iprec_at_recall_{level / 10:.2f}"] = value

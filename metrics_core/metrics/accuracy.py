@@ -478,7 +478,7 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
     hit_cells = _hits_of(lists, rows, cut.width)
     sums["rbp"] = rbp_from_hits(hit_cells, cut, settings.rbp_p)
     sums["dcg"] = dcg_from_hits(lists, truth, hit_cells, cut, settings.gain)
-    at_k.update(interpolated_precision(lists, truth, rows, settings.k))
+    at_k.update(interpolated_precision(lists, truth, rows, settings.k, settings.recall_levels))
     at_k = {n: at_k[n] for n in names}  # registry order
     hits, listed = (_joined([getattr(r, name) for r in results]) for name in ("hits", "listed"))
     return AccuracyPass(cut.k, at_k, sums, hits, listed)
@@ -688,16 +688,17 @@ def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, gain: str) -> dict[
 RECALL_LEVELS = tuple(f"iprec_at_recall_{level / 10:.2f}" for level in range(11))
 
 
-def interpolated_precision(lists: Lists, truth: Truth, rows: np.ndarray, k: int) -> dict[str, np.ndarray]:
+def interpolated_precision(lists: Lists, truth: Truth, rows: np.ndarray, k: int,
+                           rule: str = "round") -> dict[str, np.ndarray]:
     """Interpolated precision at the 11 recall levels 0, 0.1, .., 1 over the top K, and their
     mean ``11pt_avg`` (trec_eval's ``iprec_at_recall`` and ``11pt_avg``).
 
     At level r: the highest precision at any rank where the level counts as reached, 0 when
-    the top K never reaches it. As in trec_eval, r is reached once the hits number
-    ⌊r·R + 0.9⌋ (at least one): r·R rounded up, except that a fraction up to 0.1 above a whole
-    number rounds down (0.7 of 3 relevant items is reached with 2 hits). Precision peaks at
-    hits, so this is the largest j / rank_j over the user's j-th hits from that count on;
-    read from the hit cells, one segment maximum per user and level.
+    the top K never reaches it. r is reached once the hits number (at least one, see
+    :func:`hits_for_recall_levels`) ``round(r·R)`` as trec_eval 10 counts them, or ⌊r·R + 0.9⌋
+    as trec_eval 9 and pytrec_eval do (``rule="add_0.9"``). Precision peaks at hits, so this is
+    the largest j / rank_j over the user's j-th hits from that count on; read from the hit
+    cells, one segment maximum per user and level.
     """
     n_users = lists.hit.shape[0]
     user, position = lists.hit_coordinates
@@ -709,7 +710,7 @@ def interpolated_precision(lists: Lists, truth: Truth, rows: np.ndarray, k: int)
     precision = np.append(nth / (position + 1.0), 0.0)  # a trailing 0 keeps the last segment's end in range
     with_hits = np.flatnonzero(hits[rows] > 0)  # the others score 0 at every level
     R, first_hit, hits_of = (array[rows[with_hits]] for array in (truth.relevant_count, start, hits))
-    need = np.maximum(np.floor(np.arange(11)[:, None] / 10 * R + 0.9).astype(np.int64), 1)  # levels x users
+    need = hits_for_recall_levels(R, rule)  # levels x users
     reachable = need <= hits_of
     # one segment [first, end) per reachable (level, user); within a level users ascend, so the
     # gaps between segments stay short (reduceat reduces each gap too)
@@ -723,6 +724,26 @@ def interpolated_precision(lists: Lists, truth: Truth, rows: np.ndarray, k: int)
     out = dict(zip(RECALL_LEVELS, values, strict=True))
     out["11pt_avg"] = values.mean(axis=0)
     return out
+
+
+def hits_for_recall_levels(R: np.ndarray, rule: str = "round") -> np.ndarray:
+    """The hits that reach each recall level r = 0, 0.1, .., 1 (rows) for users with R relevant
+    items (columns), at least one: ``round`` is trec_eval 10's lround(r·R) (halves away from 0,
+    on r·R as a double: 0.7·5 = 3.5 needs 4, 0.7·45 = 31.499999999999996 needs 31), ``add_0.9``
+    trec_eval 9's and pytrec_eval's ⌊r·R + 0.9⌋ (0.4 of 3 relevant items needs 2, not 1).
+
+    >>> hits_for_recall_levels(np.array([3, 5]))[[0, 4, 7], :].tolist()
+    [[1, 1], [1, 2], [2, 4]]
+    >>> hits_for_recall_levels(np.array([3, 5]), "add_0.9")[[0, 4, 7], :].tolist()
+    [[1, 1], [2, 2], [2, 4]]
+    """
+    share = (np.arange(11) / 10)[:, None] * np.asarray(R, dtype=np.float64)
+    if rule == "add_0.9":
+        need = np.floor(share + 0.9)
+    else:
+        whole = np.floor(share)
+        need = whole + (share - whole >= 0.5)
+    return np.maximum(need.astype(np.int64), 1)
 
 
 def _ideal_dcg_at_relevant(truth: Truth, kind: str) -> np.ndarray:

@@ -72,6 +72,7 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
             "rbp_p": float(rng.choice([0.5, 0.8, 0.95])),
             "ndcg_ideal": str(rng.choice(["cut_at_k", "all_relevant", "k_relevant"])),
             "rr_cutoff": bool(rng.integers(0, 2)),
+            "recall_levels": str(rng.choice(["round", "add_0.9"])),
         }
         users = [u for u in grades if grades[u]]
         expected = {u: user_metrics(lists.get(u, []), grades[u], k, candidates=candidates, judged=judged.get(u, set()),

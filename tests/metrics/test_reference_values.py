@@ -81,3 +81,32 @@ def test_lauc_same_for_mirrored_lists():
                          columns=["user_id", "item_id"])
     lauc = Dataset.build(recs, truth).evaluate(settings=Settings(k=4, candidates=10)).per_user["lauc"]
     assert lauc.loc[0] == pytest.approx(lauc.loc[1])
+
+
+@pytest.mark.parametrize(("preset", "levels", "average"), [
+    # trec_eval 10: a level r is reached with lround(r·R) hits (at least one): 0.4 of 3 needs 1
+    ("trec_eval", [1, 1, 1, 1, 1, .6, .6, .6, .6, .6, .6], 8.6 / 11),
+    # trec_eval 9 and pytrec_eval: ⌊r·R + 0.9⌋ hits: 0.4 of 3 needs 2
+    ("trec_eval_9", [1, 1, 1, 1, .6, .6, .6, .6, .6, .6, .6], 8.2 / 11),
+])
+def test_interpolated_precision_by_trec_eval_10_and_9(preset, levels, average):
+    """One user, 3 relevant items at ranks 1, 4 and 5 (precisions 1, 2/4, 3/5), traced by hand
+    through trec_eval 10's m_iprec_at_recall.c and trec_eval 9's rule."""
+    recs = pd.DataFrame({"user_id": 1, "item_id": [10, 11, 12, 13, 14], "score": [5.0, 4, 3, 2, 1]})
+    truth = pd.DataFrame({"user_id": 1, "item_id": [10, 13, 14]})
+    m = evaluate(recs, truth, k=5, preset=preset).metrics
+    assert [m[f"iprec_at_recall_{level / 10:.2f}"] for level in range(11)] == pytest.approx(levels, abs=1e-15)
+    assert m["11pt_avg"] == pytest.approx(average, abs=1e-15)
+    default = evaluate(recs, truth, k=5).metrics  # rankscope's default is trec_eval 10's rule
+    assert default["iprec_at_recall_0.40"] == 1.0
+
+
+def test_a_recall_level_on_a_half_rounds_as_c_rounds_the_double():
+    """Halves round away from 0 (0.7 · 5 = 3.5 needs 4 hits), on r·R as a double, as trec_eval
+    computes it: 0.7 · 45 is 31.499999999999996, so 31 hits reach it (⌊31.5 + 0.9⌋ = 32 in
+    trec_eval 9)."""
+    from metrics_core.metrics.accuracy import hits_for_recall_levels
+
+    assert 0.7 * 5 == 3.5 and 0.7 * 45 < 31.5
+    assert hits_for_recall_levels([5])[7, 0] == 4 and hits_for_recall_levels([3])[5, 0] == 2
+    assert hits_for_recall_levels([45])[7, 0] == 31 and hits_for_recall_levels([45], "add_0.9")[7, 0] == 32
