@@ -53,14 +53,25 @@ def judged_nonrelevant(truth_rows, threshold):
     relevant = relevant_grades(truth_rows, threshold)
     out = {}
     for user, item, grade in truth_rows:
-        if grade < threshold and item not in relevant.get(user, {}):
+        if 0 <= grade < threshold and item not in relevant.get(user, {}):
+            out.setdefault(user, set()).add(item)
+    return out
+
+
+def pooled_unjudged(truth_rows, threshold):
+    """{user: set of items with a negative grade (qrels: in the pool, not judged) that are neither
+    relevant nor judged through another row}."""
+    relevant, judged = relevant_grades(truth_rows, threshold), judged_nonrelevant(truth_rows, threshold)
+    out = {}
+    for user, item, grade in truth_rows:
+        if grade < 0 and item not in relevant.get(user, {}) and item not in judged.get(user, set()):
             out.setdefault(user, set()).add(item)
     return out
 
 
 def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", gain="linear",
                  precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8, ndcg_ideal="cut_at_k",
-                 judged=None, recall_levels="round"):
+                 judged=None, recall_levels="round", pooled=frozenset()):
     """Every accuracy metric of one user at cut-off k, by the definitions."""
     top = (slots + [None] * k)[:k]
     rel = [1 if item is not None and item in grades else 0 for item in top]
@@ -118,15 +129,18 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
             elif item in judged:
                 nonrelevant_above += 1
         out["bpref"] = total / R if R else 0.0
-        inferred, relevant_above, judged_above = 0.0, 0, 0  # trec_eval's infAP, epsilon 1e-5
+        inferred, relevant_above, judged_above, pooled_above = 0.0, 0, 0, 0  # trec_eval's infAP, epsilon 1e-5
         for i, item in enumerate(top):
             if item in grades:
                 eps, above = 1e-5, relevant_above + judged_above
                 share = (relevant_above + eps) / (above + 2 * eps)
-                inferred += 1.0 if i == 0 else 1 / (i + 1) + (i / (i + 1)) * (above / i) * share
+                in_pool = above + pooled_above  # (pooled but unjudged items count in the pool, not the share)
+                inferred += 1.0 if i == 0 else 1 / (i + 1) + (i / (i + 1)) * (in_pool / i) * share
                 relevant_above += 1
             elif item is not None and item in judged:
                 judged_above += 1
+            elif item is not None and item in pooled:
+                pooled_above += 1
         out["infap"] = inferred / R if R else 0.0
     points = []  # (recall, precision) at every rank of the top k
     for i in range(1, k + 1):

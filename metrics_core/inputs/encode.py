@@ -124,14 +124,16 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
     user, item = users.codes(raw.user), items.codes(raw.item)  # (int32 mostly: int64 once the pairs are found)
     grade = raw.grade  # None: every relevant pair has grade 1
     notes: list[Note] = []
-    judged = np.zeros(0, dtype=np.int64)
+    judged = pooled = np.zeros(0, dtype=np.int64)
     has_rows = None  # (without grades, the users with a relevant item: found from R below)
     if grade is not None:
         has_rows = np.zeros(n_users, dtype=bool)
         has_rows[user] = True
         user, item = user.astype(np.int64), item.astype(np.int64)
         keep = grade >= threshold
-        judged = np.unique(user[~keep] * n_items + item[~keep])
+        unjudged = grade < 0  # (qrels: in the pool, not judged; trec_eval's -1)
+        judged = np.unique(user[~keep & ~unjudged] * n_items + item[~keep & ~unjudged])
+        pooled = np.unique(user[unjudged] * n_items + item[unjudged]) if unjudged.any() else pooled
         if not keep.all():
             dropped = int((~keep).sum())
             notes.append(Note("below_threshold", f"{dropped} ground-truth rows have a grade below the "
@@ -152,9 +154,12 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
     relevant_count = np.diff(np.searchsorted(user, np.arange(n_users + 1, dtype=user.dtype)))
     if has_rows is None:
         has_rows = relevant_count > 0
-    if len(judged):  # a pair relevant through another row is not judged non-relevant (no work without grades)
-        judged = judged[~np.isin(judged, np.multiply(user, n_items, dtype=np.int64) + item)]
-    return Truth(item, np.asarray(grade, dtype=np.float64), relevant_count, graded, has_rows, notes, judged, n_items)
+    if len(judged) or len(pooled):  # a pair relevant through another row is neither (no work without grades)
+        relevant_keys = np.multiply(user, n_items, dtype=np.int64) + item
+        judged = judged[~np.isin(judged, relevant_keys)]
+        pooled = pooled[~np.isin(pooled, relevant_keys) & ~np.isin(pooled, judged)]  # (a judgement wins)
+    return Truth(item, np.asarray(grade, dtype=np.float64), relevant_count, graded, has_rows, notes, judged, n_items,
+                 pooled=pooled)
 
 
 def _distinct_pairs(user: np.ndarray, item: np.ndarray, grade: np.ndarray | None, n_items: int, notes: list[Note]

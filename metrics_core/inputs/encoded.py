@@ -52,6 +52,9 @@ class Truth:
     False when every grade is equal (NDCG then only needs the hits). ``judged`` holds the
     judged non-relevant pairs (rows graded below the threshold, and not relevant through
     another row) as sorted ``user * n_items + item`` keys; empty without grades.
+    ``pooled`` holds the pairs in the judgement pool but not judged (a negative grade in a
+    qrels file, trec_eval's -1) as the same keys: infAP counts them among the pooled items above
+    a hit, bpref ignores them like items outside the ground truth.
     ``judged_elsewhere``: these rows are one part of a ground truth that judges some pair
     elsewhere (a Spark partition), so the metrics that need judgements (bpref, infAP) are
     computed even if this part judges none (:attr:`judges`). ``user``, each
@@ -69,6 +72,7 @@ class Truth:
     judged: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     n_items: int = 0
     judged_elsewhere: bool = False
+    pooled: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     derived: dict = field(default_factory=dict, init=False, repr=False, compare=False)  # (a copy starts empty)
 
     @cached_property
@@ -130,6 +134,7 @@ class Lists:
     ordered_by: Order
     notes: list[Note] = field(default_factory=list)
     _judged: np.ndarray | None = field(default=None, repr=False)
+    _pooled: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def positions(self) -> int:
@@ -173,16 +178,17 @@ class Lists:
         (user, item) keys, whose sort of every key cost 15 s of the app's first evaluation of a
         1M-user x 100 graded workspace."""
         if self._judged is None:
-            if self.items.size >= KERNEL_MIN and truth.n_items <= KERNEL_ITEMS_MAX:
-                self._judged = _judged_compiled(self.items, truth)
-            else:
-                cells = np.flatnonzero(self.items.reshape(-1) >= 0)
-                user = cells // self.items.shape[1]
-                keys = user * truth.n_items + self.items.reshape(-1)[cells]
-                found = np.zeros(self.items.size, dtype=bool)
-                found[cells[np.isin(keys, truth.judged)]] = True
-                self._judged = found.reshape(self.items.shape)
+            self._judged = _cells_of(self.items, truth.judged, truth.n_items)
         return self._judged
+
+    def pooled_cells(self, truth: Truth) -> np.ndarray | None:
+        """Whether each list cell holds an item in its user's judgement pool but not judged (None
+        when the ground truth has none; computed once)."""
+        if not len(truth.pooled):
+            return None
+        if self._pooled is None:
+            self._pooled = _cells_of(self.items, truth.pooled, truth.n_items)
+        return self._pooled
 
     @cached_property
     def lengths(self) -> np.ndarray:
@@ -203,17 +209,29 @@ class Lists:
         return np.divmod(self.hit_cells, self.items.shape[1])
 
 
-def _judged_compiled(items: np.ndarray, truth: Truth) -> np.ndarray:
-    """:meth:`Lists.judged_cells` by one compiled pass per range of users, on a few threads."""
+def _cells_of(items: np.ndarray, keys: np.ndarray, n_items: int) -> np.ndarray:
+    """Whether each cell of ``items`` holds a (user, item) pair of ``keys`` (sorted ``user ·
+    n_items + item``): from :data:`KERNEL_MIN` cells a compiled pass, else one ``np.isin``."""
+    if items.size >= KERNEL_MIN and n_items <= KERNEL_ITEMS_MAX:
+        return _cells_compiled(items, keys, n_items)
+    cells = np.flatnonzero(items.reshape(-1) >= 0)
+    user = cells // items.shape[1]
+    found = np.zeros(items.size, dtype=bool)
+    found[cells[np.isin(user * n_items + items.reshape(-1)[cells], keys)]] = True
+    return found.reshape(items.shape)
+
+
+def _cells_compiled(items: np.ndarray, keys: np.ndarray, n_items: int) -> np.ndarray:
+    """:func:`_cells_of` by one compiled pass per range of users, on a few threads."""
     from metrics_core.inputs.kernels import mark_judged, read_only_view
     from metrics_core.parallel import map_chunks, thread_shares
 
     n_users = len(items)
-    judged_user, judged_item = np.divmod(truth.judged, max(truth.n_items, 1))
-    starts = np.searchsorted(judged_user, np.arange(n_users + 1))  # (the keys are sorted: by user, then item)
+    key_user, key_item = np.divmod(keys, max(n_items, 1))
+    starts = np.searchsorted(key_user, np.arange(n_users + 1))  # (the keys are sorted: by user, then item)
     found = np.zeros(items.shape, dtype=bool)
     view = read_only_view(np.ascontiguousarray(items))
-    map_chunks(lambda start, stop: mark_judged(view, starts, judged_item, found, truth.n_items, start, stop),
+    map_chunks(lambda start, stop: mark_judged(view, starts, key_item, found, n_items, start, stop),
                thread_shares(n_users))
     return found
 

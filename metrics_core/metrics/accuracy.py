@@ -233,33 +233,39 @@ def bpref(hit: np.ndarray, judged: np.ndarray, R: np.ndarray, N: np.ndarray, cut
 INFAP_EPSILON = 1e-5  # trec_eval's smoothing of the precision among judged items above
 
 
-def infap(hit: np.ndarray, judged: np.ndarray, R: np.ndarray, cut: Cutoffs) -> np.ndarray:
+def infap(hit: np.ndarray, judged: np.ndarray, R: np.ndarray, cut: Cutoffs,
+          pooled: np.ndarray | None = None) -> np.ndarray:
     """infAP@k (trec_eval's ``infAP``, Yilmaz and Aslam) = (1/R)·Σ over relevant items r in the
-    top k, at rank i, of 1/i + ((a + n)/i)·(a + ε)/(a + n + 2ε), with a the relevant and n the
-    judged non-relevant items ranked above r, and ε = 1e-5. Items that are not in the ground
-    truth are unjudged: they lower the share of judged items above r, (a + n)/(i - 1), that the
-    precision among them stands in for. The first rank's term is 1. 0 when R = 0.
+    top k, at rank i, of 1/i + ((a + n + u)/i)·(a + ε)/(a + n + 2ε), with a the relevant, n the
+    judged non-relevant and u the pooled but unjudged items ranked above r (``pooled``: a
+    negative grade in qrels, trec_eval's -1), and ε = 1e-5. Items outside the ground truth are
+    outside the pool: they lower the share of pooled items above r, (a + n + u)/(i - 1), for
+    which the precision among the judged ones stands in. The first rank's term is 1. 0 when R = 0.
 
     >>> infap(np.array([[False, True, True]]), np.array([[True, False, False]]), np.array([2.0]),
     ...       Cutoffs.up_to(3)).round(4)
     array([[0.    , 0.25  , 0.5833]])
+    >>> infap(np.array([[False, True, False, True]]), np.array([[False, False, True, False]]), np.array([2.0]),
+    ...       Cutoffs.up_to(4), pooled=np.array([[True, False, False, False]])).round(4).tolist()
+    [[0.0, 0.375, 0.375, 0.6875]]
     """
     above_relevant = running_sum(hit) - hit
     above_judged = above_relevant + running_sum(judged) - judged
+    above_pooled = above_judged if pooled is None else above_judged + running_sum(pooled) - pooled
     rank = np.arange(1, hit.shape[1] + 1, dtype=np.float64)
     share = (above_relevant + INFAP_EPSILON) / (above_judged + 2 * INFAP_EPSILON)
-    terms = np.where(hit, (1.0 + above_judged * share) / rank, 0.0)
+    terms = np.where(hit, (1.0 + above_pooled * share) / rank, 0.0)
     return cut.prefix(terms) * _inverse(R)[:, None]
 
 
-def judged_at_k(hits: np.ndarray, judged: np.ndarray, width: int, R: np.ndarray, N: np.ndarray
-                ) -> dict[str, np.ndarray]:
+def judged_at_k(hits: np.ndarray, judged: np.ndarray, width: int, R: np.ndarray, N: np.ndarray,
+                pooled: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """bpref@k and infAP@k for one k (as :func:`bpref` and :func:`infap`, users x 1), from the
     hit cells and the judged non-relevant cells in the top k alone (flat cells ``row · width +
     position`` of a users x ``width`` array, ascending): each hit's term needs the relevant (a)
     and judged non-relevant (n) items ranked above it, counted among its row's few marked
     cells instead of by running sums over the users x width arrays (1M users at K = 10, in one
-    call: 771 → 28 ms of CPU).
+    call: 771 → 28 ms of CPU). ``pooled``: the flat cells of pooled but unjudged items.
 
     >>> values = judged_at_k(np.array([1, 2]), np.array([0]), 3, np.array([2.0]), np.array([4.0]))
     >>> values["bpref"], values["infap"].round(4)
@@ -268,24 +274,27 @@ def judged_at_k(hits: np.ndarray, judged: np.ndarray, width: int, R: np.ndarray,
     user, position = np.divmod(hits, width)
     row_start = user * width
     above_relevant = _place_among_hits(user) - 1.0
-    terms = judged_terms(judged, hits, row_start, above_relevant, R[user], N[user], position)
+    terms = judged_terms(judged, hits, row_start, above_relevant, R[user], N[user], position, pooled)
     inverse_R = _inverse(R)
     return {name: (np.bincount(user, weights=term, minlength=len(R)) * inverse_R)[:, None]
             for name, term in terms.items()}
 
 
 def judged_terms(judged: np.ndarray, cell: np.ndarray, row_start: np.ndarray, above_relevant: np.ndarray,
-                 R: np.ndarray, N: np.ndarray, position: np.ndarray) -> dict[str, np.ndarray]:
+                 R: np.ndarray, N: np.ndarray, position: np.ndarray,
+                 pooled: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Each hit's bpref and infAP term (:func:`bpref`, :func:`infap`), the hit at flat cell
     ``cell`` of a row that begins at ``row_start``, rank ``position + 1``, with
     ``above_relevant`` relevant items above it; ``judged``: the flat cells of judged
     non-relevant items, ascending; ``R`` and ``N``: its user's relevant and judged
-    non-relevant counts."""
+    non-relevant counts; ``pooled``: the flat cells of pooled but unjudged items, ascending."""
     n = (np.searchsorted(judged, cell) - np.searchsorted(judged, row_start)).astype(np.float64)
     above_judged = above_relevant + n
+    above_pooled = above_judged if pooled is None else \
+        above_judged + (np.searchsorted(pooled, cell) - np.searchsorted(pooled, row_start))
     share = (above_relevant + INFAP_EPSILON) / (above_judged + 2 * INFAP_EPSILON)
     return {"bpref": 1.0 - np.minimum(n, R) / np.maximum(np.minimum(R, N), 1.0),
-            "infap": (1.0 + above_judged * share) / (position + 1.0)}
+            "infap": (1.0 + above_pooled * share) / (position + 1.0)}
 
 
 def fall_out(H: np.ndarray, F: np.ndarray, n_negative: np.ndarray) -> np.ndarray:
@@ -534,12 +543,15 @@ def _chunk(lists, truth, part, settings, candidates, cut: Cutoffs, ideal_dcg) ->
     }
     if truth.judges:
         judged = lists.judged_cells(truth)[cells, :width]
+        pooled = lists.pooled_cells(truth)
+        pooled = None if pooled is None else pooled[cells, :width]
         N = truth.judged_count[part].astype(np.float64)
         if len(k) == 1:  # (at K alone: from the few hit and judged cells)
-            every_k.update(judged_at_k(*(np.flatnonzero(marked.reshape(-1)) for marked in (hit, judged)), width, R, N))
+            every_k.update(judged_at_k(*(np.flatnonzero(marked.reshape(-1)) for marked in (hit, judged)), width, R, N,
+                                       None if pooled is None else np.flatnonzero(pooled.reshape(-1))))
         else:
             every_k["bpref"] = bpref(hit, judged, R, N, cut)
-            every_k["infap"] = infap(hit, judged, R, cut)
+            every_k["infap"] = infap(hit, judged, R, cut, pooled)
     gains_so_far = dcg(gains, cut)  # its total over users comes from the hit cells (dcg_from_hits)
     every_k["ndcg"] = ndcg(gains_so_far, ideal_dcg)
     if candidates is not None:
@@ -625,8 +637,10 @@ def at_k_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, settings: 
     }
     if truth.judges:
         judged = np.flatnonzero(lists.judged_cells(truth)[user_rows(rows), :width].reshape(-1))
+        pooled = lists.pooled_cells(truth)
+        pooled = None if pooled is None else np.flatnonzero(pooled[user_rows(rows), :width].reshape(-1))
         every_k.update(judged_at_k(row * width + position, judged, width, R,
-                                   truth.judged_count[rows].astype(np.float64)))
+                                   truth.judged_count[rows].astype(np.float64), pooled))
     if settings.rr_cutoff:
         first = _first_hit_rank(row, position, len(rows))
     else:  # (RR looks past K: the first hit anywhere in the list)
@@ -881,10 +895,13 @@ def totals_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cut
 
 def _judged_totals(lists: Lists, truth: Truth, user, position, cell, nth, running, inverse_R) -> dict[str, np.ndarray]:
     """Σ over users of bpref and infAP at each k: each is (1/R)·Σ over the hits in the top k of
-    a term read from the judged non-relevant items (n) and relevant items (j - 1) above the hit."""
+    a term read from the judged non-relevant items (n), relevant items (j - 1) and pooled but
+    unjudged items above the hit."""
+    pooled = lists.pooled_cells(truth)
     terms = judged_terms(np.flatnonzero(lists.judged_cells(truth).reshape(-1)), cell, user * lists.hit.shape[1],
                          nth - 1.0, truth.relevant_count[user].astype(np.float64),
-                         truth.judged_count[user].astype(np.float64), position)
+                         truth.judged_count[user].astype(np.float64), position,
+                         None if pooled is None else np.flatnonzero(pooled.reshape(-1)))
     return {name: running(term * inverse_R) for name, term in terms.items()}
 
 

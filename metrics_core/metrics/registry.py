@@ -120,7 +120,8 @@ REGISTRY: tuple[Metric, ...] = (
     _accuracy("bpref", "bpref", "Σ over relevant items in the top K of 1 − min(judged non-relevant above, R) / "
               "min(R, N), / R", "bpref", ("judgements",)),
     _accuracy("infap", "infAP", "inferred AP: Σ over relevant items in the top K, at rank i, of 1/i + "
-              "(judged above / i)·(relevant above + ε) / (judged above + 2ε), / R; ε = 1e-5 (trec_eval)", "infap",
+              "(pooled above / i)·(relevant above + ε) / (judged above + 2ε), / R; ε = 1e-5; pooled = judged or "
+              "pooled but unjudged (trec_eval)", "infap",
               ("judgements",)),
     _accuracy("relative_precision", "Relative precision", "hits in the top K / min(K, R)", "relative_precision",
               curve=False),
