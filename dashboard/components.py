@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import get_args
 
 import altair as alt
 import pandas as pd
@@ -14,7 +15,7 @@ from dashboard.glossary import METRICS, label
 from dashboard.state import Key
 from dashboard.text import plain
 from metrics_core import PRESETS, InputError
-from metrics_core.settings import AP_DENOMINATORS, GAINS, PRIMITIVE_SCALES, SIMILARITIES
+from metrics_core.settings import AP_DENOMINATORS, FIELD_TYPES, GAINS, PRIMITIVE_SCALES, SIMILARITIES
 from metrics_core.store.catalog import trash_days
 
 AP_LABELS = {"min_k_relevant": "min(K, R)", "relevant": "R (all relevant)", "hits": "hits in the top K", "k": "K"}
@@ -61,8 +62,10 @@ def sidebar() -> None:
             st.selectbox("NDCG gain", GAINS, key=Key.GAIN, format_func=GAIN_LABELS.get)
             st.number_input("RBP persistence p", min_value=0.05, max_value=0.99, step=0.05, key=Key.RBP_P,
                             help="Rank-biased precision: the chance that a reader goes on to the next item.")
-            st.radio("Users with a list but no relevant item", ["exclude", "zero"], key=Key.USERS_WITHOUT_RELEVANT,
-                     format_func={"exclude": "left out (counted)", "zero": "scored 0"}.get)
+            st.radio("Users with a list but no relevant item", get_args(FIELD_TYPES["users_without_relevant"]),
+                     key=Key.USERS_WITHOUT_RELEVANT,
+                     format_func={"exclude": "left out (counted)", "zero": "scored 0",
+                                  "zero_if_judged": "scored 0 if judged (trec_eval)"}.get)
             st.radio("Users with relevant items but no list", ["zero", "drop"], key=Key.USERS_WITHOUT_LIST,
                      format_func={"zero": "scored 0", "drop": "left out"}.get)
             st.selectbox("Item similarity (diversity, serendipity)", SIMILARITIES, key=Key.SIMILARITY,

@@ -288,7 +288,7 @@ class Dataset:
         model = model if model is not None else self.models[0]
         if model not in self.lists:
             raise input_error("settings", f"no model named {model!r}.", f"choose one of: {', '.join(self.models)}.")
-        lists = self.retrieved(model, settings.score_threshold)
+        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length)
         _require_scores(lists, settings.score_positions or lists.positions, f"k = {settings.k}")
         relevant = self.truth.relevant_count > 0
         listed = lists.listed
@@ -300,6 +300,8 @@ class Dataset:
         averaged = relevant.copy()
         if settings.users_without_relevant == "zero":
             averaged |= listed
+        elif settings.users_without_relevant == "zero_if_judged":  # (trec_eval: a topic judged all non-relevant)
+            averaged |= listed & self.truth.has_truth_rows
         if settings.users_without_list == "drop":
             averaged &= listed
         rows = np.flatnonzero(averaged)
@@ -317,16 +319,23 @@ class Dataset:
             lambda: accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates, curves), beyond_metrics])
         return self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None)
 
-    def retrieved(self, model: str, score_threshold: float | None = None) -> Lists:
-        """The model's lists; with ``score_threshold``, without the items scored at or below it
-        (kept once per threshold, so moving K stays cheap)."""
+    def retrieved(self, model: str, score_threshold: float | None = None,
+                  max_list_length: int | None = None) -> Lists:
+        """The model's lists; with ``max_list_length``, cut to their first that many items (trec_eval's
+        ``-M``); with ``score_threshold``, without the items scored at or below it (each kept once,
+        so moving K stays cheap)."""
         lists = self.lists[model]
+        if max_list_length is not None and max_list_length < lists.positions:
+            cut = (model, "first", int(max_list_length))
+            if cut not in self._above:
+                self._above[cut] = lists.first(int(max_list_length))
+            lists = self._above[cut]
         if score_threshold is None:
             return lists
         if lists.scores is None:
             raise input_error("settings", f"score_threshold = {score_threshold:g} needs scores, and the lists of "
                               f"{model!r} have ranks only.", "map a score column, or leave score_threshold unset.")
-        key = (model, float(score_threshold))
+        key = (model, float(score_threshold), max_list_length)
         _require_scores(lists, lists.positions, "a score threshold")
         if key not in self._above:
             self._above[key] = lists.above(score_threshold)
@@ -339,7 +348,8 @@ class Dataset:
         model's lists (``primitive_model``, default the first model; against itself a model
         scores 0 on both primitive metrics; with one model there is nothing to compare with)."""
         primitive_name = primitive_model(settings, self.models)
-        other = self.retrieved(primitive_name, settings.score_threshold) if len(self.models) > 1 else None
+        other = self.retrieved(primitive_name, settings.score_threshold, settings.max_list_length) \
+            if len(self.models) > 1 else None
         cooccurrence = self.training.cooccurrence if (settings.similarity == "cooccurrence"
                                                       and self.training is not None) else None
         return beyond_accuracy.BeyondInputs(len(self.items), self.in_catalog, self.training, self.vectors,
@@ -420,7 +430,9 @@ class Dataset:
     def _warnings(self, lists: Lists, rows: np.ndarray, settings: Settings, counts: dict) -> list[Note]:
         notes = list(self.notes) + list(lists.notes)
         if counts["without_relevant"]:
-            verb = "scored 0" if settings.users_without_relevant == "zero" else "excluded from the averages"
+            verb = {"zero": "scored 0", "zero_if_judged": "scored 0 when the ground truth judges some of their "
+                    "items (all below the threshold), excluded from the averages otherwise"}.get(
+                settings.users_without_relevant, "excluded from the averages")
             notes.append(Note("users_without_relevant", f"{counts['without_relevant']} users have "
                               f"recommendations but no relevant item in the ground truth; {verb}.",
                               counts["without_relevant"]))

@@ -22,6 +22,7 @@ NdcgIdeal = Literal["cut_at_k", "all_relevant", "k_relevant"]
 Similarity = Literal["cosine", "hamming", "cooccurrence"]
 PrimitiveScale = Literal["rank", "minmax"]
 RecallLevels = Literal["round", "add_0.9"]
+UsersWithoutRelevant = Literal["exclude", "zero", "zero_if_judged"]
 CustomGain = tuple[tuple[float, float], ...]  # (grade, gain) pairs, grades ascending
 AP_DENOMINATORS: tuple[str, ...] = get_args(APDenominator)
 GAINS: tuple[str, ...] = get_args(Gain)
@@ -58,12 +59,16 @@ class Settings:
         as trec_eval's ``recip_rank``).
     fbeta: the headline F-beta: ``per_user`` (mean of per-user F) or ``of_means`` (F of the
         mean precision and recall). Both are always reported.
-    users_without_relevant: ``exclude`` (counted, not averaged) or ``zero`` (averaged as 0,
+    users_without_relevant: ``exclude`` (counted, not averaged), ``zero_if_judged`` (averaged as
+        0 when the ground truth has rows for them, all below the threshold, as trec_eval averages a
+        topic whose judged documents are all non-relevant; excluded otherwise) or ``zero`` (averaged as 0,
         Evidently's ``no_feedback_users``).
     users_without_list: users with relevant items but no list score 0 (``zero``) or are left
         out (``drop``, as Evidently does silently).
     candidates: number of candidate items per user for LAUC and MCC; None = the training
         catalog minus the user's own training items (skipped when there is no training data).
+    max_list_length: the most items of each list evaluated, the first in its order (trec_eval's
+        ``-M``); None: every item. Every metric, over the top K or the whole list, sees the cut list.
     recall_levels: how many hits reach recall level r in interpolated precision
         (``iprec_at_recall_*``, ``11pt_avg``): ``round`` = round(r·R) as trec_eval 10 counts
         them, ``add_0.9`` = ⌊r·R + 0.9⌋ as trec_eval 9 and pytrec_eval do; at least one.
@@ -109,12 +114,13 @@ class Settings:
     precision_denominator: PrecisionDenominator = "k"
     rr_cutoff: bool = True
     fbeta: Literal["per_user", "of_means"] = "per_user"
-    users_without_relevant: Literal["exclude", "zero"] = "exclude"
+    users_without_relevant: UsersWithoutRelevant = "exclude"
     users_without_list: Literal["zero", "drop"] = "zero"
     candidates: int | None = None
     rbp_p: float = 0.8
     ndcg_ideal: NdcgIdeal = "cut_at_k"
     recall_levels: RecallLevels = "round"
+    max_list_length: int | None = None
     score_threshold: float | None = None
     novelty_unknown: Literal["leave_out", "one_user"] = "leave_out"
     arp_normalisation: Literal["users", "interactions"] = "users"
@@ -160,7 +166,11 @@ class Settings:
                 and self.entropy_base > 1):
             raise input_error("settings", f"entropy_base = {self.entropy_base!r} is not a number above 1.",
                               "choose 2 (bits) or e (the default, nats).")
-        _one_of("users_without_relevant", self.users_without_relevant, ("exclude", "zero"))
+        _one_of("users_without_relevant", self.users_without_relevant, get_args(UsersWithoutRelevant))
+        if self.max_list_length is not None and (isinstance(self.max_list_length, bool) or not isinstance(
+                self.max_list_length, numbers.Integral) or self.max_list_length < 1):
+            raise input_error("settings", f"max_list_length = {self.max_list_length!r} is not a positive integer.",
+                              "give the most items a list may have, e.g. 1000 (trec_eval's -M), or leave it unset.")
         _one_of("users_without_list", self.users_without_list, ("zero", "drop"))
         if not (isinstance(self.beta, (int, float)) and math.isfinite(self.beta) and self.beta > 0):
             raise input_error("settings", f"beta = {self.beta!r} is not a finite number > 0.",
@@ -238,10 +248,14 @@ PRESETS: dict[str, dict[str, object]] = {
     # trec_eval: AP over all relevant items (map_cut), recip_rank without a cut-off, lists
     # ordered by score with ties broken by document id compared as text, larger first; the
     # rank column is ignored, as trec_eval ignores it.
-    "trec_eval": {"ap_denominator": "relevant", "rr_cutoff": False, "order": "score", "tie_break": "item_desc"},
+    # Averaged as trec_eval does without -c: over the topics in both the run and the qrels, a topic
+    # whose judged documents are all non-relevant counting 0.
+    "trec_eval": {"ap_denominator": "relevant", "rr_cutoff": False, "order": "score", "tie_break": "item_desc",
+                  "users_without_relevant": "zero_if_judged", "users_without_list": "drop"},
     # trec_eval 9.0.8 and earlier, and pytrec_eval (which ships it): the same, with a recall level
     # of interpolated precision reached by ⌊r·R + 0.9⌋ hits (trec_eval 10 rounds r·R).
     "trec_eval_9": {"ap_denominator": "relevant", "rr_cutoff": False, "order": "score", "tie_break": "item_desc",
+                    "users_without_relevant": "zero_if_judged", "users_without_list": "drop",
                     "recall_levels": "add_0.9"},
     # ranx: AP over all relevant items; lists ordered by score (ranx ignores ranks).
     "ranx": {"ap_denominator": "relevant", "order": "score"},

@@ -98,6 +98,8 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--recall-levels", choices=get_args(FIELD_TYPES["recall_levels"]), default=None,
                         help="hits that reach recall level r in iprec_at_recall/11pt_avg: round(r*R) as trec_eval 10 "
                              "(default), or floor(r*R + 0.9) as trec_eval 9 and pytrec_eval (add_0.9)")
+    parser.add_argument("--max-list-length", type=at_least(1), default=None, metavar="N",
+                        help="evaluate only the first N items of each list, in its order (trec_eval's -M)")
     parser.add_argument("--score-threshold", type=float, default=None, metavar="X",
                         help="items scored at or below X are not retrieved (needs a score column)")
     parser.add_argument("--rbp-p", type=_probability, default=None, metavar="P",
@@ -232,7 +234,7 @@ def _settings(args: argparse.Namespace, **extra):
     return settings_for(args.preset, k=args.k, beta=args.beta, ap_denominator=args.ap_denominator, gain=args.gain,
                         precision_denominator=args.precision_denominator, rbp_p=args.rbp_p,
                         ndcg_ideal=args.ndcg_ideal, score_threshold=args.score_threshold,
-                        recall_levels=args.recall_levels,
+                        recall_levels=args.recall_levels, max_list_length=args.max_list_length,
                         entropy_base=args.entropy_base, primitive_model=args.primitive_model,
                         **{name: getattr(args, name) for name in BEYOND_OPTIONS}, **extra)
 

@@ -148,6 +148,21 @@ class Lists:
                      None if self.grade is None else np.where(keep, self.grade, 0).astype(self.grade.dtype),
                      np.where(keep, self.scores, np.nan), self.listed, self.ordered_by, self.notes)
 
+    def first(self, positions: int) -> Lists:
+        """These lists cut to their first ``positions`` items (copies; trec_eval's ``-M``): every
+        metric, at K or over the whole list, sees only them; who has a list is unchanged.
+
+        >>> lists = Lists("m", np.array([[4, 7, 9]]), np.array([[False, True, True]]), None, None,
+        ...               np.array([True]), "rank")
+        >>> lists.first(2).items.tolist(), lists.first(2).hit.tolist()
+        ([[4, 7]], [[False, True]])
+        """
+        def cut(values: np.ndarray | None) -> np.ndarray | None:
+            return None if values is None else np.ascontiguousarray(values[:, :positions])
+
+        return Lists(self.name, cut(self.items), cut(self.hit), cut(self.grade), cut(self.scores), self.listed,
+                     self.ordered_by, self.notes)
+
     def widened(self, positions: int) -> Lists:
         """These lists with empty positions appended up to ``positions`` (a copy; themselves
         when already that wide): the metrics at every k up to it, as they are when a longer

@@ -75,6 +75,9 @@ def test_preset_fills_in_its_conventions():
     at.selectbox(key="preset").set_value("trec_eval").run()
     assert_clean(at)
     assert at.selectbox(key="ap_denominator").value == "relevant"
+    # (trec_eval's averaging: a choice the sidebar offers, shown as chosen)
+    assert at.radio(key="users_without_relevant").value == "zero_if_judged"
+    assert at.radio(key="users_without_list").value == "drop"
 
 
 def upload(at: AppTest, recs: bytes, truth: bytes) -> AppTest:

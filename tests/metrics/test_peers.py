@@ -14,9 +14,15 @@ import pytest
 
 from dashboard.demo import generate
 from metrics_core import Columns, evaluate
-from tests.metrics.test_movielens import COMPARED, _as_trec
+from tests.metrics.test_movielens import COMPARED, _as_trec, judged_qrels
 
 GRADED = Columns(relevance="rating", threshold=4)
+
+
+def QRELS(tables) -> dict:  # noqa: N802 (a constant's way of reading)
+    """Every ground-truth row as qrels: a rating from 4 is its grade (relevant, its NDCG gain), a
+    lower one 0 (judged non-relevant: trec_eval's NDCG would take any positive grade as a gain)."""
+    return judged_qrels(tables["ground_truth"])
 
 
 @pytest.fixture(scope="module")
@@ -28,12 +34,12 @@ def demo():
 @pytest.mark.parametrize("model", ["recs_popularity", "recs_personalised", "recs_diverse"])
 def test_trec_eval_preset(demo, model):
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    tables, relevant = demo
-    per_query = pytrec_eval.RelevanceEvaluator(_as_trec(relevant, "rating", int), set(COMPARED.values())).evaluate(
+    tables, _relevant = demo
+    per_query = pytrec_eval.RelevanceEvaluator(QRELS(tables), set(COMPARED.values())).evaluate(
         _as_trec(tables[model], "score"))
     listed = set(tables[model].user_id.astype(str))
     ours = evaluate(tables[model], tables["ground_truth"], k=10, columns=GRADED, preset="trec_eval")
-    # trec_eval skips users without a list; every demo user has one
+    # trec_eval averages over the users in both files, a user judged without a relevant item as 0
     assert len(per_query) == ours.users["evaluated"] and set(per_query) <= listed
     for name, measure in COMPARED.items():
         theirs = sum(v[measure] for v in per_query.values()) / len(per_query)
@@ -60,16 +66,19 @@ def test_where_definitions_differ_the_difference_is_the_documented_one(demo):
     ours = evaluate(frame, tables["ground_truth"], k=10, columns=GRADED, order="score", tie_break="item_desc")
     trec = evaluate(frame, tables["ground_truth"], k=10, columns=GRADED, preset="trec_eval")
     assert ours.metrics["map"] >= trec.metrics["map"]
-    assert ours.metrics["precision"] == trec.metrics["precision"]
+    # the same hits; trec_eval also averages the users judged without a relevant item, as 0
+    assert ours.metrics["precision"] * ours.users["evaluated"] == pytest.approx(
+        trec.metrics["precision"] * trec.users["evaluated"], abs=1e-9)
+    assert trec.users["evaluated"] > ours.users["evaluated"]
 
 
 @pytest.mark.parametrize("model", ["recs_popularity", "recs_personalised"])
 def test_whole_list_measures_equal_trec_eval(demo, model):
     """R-precision and the set measures look at the whole list, as trec_eval does."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    tables, relevant = demo
+    tables, _relevant = demo
     measures = {"r_precision": "Rprec", "set_precision": "set_P", "set_recall": "set_recall", "set_map": "set_map"}
-    per_query = pytrec_eval.RelevanceEvaluator(_as_trec(relevant, "rating", int), set(measures.values())).evaluate(
+    per_query = pytrec_eval.RelevanceEvaluator(QRELS(tables), set(measures.values())).evaluate(
         _as_trec(tables[model], "score"))
     ours = evaluate(tables[model], tables["ground_truth"], k=5, columns=GRADED, preset="trec_eval")
     for name, measure in measures.items():
@@ -96,10 +105,10 @@ def test_gm_map_and_ndcg_over_all_relevant_equal_trec_eval(demo):
     """trec_eval's gm_map (a geometric mean of AP with ε = 1e-5) and its ndcg on a run holding
     only the top K, whose ideal list keeps every relevant item."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    tables, relevant = demo
+    tables, _relevant = demo
     recs = tables["recs_personalised"]
     top3 = recs.sort_values(["user_id", "score"], ascending=[True, False]).groupby("user_id").head(3)
-    per_query = pytrec_eval.RelevanceEvaluator(_as_trec(relevant, "rating", int), {"gm_map", "ndcg"}).evaluate(
+    per_query = pytrec_eval.RelevanceEvaluator(QRELS(tables), {"gm_map", "ndcg"}).evaluate(
         _as_trec(top3, "score"))
     ours = evaluate(top3, tables["ground_truth"], k=3, columns=GRADED, preset="trec_eval", ndcg_ideal="all_relevant")
     logs = [v["gm_map"] for v in per_query.values()]  # trec_eval keeps log(max(AP, 1e-5)) per query
@@ -115,23 +124,22 @@ def test_judged_measures_equal_trec_eval(demo, model, measure, name):
     pytrec_eval = pytest.importorskip("pytrec_eval")
     tables, _ = demo
     recs = tables[model]
-    evaluator = pytrec_eval.RelevanceEvaluator(_as_trec(tables["ground_truth"], "rating", int), {measure},
-                                               relevance_level=4)
+    evaluator = pytrec_eval.RelevanceEvaluator(QRELS(tables), {measure})
     per_query = evaluator.evaluate(_as_trec(recs, "score"))
     ours = evaluate(recs, tables["ground_truth"], k=int(recs.groupby("user_id").size().max()), columns=GRADED,
                     preset="trec_eval")
-    evaluated = set(ours.per_user.index[ours.per_user["evaluated"]].astype(str))
-    theirs = [v[measure] for q, v in per_query.items() if q in evaluated]  # trec_eval also lists users with R = 0
-    assert ours.metrics[name] == pytest.approx(sum(theirs) / len(theirs), abs=1e-12)
+    theirs = list(per_query.values())  # (the same users: both averaged over users in both files)
+    assert len(theirs) == ours.users["evaluated"]
+    assert ours.metrics[name] == pytest.approx(sum(v[measure] for v in theirs) / len(theirs), abs=1e-12)
 
 
 @pytest.mark.parametrize("model", ["recs_popularity", "recs_diverse"])
 def test_interpolated_precision_equals_trec_eval(demo, model):
     pytrec_eval = pytest.importorskip("pytrec_eval")
-    tables, relevant = demo
+    tables, _relevant = demo
     recs = tables[model]
-    per_query = pytrec_eval.RelevanceEvaluator(_as_trec(relevant, "rating", int),
-                                               {"iprec_at_recall", "11pt_avg"}).evaluate(_as_trec(recs, "score"))
+    per_query = pytrec_eval.RelevanceEvaluator(QRELS(tables), {"iprec_at_recall", "11pt_avg"}).evaluate(
+        _as_trec(recs, "score"))
     ours = evaluate(recs, tables["ground_truth"], k=int(recs.groupby("user_id").size().max()), columns=GRADED,
                     preset="trec_eval_9")  # (pytrec_eval ships trec_eval 9's recall levels)
     for measure in [f"iprec_at_recall_{level / 10:.2f}" for level in range(11)] + ["11pt_avg"]:
