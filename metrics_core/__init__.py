@@ -12,8 +12,8 @@ For repeated evaluation (a K slider), encode once with :class:`Dataset` and call
 
 import importlib
 
-_HOMES = {"Dataset": "dataset", "InputError": "errors", "Note": "errors", "evaluate": "evaluate",
-          "evaluate_models": "evaluate", "Columns": "inputs.columns", "RatingErrors": "metrics.rating",
+_HOMES = {"Dataset": "dataset", "InputError": "errors", "Note": "errors", "evaluate": "one_call",
+          "evaluate_models": "one_call", "Columns": "inputs.columns", "RatingErrors": "metrics.rating",
           "rating_errors": "metrics.rating", "Evaluation": "result", "PRESETS": "settings", "Encoding": "settings",
           "Settings": "settings", "encoding_for": "settings", "settings_for": "settings"}
 

@@ -277,3 +277,17 @@ def test_help_and_the_package_import_nothing_heavy():
         import metrics_core
 
         metrics_core.Missing  # noqa: B018
+
+
+def test_the_public_names_stay_themselves_whatever_was_imported_first():
+    """``from metrics_core import evaluate`` is the function even after every submodule of the
+    package was imported (a submodule of the same name would shadow a lazily loaded name)."""
+    probe = ("import importlib, pkgutil, metrics_core\n"
+             "for m in pkgutil.iter_modules(metrics_core.__path__):\n"
+             "    if m.name not in ('__main__', 'spark', 'spark_training'):\n"
+             "        importlib.import_module('metrics_core.' + m.name)\n"
+             "from metrics_core import evaluate, evaluate_models, Dataset, Settings\n"
+             "print(all(callable(f) and not hasattr(f, '__path__') and type(f).__name__ != 'module'\n"
+             "          for f in (evaluate, evaluate_models, Dataset, Settings)))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "True", done.stderr
