@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 
 import pandas as pd
 
 from metrics_core.errors import Note
+from metrics_core.intervals import LEVEL, mean_interval
 from metrics_core.jsonable import plain
+from metrics_core.metrics import registry
 from metrics_core.settings import Encoding, Settings
 
 
-@dataclass
+@dataclass(repr=False)
 class Evaluation:
     """One model evaluated at one K.
 
@@ -49,6 +52,57 @@ class Evaluation:
         evaluated = self.per_user.loc[self.per_user["evaluated"], "hits"]
         return float((evaluated == 0).mean()) if len(evaluated) else 0.0
 
+    def to_frame(self, level: float = LEVEL) -> pd.DataFrame:
+        """One row per metric (index: its key): its ``label`` at K, ``value``, the t interval of
+        the mean over its users (``low``, ``high``: NaN for a metric that is not a mean of per-user
+        values, such as coverage, or with fewer than two users) and ``users`` (the users behind it:
+        the evaluated users for accuracy metrics, those with a value otherwise)."""
+        columns = registry.per_user_columns()
+        rows = []
+        for name, value in self.metrics.items():
+            values = self._values_of(columns.get(name), name)
+            low, high = mean_interval(values, level) if values is not None else (float("nan"), float("nan"))
+            rows.append({"metric": name, "label": registry.label(name, self.k), "value": value, "low": low,
+                         "high": high, "users": len(values) if values is not None else None})
+        return pd.DataFrame(rows).set_index("metric").astype({"users": "Int64"})
+
+    def _values_of(self, column: str | None, name: str):
+        if column is None or column not in self.per_user.columns:
+            return None
+        values = self.per_user[column]
+        if registry.METRICS[name].family == "accuracy":
+            values = values[self.per_user["evaluated"].to_numpy(dtype=bool)]
+        return values.dropna().to_numpy(dtype=float)
+
+    def __repr__(self) -> str:
+        """Plain text: the model, K, its users and its headline metrics (the per-user table and
+        the curves are attributes: ``per_user``, ``curves``, ``to_frame()``)."""
+        shown = ", ".join(f"{name}={self.metrics[name]:.4f}" for name in registry.ESSENTIAL if name in self.metrics)
+        return (f"Evaluation(model={self.model!r}, k={self.k}, evaluated={self.users.get('evaluated', 0):,}, "
+                f"{shown}, warnings={len(self.warnings)})")
+
+    def _repr_html_(self) -> str:
+        """HTML for a notebook: the headline metrics with their 95% intervals, then every metric
+        (folded), the warnings and what was skipped; every name shown as text."""
+        frame = self.to_frame()
+        headline = [name for name in registry.ESSENTIAL if name in frame.index]
+
+        def table(names: list[str]) -> str:
+            cells = "".join(
+                f"<tr><th style='text-align:left'>{html.escape(str(row.label))}</th><td>{_number(row.value)}</td>"
+                f"<td>{_span(row.low, row.high)}</td><td>{_count(row.users)}</td></tr>"
+                for row in frame.loc[names].itertuples())
+            return ("<table><thead><tr><th>metric</th><th>value</th><th>95% interval (t)</th><th>users</th></tr>"
+                    f"</thead><tbody>{cells}</tbody></table>")
+
+        notes = "".join(f"<li>{html.escape(note.message)}</li>" for note in self.warnings)
+        skipped = "".join(f"<li>{html.escape(name)}: {html.escape(why)}</li>" for name, why in self.skipped.items())
+        return (f"<div><p><b>{html.escape(self.model)}</b> at K = {self.k} · "
+                f"{self.users.get('evaluated', 0):,} users evaluated</p>{table(headline)}"
+                f"<details><summary>Every metric ({len(frame)})</summary>{table(list(frame.index))}</details>"
+                + (f"<p>Warnings</p><ul>{notes}</ul>" if notes else "")
+                + (f"<p>Skipped</p><ul>{skipped}</ul>" if skipped else "") + "</div>")
+
     def to_dict(self) -> dict:
         """The JSON shape of the command line: metrics, users, warnings, skipped."""
         out = {
@@ -62,3 +116,14 @@ class Evaluation:
             out["left_out"] = dict(self.left_out)
         return out
 
+
+def _number(value) -> str:
+    return "–" if value is None or pd.isna(value) else f"{value:.4f}"
+
+
+def _count(users) -> str:
+    return "" if users is None or pd.isna(users) else f"{int(users):,}"
+
+
+def _span(low, high) -> str:
+    return "" if pd.isna(low) else f"{low:.4f} to {high:.4f}"

@@ -167,7 +167,7 @@ def win_tie_loss(b: np.ndarray, a: np.ndarray) -> tuple[int, int, int]:
     return int((b > a).sum()), int((b == a).sum()), int((b < a).sum())
 
 
-@dataclass
+@dataclass(repr=False)
 class Comparison:
     """``rows``: one per (model, metric) against the baseline, with the columns of the CLI's
     JSON; ``intervals``: the bootstrap interval of every model's aggregate (model, metric,
@@ -185,6 +185,25 @@ class Comparison:
     def significant(self) -> pd.Series:
         """Per row: the adjusted p-value is below 1 - level (0.05 at the default 95%)."""
         return self.rows["p_adjusted"] < 1 - self.level
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per (model, metric) against the baseline: the CLI's comparison columns."""
+        return self.rows.set_index(["model", "metric"]).copy()
+
+    def __repr__(self) -> str:
+        return (f"Comparison(baseline={self.baseline!r}, k={self.k}, test={self.test!r}, "
+                f"correction={self.correction!r}, rows={len(self.rows)})")
+
+    def _repr_html_(self) -> str:
+        """HTML for a notebook: each comparison in plain words, then the table."""
+        import html
+
+        words = "".join(f"<li>{html.escape(self.sentence(row.model, row.metric))}</li>"
+                        for row in self.rows.itertuples())
+        table = self.to_frame()[["value", "baseline_value", "delta", "ci_low", "ci_high", "p_adjusted", "wins",
+                                 "ties", "losses"]].to_html(float_format=lambda v: f"{v:.4g}", escape=True)
+        return (f"<div><p>Against <b>{html.escape(self.baseline)}</b> at K = {self.k} ({html.escape(self.test)} "
+                f"test, {html.escape(self.correction)} correction)</p><ul>{words}</ul>{table}</div>")
 
     def to_dict(self) -> dict:
         return {"k": self.k, "baseline": self.baseline, "test": self.test, "correction": self.correction,

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metrics_core.intervals import LEVEL, mean_interval
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
 from metrics_core.stats.compare import paired_values
 
-LEVEL = 0.95
 SUMMARY_METRICS = ("ndcg", "recall", "precision", "map", "coverage", "novelty")  # what a stakeholder reads first
 
 
@@ -111,19 +111,6 @@ def _difference(leader: np.ndarray, other: np.ndarray, name: str, level: float) 
     d = leader.astype(np.float64) - other.astype(np.float64)
     low, high = mean_interval(d, level)
     return Difference(name, float(d.mean()), low, high, len(d))
-
-
-def mean_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
-    """The t interval of the mean of ``values`` (NaN bounds with fewer than two): the interval the
-    Summary page shows beside each model's value, by the method of its verdict."""
-    from scipy import stats
-
-    values = np.asarray(values, dtype=np.float64)
-    n = len(values)
-    if n < 2:
-        return float("nan"), float("nan")
-    half = float(stats.t.ppf((1 + level) / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
-    return float(values.mean() - half), float(values.mean() + half)
 
 
 def half_width(result: Evaluation, metric: str, level: float = LEVEL) -> float | None:
