@@ -77,12 +77,12 @@ def read_notes(frame: pd.DataFrame) -> list[Note]:
 
 
 def read_table(
-    source: str | os.PathLike[str] | pd.DataFrame | TableFile | StoredTable,
+    source,
     role: str,
     columns: list[str] | None = None,
     ids: list[str] | None = None,
 ) -> tuple[pd.DataFrame, str]:
-    """Return ``(frame, label)`` for a path or a DataFrame.
+    """Return ``(frame, label)`` for a path, a pandas or polars DataFrame, or an Arrow table.
 
     ``role`` ("recommendations", "ground truth", ...) only names the table in messages.
     ``columns`` restricts a Parquet read to the columns that exist among them (faster, less
@@ -98,6 +98,14 @@ def read_table(
         label = f"{role} (DataFrame)"
         require_unique_columns([str(c) for c in source.columns], label)
         return source, label
+    arrow = as_arrow(source)
+    if arrow is not None:
+        label = f"{role} ({type(source).__module__.split('.')[0]} {type(source).__name__})"
+        require_unique_columns([str(c) for c in arrow.column_names], label)
+        names = arrow.column_names
+        if columns is not None:
+            names = [name for name in dict.fromkeys(columns) if name in names] or names
+        return pd.DataFrame(_columns_values(arrow, names), copy=False), label
     if isinstance(source, TableFile):
         return read_bytes(source.data, source.name, role)
     if isinstance(source, StoredTable):
@@ -125,6 +133,22 @@ def read_table(
     if found.data is not None:
         return _parsed_bytes(found.data, found.name, label, found.note), label
     return _checked(lambda: _read_path(path, columns, label, ids), label), label
+
+
+def as_arrow(source):
+    """``source`` as an Arrow table when it is one (a ``pyarrow.Table`` or ``RecordBatch``, or a
+    polars DataFrame, whose ``to_arrow()`` shares its memory), else None. Its columns are then used
+    as a Parquet file's are (numbers as numpy views of Arrow's memory, no copy through pandas)."""
+    module = type(source).__module__.split(".")[0]
+    if module == "polars" and hasattr(source, "to_arrow"):
+        return source.to_arrow()
+    if module != "pyarrow":
+        return None
+    import pyarrow as pa
+
+    if isinstance(source, pa.RecordBatch):
+        return pa.Table.from_batches([source])
+    return source if isinstance(source, pa.Table) else None
 
 
 def read_bytes(data: bytes, filename: str, role: str) -> tuple[pd.DataFrame, str]:
