@@ -13,12 +13,12 @@ $(PY):
 	$(PY) -m pip install --quiet --upgrade pip
 
 $(STAMP_RUN): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e .
+	$(PY) -m pip install --quiet -e ".[app]"
 	$(PY) -m metrics_core.compiled  # compile the numba loops once (CONTRIBUTING.md)
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[test,peers,spark]"
+	$(PY) -m pip install --quiet -e ".[app,test,peers,spark]"
 	$(PY) -m metrics_core.compiled
 	touch $@ $(STAMP_RUN)
 

@@ -245,6 +245,7 @@ def run_compare(args: argparse.Namespace) -> int:
     from metrics_core.stats.gates import check_gates
 
     if args.command == "report":
+        require_report_extra()
         writable_outputs(args.output, args.json, args.csv)
     settings = _settings(args, users_without_list="zero")  # a missing list scores 0, never dropped
     dataset = load_dataset(args)
@@ -280,6 +281,23 @@ def run_compare(args: argparse.Namespace) -> int:
         if gate.failed:
             print(gate.message(), file=sys.stderr)
     return 1 if any(g.failed for g in gates) else 0
+
+
+def require_report_extra() -> None:
+    """The HTML report draws its charts with Altair and inlines vl-convert's JavaScript: both come
+    with ``pip install 'rankscope[report]'`` (or ``[app]``), not with the library alone; say so
+    before any work."""
+    import importlib
+
+    missing = []
+    for module, name in (("altair", "altair"), ("vl_convert", "vl-convert-python")):
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise input_error("report", f"the HTML report needs {' and '.join(missing)}, which are not installed.",
+                          "pip install 'rankscope[report]' (or use 'rankscope compare', which needs neither).")
 
 
 def writable_outputs(*paths: str | None) -> None:
