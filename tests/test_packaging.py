@@ -16,6 +16,9 @@ def test_the_wheel_holds_every_module(tmp_path):
                            "-q", "-w", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     (wheel,) = tmp_path.glob("rankscope-*.whl")
+    from metrics_core import __version__
+
+    assert wheel.name.startswith(f"rankscope-{__version__}-")  # (the version is written once, in the package)
     inside = set(zipfile.ZipFile(wheel).namelist())
     wanted = {str(path.relative_to(ROOT)) for folder in ("metrics_core", "dashboard")
               for path in (ROOT / folder).rglob("*.py") if "__pycache__" not in path.parts}
