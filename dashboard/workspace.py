@@ -5,6 +5,7 @@ bytes or read from the store's Parquet copies."""
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,13 +14,26 @@ from dashboard.demo import MODELS
 from metrics_core import Columns, Dataset
 from metrics_core.inputs.read import StoredTable, TableFile
 from metrics_core.settings import Encoding
-from metrics_core.store import SavedWorkspace, Store
+from metrics_core.store import SavedWorkspace, Store, default_home
 from metrics_core.store.catalog import OPTIONAL_ROLES, workspace_fingerprint
 from metrics_core.store.files import sha256_of
 
 Source = TableFile | StoredTable
 
-DATA_DIR = Path(__file__).resolve().parents[1] / "data"
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"  # (the clone's demo files)
+DEMO_VARIABLE = "RANKSCOPE_DEMO_DIR"
+
+
+def demo_folder() -> Path:
+    """Where the demo workspace's files are (written on first use): ``RANKSCOPE_DEMO_DIR``; else
+    ``data/`` of a clone (beside ``pyproject.toml``); else ``demo/`` in the store's folder (an
+    installed package has no folder of its own to write to)."""
+    chosen = os.environ.get(DEMO_VARIABLE)
+    if chosen:
+        return Path(chosen)
+    if (DATA_DIR.parent / "pyproject.toml").exists():
+        return DATA_DIR
+    return default_home() / "demo"
 
 
 @dataclass
@@ -102,8 +116,9 @@ def save(workspace: Workspace, store: Store, name: str, user_count: int | None =
     return Workspace.from_saved(saved)
 
 
-def demo_workspace(directory: Path = DATA_DIR) -> Workspace:
-    """The demo workspace in ``data/`` (generated on first use)."""
+def demo_workspace(directory: Path | None = None) -> Workspace:
+    """The demo workspace in :func:`demo_folder` (generated on first use)."""
+    directory = directory or demo_folder()
     if not (directory / "ground_truth.csv").exists():
         from dashboard.demo import write
 

@@ -16,6 +16,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, get_args
 
+from metrics_core.cli.app import add_app_command, run_app
 from metrics_core.cli.arguments import at_least, gain, model_sources, number, parse_model_source
 from metrics_core.cli.output import format_comparison, format_table
 from metrics_core.cli.store import (
@@ -80,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--csv", metavar="PATH", help="also write every number as CSV")
     add_runs_command(commands)
     add_workspaces_command(commands)
+    add_app_command(commands)
     return parser
 
 
@@ -321,8 +323,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        if args.command in ("runs", "workspaces", "store"):
-            return {"runs": run_runs, "workspaces": run_workspaces, "store": run_store}[args.command](args)
+        if args.command in ("runs", "workspaces", "store", "app"):
+            return {"runs": run_runs, "workspaces": run_workspaces, "store": run_store,
+                    "app": run_app}[args.command](args)
         return run_evaluate(args) if args.command == "evaluate" else run_compare(args)
     except InputError as error:
         print(f"rankscope: {error.text('cli')}", file=sys.stderr)
