@@ -23,4 +23,5 @@ def test_the_wheel_holds_every_module(tmp_path):
     wanted = {str(path.relative_to(ROOT)) for folder in ("metrics_core", "dashboard")
               for path in (ROOT / folder).rglob("*.py") if "__pycache__" not in path.parts}
     assert wanted - inside == set()
+    assert "dashboard/streamlit.toml" in inside  # (rankscope app's Streamlit settings)
     assert any(name.endswith("entry_points.txt") for name in inside)
