@@ -11,7 +11,9 @@ from metrics_core.store.files import sha256_of
 
 def check_store(home: Path) -> list[str]:
     """One line per problem: the catalog's own integrity, then every table and run whose file
-    is missing or not what was stored, then leftovers of interrupted writes. Empty: sound."""
+    is missing or not what was stored, then kept evaluations and encoded datasets that cannot be
+    read (nothing is lost: the app reads the tables again), then leftovers of interrupted
+    writes. Empty: sound."""
     catalog = home / "catalog.sqlite"
     if not catalog.is_file():
         return []  # (nothing was ever saved here: nothing can be damaged)
@@ -29,7 +31,9 @@ def check_store(home: Path) -> list[str]:
         problems = [f"{catalog}: damaged ({error})"]
     finally:
         connection.close()
-    leftovers = [path for folder in (home, home / "tables", home / "runs") for path in sorted(folder.glob(".*.tmp"))]
+    problems += _kept(home)
+    leftovers = [path for folder in (home, home / "tables", home / "runs", home / "results", home / "encoded")
+                 for path in sorted(folder.glob(".*.tmp"))]
     problems += [f"{path}: left by an interrupted write (removed by the next rankscope to open the store once it "
                  "is an hour old)" for path in leftovers]
     return problems
@@ -65,3 +69,48 @@ def _runs(connection: sqlite3.Connection, home: Path) -> list[str]:
             problems.append(f"{path}: {why}, the per-user values of run {row['id']} ({row['workspace_name']!r}); "
                             "its aggregates are intact, but it cannot be compared")
     return problems
+
+
+def _kept(home: Path) -> list[str]:
+    """Kept evaluations (``results/``) and encoded datasets (``encoded/``) that cannot be read:
+    the JSON or manifest does not parse, or a file it names is missing or not a readable
+    Parquet or numpy file."""
+    import json
+
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    fix = "nothing is lost (the app reads the workspace's tables again); delete it to reclaim the space"
+    problems = []
+    for path in sorted((home / "results").glob("*.json")):
+        try:
+            json.loads(path.read_text())
+            pq.read_metadata(path.with_suffix(".parquet"))
+        except (OSError, ValueError) as error:
+            problems.append(f"{path.with_suffix('')}: a kept evaluation that cannot be read ({_first_line(error)}); "
+                            f"{fix}")
+    for folder in sorted(p for p in (home / "encoded").glob("*-*") if p.is_dir()):
+        try:
+            manifest = json.loads((folder / "manifest.json").read_text())
+            for name in _files_named(manifest):
+                if name.endswith(".npy"):
+                    np.load(folder / name, mmap_mode="r", allow_pickle=False)
+                else:
+                    pq.read_metadata(folder / name)
+        except (OSError, ValueError) as error:
+            problems.append(f"{folder}: a kept encoded dataset that cannot be read ({_first_line(error)}); {fix}")
+    return problems
+
+
+def _files_named(packed) -> list[str]:
+    """Every file a kept dataset's manifest names (:mod:`metrics_core.store.encoded`)."""
+    if isinstance(packed, dict):
+        own = [packed[key] for key in ("npy", "texts", "frame") if isinstance(packed.get(key), str)]
+        return own + [name for value in packed.values() for name in _files_named(value)]
+    if isinstance(packed, list):
+        return [name for value in packed for name in _files_named(value)]
+    return []
+
+
+def _first_line(error: Exception) -> str:
+    return (str(error).splitlines() or [type(error).__name__])[0]

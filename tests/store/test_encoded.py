@@ -112,3 +112,26 @@ def test_a_crashed_writer_s_folder_is_removed_once_stale(tmp_path):
     assert remove_stale_temporaries(tmp_path, older_than=3600) == []
     assert set(remove_stale_temporaries(tmp_path, older_than=-1)) == {left, fresh}
     assert not left.exists() and not fresh.exists()
+
+
+def test_store_check_names_a_kept_dataset_or_evaluation_that_cannot_be_read(tmp_path):
+    """``rankscope store check`` reads what the app keeps beside the catalog: a damaged array of a
+    kept dataset or a missing table of a kept evaluation is named, with the reassurance that
+    nothing is lost."""
+    from metrics_core.store import Store
+    from metrics_core.store.check import check_store
+
+    Store(tmp_path)  # (a catalog: the check starts from it)
+    assert save_dataset(tmp_path, "f00d-5", demo_workspace().build())
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "f00d-6.json").write_text("{}")
+    (problem,) = check_store(tmp_path)
+    assert problem.startswith(f"{tmp_path / 'results' / 'f00d-6'}: a kept evaluation that cannot be read (")
+    assert problem.endswith("); nothing is lost (the app reads the workspace's tables again); delete it to reclaim "
+                            "the space") and "f00d-6.parquet" in problem
+    (tmp_path / "results" / "f00d-6.json").unlink()
+    assert check_store(tmp_path) == []
+    array = next((tmp_path / "encoded" / "f00d-5").glob("a*.npy"))
+    array.write_bytes(b"not numpy")
+    (problem,) = check_store(tmp_path)
+    assert problem.startswith(f"{tmp_path / 'encoded' / 'f00d-5'}: a kept encoded dataset that cannot be read")
