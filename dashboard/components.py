@@ -12,6 +12,7 @@ import streamlit as st
 
 from dashboard import state
 from dashboard.glossary import METRICS, label
+from dashboard.setting_words import SETTING_WORDS
 from dashboard.state import Key
 from dashboard.text import plain
 from metrics_core import PRESETS, InputError
@@ -142,9 +143,9 @@ def when(stamp: str) -> str:
 def show_error(error: Exception) -> None:
     """An error as a message in plain words (and the offending rows), never a traceback."""
     if isinstance(error, InputError):
-        problem, fix = error.parts("app")
+        problem, fix = error.parts(SETTING_WORDS)
         st.error(f"**{plain(error.source)}**: {plain(problem)}\n\n**How to fix it:** {plain(fix)}" if problem
-                 else plain(error.text("app")),
+                 else plain(error.text(SETTING_WORDS)),
                  icon=":material/error:")
         if error.rows is not None and len(error.rows):
             st.caption(f"Offending rows ({len(error.rows)} shown, numbered as in the file, header excluded):")

@@ -11,6 +11,7 @@ Every :class:`InputError` message follows the same shape so a user can act on it
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -19,29 +20,21 @@ if TYPE_CHECKING:
 
 
 MAX_ROWS_SHOWN = 5
-Interface = str  # "api", "cli" or "app"
+Interface = str | Mapping[str, str]  # "api", "cli", or an interface's own words per setting (the app's)
 
-# How each interface names a setting a message asks the user to change: messages hold
-# setting("user_column"), and the command line says --user-column where the app names its box.
-SETTING_WORDS: dict[str, dict[Interface, str]] = {
-    "user_column": {"api": "Columns(user=...)", "cli": "--user-column",
-                    "app": "the 'User column' choice on the Data page"},
-    "item_column": {"api": "Columns(item=...)", "cli": "--item-column",
-                    "app": "the 'Item column' choice on the Data page"},
-    "rank_column": {"api": "Columns(rank=...)", "cli": "--rank-column",
-                    "app": "the 'Rank column' choice on the Data page"},
-    "score_column": {"api": "Columns(score=...)", "cli": "--score-column",
-                     "app": "the 'Score column' choice on the Data page"},
-    "relevance_column": {"api": "Columns(relevance=...)", "cli": "--relevance-column",
-                         "app": "the 'Relevance grade' choice on the Data page"},
-    "threshold": {"api": "Columns(threshold=...)", "cli": "--relevance-threshold",
-                  "app": "the 'Relevant when the grade is at least' box on the Data page"},
-    "feature_columns": {"api": "feature_columns=[...]", "cli": "--feature-columns",
-                        "app": "the 'Item feature columns' choice on the Data page"},
-    "primitive_model": {"api": "primitive_model=...", "cli": "--primitive-model",
-                        "app": "the 'Primitive model' choice under Metric options"},
-    "embedding_column": {"api": "embedding_column=...", "cli": "--embedding-column",
-                         "app": "an embedding column (the command line's --embedding-column)"},
+# How the library's interfaces name a setting a message asks the user to change: messages hold
+# setting("user_column"), and the command line says --user-column where the API names its
+# argument; an interface outside the library (the app) passes its own words for each name.
+SETTING_WORDS: dict[str, dict[str, str]] = {
+    "user_column": {"api": "Columns(user=...)", "cli": "--user-column"},
+    "item_column": {"api": "Columns(item=...)", "cli": "--item-column"},
+    "rank_column": {"api": "Columns(rank=...)", "cli": "--rank-column"},
+    "score_column": {"api": "Columns(score=...)", "cli": "--score-column"},
+    "relevance_column": {"api": "Columns(relevance=...)", "cli": "--relevance-column"},
+    "threshold": {"api": "Columns(threshold=...)", "cli": "--relevance-threshold"},
+    "feature_columns": {"api": "feature_columns=[...]", "cli": "--feature-columns"},
+    "primitive_model": {"api": "primitive_model=...", "cli": "--primitive-model"},
+    "embedding_column": {"api": "embedding_column=...", "cli": "--embedding-column"},
 }
 _MARK = re.compile(r"\[\[(\w+)\]\]")
 
@@ -53,12 +46,15 @@ def setting(name: str) -> str:
 
 
 def in_words(text: str, interface: Interface = "api") -> str:
-    """``text`` with every setting marker in ``interface``'s words.
+    """``text`` with every setting marker in ``interface``'s words ("api", "cli", or a mapping of
+    every setting's name to an interface's own words).
 
     >>> in_words(f"map it with {setting('user_column')}.", "cli")
     'map it with --user-column.'
     """
-    return _MARK.sub(lambda match: SETTING_WORDS[match[1]][interface], text)
+    words = interface if isinstance(interface, Mapping) else {name: said[interface]
+                                                                  for name, said in SETTING_WORDS.items()}
+    return _MARK.sub(lambda match: words[match[1]], text)
 
 
 class InputError(ValueError):

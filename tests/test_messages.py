@@ -149,3 +149,15 @@ def test_server_listens_locally_hides_error_details_and_bounds_uploads():
     assert config["server"]["address"] == "127.0.0.1"
     assert config["client"]["showErrorDetails"] == "none"
     assert config["server"]["maxUploadSize"] <= 1024
+
+
+def test_the_app_names_every_setting_a_message_can_mark():
+    """The app's words for settings live in the app (dashboard/setting_words.py), one for every
+    setting the library's messages mark, and a marked message reads them."""
+    from dashboard.setting_words import SETTING_WORDS as APP_WORDS
+    from metrics_core.errors import SETTING_WORDS, input_error, setting
+
+    assert set(APP_WORDS) == set(SETTING_WORDS)
+    error = input_error("recommendations (a.csv)", f"no column 'uid' ({setting('user_column')}).", "map it.")
+    assert "the 'User column' choice on the Data page" in error.text(APP_WORDS)
+    assert "--user-column" in error.text("cli") and "Columns(user=...)" in error.text("api")
