@@ -10,23 +10,15 @@ For repeated evaluation (a K slider), encode once with :class:`Dataset` and call
 :meth:`Dataset.evaluate` with new :class:`Settings`.
 """
 
-import importlib
+from metrics_core.lazy import lazy_names
 
-_HOMES = {"Dataset": "dataset", "InputError": "errors", "Note": "errors", "evaluate": "one_call",
-          "evaluate_models": "one_call", "Columns": "inputs.columns", "RatingErrors": "metrics.rating",
-          "rating_errors": "metrics.rating", "Evaluation": "result", "PRESETS": "settings", "Encoding": "settings",
-          "Settings": "settings", "encoding_for": "settings", "settings_for": "settings"}
-
-
-def __getattr__(name: str):
-    """The public names, imported on first use: ``rankscope --help`` and a small evaluation do
-    not pay for what they do not use (numpy, pandas, scipy, the store)."""
-    if name in _HOMES:
-        value = getattr(importlib.import_module(f"metrics_core.{_HOMES[name]}"), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'metrics_core' has no attribute {name!r}")
-
+# The public names, imported on first use: ``rankscope --help`` and a small evaluation do not pay
+# for what they do not use (numpy, pandas, scipy, the store).
+__getattr__ = lazy_names(__name__, {
+    "Dataset": "dataset", "InputError": "errors", "Note": "errors", "evaluate": "one_call",
+    "evaluate_models": "one_call", "Columns": "inputs.columns", "RatingErrors": "metrics.rating",
+    "rating_errors": "metrics.rating", "Evaluation": "result", "PRESETS": "settings", "Encoding": "settings",
+    "Settings": "settings", "encoding_for": "settings", "settings_for": "settings"}, globals())
 
 __all__ = [
     "PRESETS",

@@ -46,7 +46,7 @@ def _item_column(dataset) -> str | None:
         return None
     if "title" in table.columns:
         return "title"
-    text = [c for c in table.columns if c != dataset.columns.item and table[c].dtype == object]
+    text = [c for c in table.columns if c != dataset.columns.item and pd.api.types.is_string_dtype(table[c])]
     return text[0] if text else None
 
 

@@ -83,3 +83,18 @@ def test_the_picks_equal_a_slow_sort_over_every_user(rows, n):
     leader = found.leader
     gain = (a - b if leader == "a" else b - a).tolist()
     assert (list(found.best), list(found.worst)) == slow_picks(gain, relevant.tolist(), n)
+
+
+def test_the_report_names_items_by_a_title_or_else_the_first_text_column():
+    """An item table without a title column names items by its first text column (pandas 3 reads
+    text as its own string type, not object), and by id when it has none."""
+    from types import SimpleNamespace
+
+    from metrics_core.report.cases import _item_column
+
+    def of(table):
+        return _item_column(SimpleNamespace(item_table=table, columns=SimpleNamespace(item="item_id")))
+
+    assert of(pd.DataFrame({"item_id": ["a"], "year": [1999], "name": pd.Series(["A"], dtype="string")})) == "name"
+    assert of(pd.DataFrame({"item_id": ["a"], "name": ["A"], "title": ["T"]})) == "title"
+    assert of(pd.DataFrame({"item_id": [1], "year": [1999]})) is None and of(None) is None
