@@ -147,6 +147,24 @@ class SavedWorkspace:
         return self.superseded_by is None and self.deleted is None
 
 
+def _use_wal(connection: sqlite3.Connection, seconds: float) -> None:
+    """Put the catalog in WAL mode, which the file keeps: once, by the first connection. Changing
+    the mode needs the file to itself, and SQLite answers "locked" at once, without waiting, to
+    connections that try while another is changing it (eight threads opening a new store
+    together failed now and then in 2 ms): retried for up to ``seconds``."""
+    deadline, pause = time.monotonic() + seconds, 0.001
+    while True:
+        try:
+            if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                connection.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if not failures.is_busy(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
+
+
 class Store:
     """Open (creating and migrating when needed) the store at ``home``.
 
@@ -188,7 +206,7 @@ class Store:
                                          isolation_level=None)
             try:
                 connection.execute(f"PRAGMA busy_timeout = {self.busy_ms}")
-                connection.execute("PRAGMA journal_mode = WAL")
+                _use_wal(connection, self.busy_ms / 1000)
                 connection.execute("PRAGMA foreign_keys = ON")
                 connection.row_factory = sqlite3.Row
                 yield connection

@@ -87,12 +87,17 @@ def explained(home: Path, busy_seconds: float) -> Iterator[None]:
         raise classify(home, error, busy_seconds) from None
 
 
+def is_busy(error: BaseException) -> bool:
+    """Whether SQLite refused because another connection holds the lock it needs."""
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in str(error) or "busy" in str(error))
+
+
 def classify(home: Path, error: BaseException, busy_seconds: float) -> InputError:
     """The :class:`InputError` that names what went wrong with the store and its fix."""
     if is_full(error):
         return disk_full(home)
     text = str(error)
-    if isinstance(error, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+    if is_busy(error):
         return locked(home, busy_seconds)
     if isinstance(error, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text
                                                      or "corrupt" in text):
