@@ -1,13 +1,15 @@
 """Every metric once: its name, family, direction, per-user column, what it needs, whether a
-bootstrap interval exists, whether it has a curve over k, its label and its formula in words.
+bootstrap interval exists, whether it has a curve over k, its label, its formula in words and,
+for an accuracy metric, its kernel: how every pass computes it.
 
-Everything else reads this list: the evaluation's aggregates and curves, the comparison's
-per-user columns and refusals, the app's cards, tables, pickers and tooltips, and the metric
-tables of ``docs/metrics.md`` (:mod:`metrics_core.metrics.docs`). Adding a metric means one entry
-here and its kernel; for an accuracy metric, its value from the hit count in
-:func:`metrics_core.metrics.accuracy._of_hit_count`, its sums at every k in ``_totals_from_hits``
-and ``totals_from_hit_cells``, and its name among those ``at_k_from_hit_cells`` computes (see
-CONTRIBUTING.md), and a slow definition in ``tests/reference.py``, which the cross-check requires.
+Everything else reads this list: the accuracy passes (:mod:`metrics_core.metrics.accuracy`
+loops over the entries' kernels), the evaluation's aggregates and curves, the comparison's
+per-user columns and refusals, the app's cards, tables, pickers and tooltips, the report, and the
+metric tables of ``docs/metrics.md`` (:mod:`metrics_core.metrics.docs`). Adding an accuracy
+metric is one entry here, its kernel made of the pieces in
+:mod:`metrics_core.metrics.accuracy.formulas` (a new piece only when none fits), and a slow
+definition in ``tests/reference.py``, which the cross-check requires; an entry whose kernel a
+pass cannot compute stops the import with a message saying what to add (see CONTRIBUTING.md).
 
 Families:
 
@@ -25,6 +27,18 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+
+from metrics_core.metrics.accuracy import formulas as f
+from metrics_core.metrics.accuracy.ideal import discounted_gain, ndcg_totals
+from metrics_core.metrics.accuracy.kernels import (
+    FirstHit,
+    HitSum,
+    Kernel,
+    OfWholeList,
+    OverCandidates,
+    kernel_problem,
+)
+from metrics_core.metrics.accuracy.whole_list import interpolated_precision, whole_list
 
 Family = Literal["accuracy", "beyond", "catalog"]
 Need = Literal["candidates", "catalog", "train", "features", "scores", "judgements", "primitive"]
@@ -49,6 +63,8 @@ class Metric:
     of, aggregate: for a metric without per-user values of its own, the metric whose per-user
         values it summarises and how (a key of ``AGGREGATES``: a mean of transformed values,
         transformed back, so that it can be bootstrapped like a mean).
+    kernel: for an accuracy metric with per-user values, how every pass computes it
+        (:mod:`metrics_core.metrics.accuracy.kernels`).
     """
 
     name: str
@@ -65,6 +81,7 @@ class Metric:
     whole_list: bool = False
     of: str | None = None
     aggregate: str | None = None
+    kernel: Kernel | None = None
 
 
 GEOMETRIC_EPSILON = 1e-5  # trec_eval's gm_map: a user's AP below this counts as this
@@ -92,58 +109,83 @@ AGGREGATES: dict[str, Aggregate] = {
 
 def _accuracy(name: str, label: str, formula: str, per_user: str | None, needs: tuple[Need, ...] = (),
               headline: bool = True, bounds: tuple[float | None, float | None] = (0.0, 1.0),
-              curve: bool = True, higher_is_better: bool | None = True, whole_list: bool = False) -> Metric:
+              curve: bool = True, higher_is_better: bool | None = True, whole_list: bool = False,
+              kernel: Kernel | None = None) -> Metric:
+    """An accuracy entry; one with per-user values must have a kernel every pass can compute
+    (else the import stops here, saying what to add)."""
+    problem = kernel_problem(name, kernel, curve, needs) if per_user else None
+    if problem:
+        raise TypeError(problem)
     return Metric(name, label, formula, "accuracy", per_user, higher_is_better, needs=needs, curve=curve,
-                  headline=headline, bounds=bounds, whole_list=whole_list)
+                  headline=headline, bounds=bounds, whole_list=whole_list, kernel=kernel)
+
+
+def _sum(weight, scale, totals=None) -> tuple[HitSum]:
+    return (HitSum(weight, scale, totals),)
+
+
+WHOLE_LIST = OfWholeList(whole_list)
+RECALL_LEVELS = OfWholeList(interpolated_precision)
 
 
 REGISTRY: tuple[Metric, ...] = (
-    _accuracy("precision", "Precision", "hits in the top K / K, averaged over users", "precision"),
-    _accuracy("recall", "Recall", "hits in the top K / all relevant items of the user, averaged", "recall"),
-    _accuracy("fbeta", "F-beta", "(1+β²)·P·R / (β²·P + R) per user, averaged", "fbeta"),
+    _accuracy("precision", "Precision", "hits in the top K / K, averaged over users", "precision",
+              kernel=_sum(f.one, f.per_precision_denominator)),
+    _accuracy("recall", "Recall", "hits in the top K / all relevant items of the user, averaged", "recall",
+              kernel=_sum(f.one, f.per_relevant)),
+    _accuracy("fbeta", "F-beta", "(1+β²)·P·R / (β²·P + R) per user, averaged", "fbeta",
+              kernel=_sum(f.one, f.fbeta_factor)),
     _accuracy("fbeta_of_means", "F-beta of means", "F-beta of the mean precision and mean recall", None,
               headline=False),
-    _accuracy("map", "MAP", "mean of AP@K = Σ P(i)·rel(i) / D; D = min(K, R) by default", "ap"),
+    _accuracy("map", "MAP", "mean of AP@K = Σ P(i)·rel(i) / D; D = min(K, R) by default", "ap",
+              kernel=_sum(f.precision_at_hit, f.per_ap_denominator)),
     Metric("gm_map", "GM-MAP", "geometric mean of AP@K over users, an AP below 1e-5 counting as 1e-5 (trec_eval)",
            "accuracy", of="map", aggregate="geometric_mean", headline=False),
-    _accuracy("mar", "MAR", "mean of AR@K = Σ Recall(i)·rel(i) / hits", "ar"),
-    _accuracy("ndcg", "NDCG", "DCG / ideal DCG; DCG = Σ gain / log2(rank + 1)", "ndcg"),
+    _accuracy("mar", "MAR", "mean of AR@K = Σ Recall(i)·rel(i) / hits", "ar",
+              kernel=(HitSum(f.one, f.per_twice_relevant), FirstHit(f.half_per_relevant))),
+    _accuracy("ndcg", "NDCG", "DCG / ideal DCG; DCG = Σ gain / log2(rank + 1)", "ndcg",
+              kernel=_sum(discounted_gain, f.per_ideal_dcg, ndcg_totals)),
     _accuracy("dcg", "DCG", "Σ gain / log2(rank + 1) over the top K, not normalised (gain as set)", "dcg",
-              bounds=(0.0, None)),
-    _accuracy("hit_rate", "Hit rate", "share of users with at least one relevant item in the top K", "hit"),
-    _accuracy("mrr", "MRR", "mean of 1 / rank of the first relevant item in the top K", "rr"),
+              bounds=(0.0, None), kernel=_sum(discounted_gain, f.dcg_factor)),
+    _accuracy("hit_rate", "Hit rate", "share of users with at least one relevant item in the top K", "hit",
+              kernel=(FirstHit(f.first_hit_counts),)),
+    _accuracy("mrr", "MRR", "mean of 1 / rank of the first relevant item in the top K", "rr",
+              kernel=(FirstHit(f.reciprocal_rank, f.whole_list_unless_cut),)),
     _accuracy("lauc", "LAUC", "area under the ROC curve up to rank K, then a straight line to (1, 1)", "lauc",
-              ("candidates",)),
+              ("candidates",), kernel=OverCandidates(f.lauc)),
     _accuracy("mcc", "MCC", "Matthews correlation of recommended vs relevant among the candidates", "mcc",
-              ("candidates",), bounds=(-1.0, 1.0)),
-    _accuracy("rbp", "RBP", "rank-biased precision: (1 − p)·Σ rel(i)·p^(i−1), persistence p (0.8)", "rbp"),
+              ("candidates",), bounds=(-1.0, 1.0), kernel=OverCandidates(f.mcc)),
+    _accuracy("rbp", "RBP", "rank-biased precision: (1 − p)·Σ rel(i)·p^(i−1), persistence p (0.8)", "rbp",
+              kernel=_sum(f.rbp_weight, f.unit)),
     _accuracy("bpref", "bpref", "Σ over relevant items in the top K of 1 − min(judged non-relevant above, R) / "
-              "min(R, N), / R", "bpref", ("judgements",)),
+              "min(R, N), / R", "bpref", ("judgements",),
+              kernel=_sum(f.bpref_term, f.per_relevant)),
     _accuracy("infap", "infAP", "inferred AP: Σ over relevant items in the top K, at rank i, of 1/i + "
               "(pooled above / i)·(relevant above + ε) / (judged above + 2ε), / R; ε = 1e-5; pooled = judged or "
               "pooled but unjudged (trec_eval)", "infap",
-              ("judgements",)),
+              ("judgements",), kernel=_sum(f.infap_term, f.per_relevant)),
     _accuracy("relative_precision", "Relative precision", "hits in the top K / min(K, R)", "relative_precision",
-              curve=False),
+              curve=False, kernel=_sum(f.one, f.per_best_possible)),
     _accuracy("fall_out", "Fall-out", "irrelevant items in the top K / irrelevant candidates", "fall_out",
-              ("candidates",), higher_is_better=False),
+              ("candidates",), higher_is_better=False, kernel=OverCandidates(f.fall_out)),
     _accuracy("accuracy", "Accuracy", "(hits + irrelevant candidates left out) / all candidates", "accuracy",
-              ("candidates",)),
+              ("candidates",), kernel=OverCandidates(f.classification_accuracy)),
     *(_accuracy(f"iprec_at_recall_{level / 10:.2f}", f"iP at recall {level / 10:.1f}",
                 f"highest precision at a rank whose recall reaches {level / 10:.1f} (within the top K)",
-                f"iprec_at_recall_{level / 10:.2f}", curve=False, headline=False) for level in range(11)),
+                f"iprec_at_recall_{level / 10:.2f}", curve=False, headline=False, kernel=RECALL_LEVELS)
+      for level in range(11)),
     _accuracy("11pt_avg", "11-point average precision", "mean interpolated precision at recall 0, 0.1, .., 1",
-              "11pt_avg", curve=False),
+              "11pt_avg", curve=False, kernel=RECALL_LEVELS),
     _accuracy("r_precision", "R-precision", "hits among the first R items of the whole list / R", "r_precision",
-              curve=False, whole_list=True),
+              curve=False, whole_list=True, kernel=WHOLE_LIST),
     _accuracy("ndcg_rel", "NDCG at R", "NDCG of the whole list cut at R, the user's relevant count", "ndcg_rel",
-              curve=False, whole_list=True),
+              curve=False, whole_list=True, kernel=WHOLE_LIST),
     _accuracy("set_precision", "Set precision", "all hits in the whole list / its length", "set_precision",
-              curve=False, headline=False, whole_list=True),
+              curve=False, headline=False, whole_list=True, kernel=WHOLE_LIST),
     _accuracy("set_recall", "Set recall", "all hits in the whole list / R", "set_recall", curve=False,
-              headline=False, whole_list=True),
+              headline=False, whole_list=True, kernel=WHOLE_LIST),
     _accuracy("set_map", "Set MAP", "set precision × set recall (trec_eval's set_map)", "set_map", curve=False,
-              headline=False, whole_list=True),
+              headline=False, whole_list=True, kernel=WHOLE_LIST),
     Metric("diversity", "Diversity",
            "mean distance between the items of a list: 1 − cosine (0-2; Hamming: differing feature columns)", "beyond",
            "diversity", needs=("features",), bounds=(0.0, 2.0)),
@@ -204,12 +246,13 @@ def per_user_columns(family_name: Family | None = None) -> dict[str, str]:
             if metric.per_user and (family_name is None or metric.family == family_name)}
 
 
-def accuracy_kernels(with_candidates: bool, with_judgements: bool = True) -> list[str]:
-    """The per-user columns the accuracy pass computes: those needing a candidate count only
-    with one, those needing judged non-relevant items only with some."""
+def accuracy_entries(with_candidates: bool, with_judgements: bool = True) -> list[Metric]:
+    """The accuracy entries the accuracy passes compute (those with per-user values): those
+    needing a candidate count only with one, those needing judged non-relevant items only with
+    some."""
     missing = {need for need, present in (("candidates", with_candidates), ("judgements", with_judgements))
                if not present}
-    return [metric.per_user for metric in family("accuracy") if metric.per_user and not missing & set(metric.needs)]
+    return [metric for metric in family("accuracy") if metric.per_user and not missing & set(metric.needs)]
 
 
 def smooth_of_means() -> list[str]:

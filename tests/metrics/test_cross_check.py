@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from metrics_core import Columns, Dataset, Settings
-from metrics_core.metrics import accuracy
+from metrics_core.metrics.accuracy import passes
 from metrics_core.metrics.registry import REGISTRY
 from tests.reference import judged_nonrelevant, ordered_lists, relevant_grades, user_metrics
 
@@ -126,7 +126,7 @@ def both_paths(dataset: Dataset, settings: Settings, monkeypatch):
     """The accuracy results from the hit cells (the default path) and from the per-user path."""
     from_hits = dataset.evaluate(settings=settings, beyond=False)
     with monkeypatch.context() as patched:
-        patched.setattr(accuracy, "totals_follow_from_hits", lambda *_: False)
+        patched.setattr(passes, "totals_follow_from_hits", lambda *_: False)
         per_user = dataset.evaluate(settings=settings, beyond=False)
     return from_hits, per_user
 
@@ -148,7 +148,7 @@ def test_curves_from_hit_cells_equal_the_per_user_curves(seed, gain, ndcg_ideal,
                             precision_denominator=str(rng.choice(["k", "min_k_relevant"])),
                             rr_cutoff=bool(rng.integers(0, 2)),
                             users_without_relevant=str(rng.choice(["zero", "exclude"])))
-        assert accuracy.totals_follow_from_hits(settings, None)
+        assert passes.totals_follow_from_hits(settings, None)
         from_hits, per_user = both_paths(dataset, settings, monkeypatch)
         assert list(from_hits.curves.columns) == list(per_user.curves.columns)
         pd.testing.assert_frame_equal(from_hits.curves, per_user.curves, rtol=1e-12, atol=1e-14)

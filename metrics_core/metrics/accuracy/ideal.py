@@ -1,0 +1,237 @@
+"""Gains, discounts and the ideal DCG that NDCG divides by, and NDCG's sums over users at every
+k from the hit cells (its factor, 1 / IDCG, is a user's own when grades differ)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from metrics_core.counts import stable_order
+from metrics_core.metrics.accuracy.cutoffs import Cutoffs, ratio
+
+if TYPE_CHECKING:
+    from metrics_core.inputs.encoded import Truth
+    from metrics_core.metrics.accuracy.hits import Hits
+    from metrics_core.metrics.accuracy.kernels import Totals
+
+RANK_BY_RANK_DEPTH = 32  # IDCG no deeper than this is summed rank by rank (see ideal_dcg_at)
+
+
+def discount(n: int) -> np.ndarray:
+    """1 / log2(i + 1) for i = 1 .. n."""
+    return 1.0 / np.log2(np.arange(2, n + 2))
+
+
+def gain(grades: np.ndarray, kind) -> np.ndarray:
+    """The NDCG gain of relevant grades: the grade (``linear``), 2^grade - 1 (``exponential``),
+    1 (``binary``), or custom ((grade, gain), ...) pairs, a grade not among them keeping its
+    own value (trec_eval's rule).
+
+    >>> gain(np.array([1.0, 2.0, 3.0]), ((1.0, 3.0), (2.0, 9.0)))
+    array([3., 9., 3.])
+    """
+    if kind == "binary":
+        return np.ones_like(grades)
+    if kind == "linear":
+        return grades
+    if kind == "exponential":
+        return np.exp2(grades) - 1.0
+    mapped_grades, mapped_gains = (np.array(column, dtype=np.float64) for column in zip(*kind, strict=True))
+    at = np.clip(np.searchsorted(mapped_grades, grades), 0, len(mapped_grades) - 1)
+    return np.where(mapped_grades[at] == grades, mapped_gains[at], grades)
+
+
+def uniform_gain(truth: Truth, kind) -> float:
+    """The gain of every relevant item when all grades are equal (the lists then carry hits
+    only, no grades): NDCG does not depend on it, DCG is scaled by it."""
+    return float(gain(truth.grade[:1].astype(np.float64), kind)[0]) if len(truth.grade) else 1.0
+
+
+def discounted_gain(hits: Hits) -> np.ndarray:
+    """Each hit's gain / log2(rank + 1): its term of DCG."""
+    return hits.gain * discount(hits.width)[hits.position]
+
+
+def dcg(gains: np.ndarray, cut: Cutoffs) -> np.ndarray:
+    """DCG@k = Σ_{i≤k} g(grade_i) / log2(i + 1), from position-wise gains."""
+    return cut.prefix(gains * discount(gains.shape[1]))
+
+
+def ideal_dcg(truth: Truth, part: np.ndarray, cut: Cutoffs, kind, ideal: str = "cut_at_k") -> np.ndarray:
+    """IDCG@k for each reported k, as ``ideal`` says:
+
+    - ``cut_at_k`` (default): the DCG of the user's min(k, R) highest grades;
+    - ``all_relevant``: the DCG of all R grades whatever k (trec_eval's ``ndcg`` on a run
+      that holds only the top k);
+    - ``k_relevant``: an ideal list of k relevant items, each with the user's highest gain
+      (RecTools' NDCG, which has binary relevance: Σ_{i≤k} 1 / log2(i + 1)).
+    """
+    if ideal == "all_relevant":
+        full = ideal_dcg_at_relevant(truth, kind)[part]
+        return np.repeat(full[:, None], len(cut.k), axis=1)
+    if ideal == "k_relevant":
+        R = truth.relevant_count[part]
+        top = np.where(R > 0, 1.0, 0.0) if not truth.graded or kind == "binary" else \
+            np.where(R > 0, gain(truth.grade[np.minimum(truth.starts[part], len(truth.grade) - 1)], kind), 0.0)
+        return top[:, None] * cumulative_discount(cut.k.astype(np.int64))[None, :]
+    return _ideal_dcg_cut(truth, part, cut, kind)
+
+
+def cumulative_discount(k: np.ndarray, block: int = 1 << 20) -> np.ndarray:
+    """Σ_{i≤k} 1 / log2(i + 1) for each k, in blocks (k may be far beyond any list).
+
+    >>> cumulative_discount(np.array([1, 3])).round(4)
+    array([1.    , 2.1309])
+    """
+    out, total, done = np.empty(len(k)), 0.0, 0
+    for j, depth in enumerate(k):
+        while done < depth:
+            stop = min(depth, done + block)
+            total += float(np.sum(1.0 / np.log2(np.arange(done + 2, stop + 2))))
+            done = stop
+        out[j] = total
+    return out
+
+
+def _ideal_dcg_cut(truth: Truth, part: np.ndarray, cut: Cutoffs, kind) -> np.ndarray:
+    """IDCG@k for each reported k: the DCG of the user's min(k, R) highest grades.
+
+    With equal grades this is the cumulative discount at min(k, R), a gather; otherwise the
+    user's sorted grades (the truth is stored in that order) are placed in a users x width
+    array and summed, and a k beyond the width sums the user's grades directly.
+    """
+    R = truth.relevant_count[part]
+    k = cut.k.astype(np.int64)
+    deepest = int(min(k[-1], R.max(initial=0)))
+    if not truth.graded or kind == "binary":
+        cumulative = np.concatenate([[0.0], np.cumsum(discount(deepest))])
+        return cumulative[np.minimum(k[None, :], R[:, None])]
+    if len(k) == 1 and k[0] <= cut.width:  # (at K alone: no users x width array)
+        return ideal_dcg_at(truth, part, int(k[0]), kind)[:, None]
+    out = np.empty((len(part), len(k)))
+    inside = k <= cut.width
+    shown = np.minimum(R, cut.width)
+    ideal = np.zeros((len(part), cut.width))
+    row, place, grade = sorted_gains(truth, part, shown, kind)
+    ideal[row, place] = grade
+    out[:, inside] = dcg(ideal, Cutoffs.up_to(cut.width))[:, k[inside] - 1]
+    disc = discount(deepest)
+    for j in np.flatnonzero(~inside):
+        row, place, grade = sorted_gains(truth, part, np.minimum(R, k[j]), kind)
+        out[:, j] = np.bincount(row, weights=grade * disc[place], minlength=len(part))
+    return out
+
+
+def sorted_gains(truth: Truth, part: np.ndarray, shown: np.ndarray, kind):
+    """``(row, place, gain)`` of the ``shown[u]`` highest grades of each user ``part[u]``."""
+    row = np.repeat(np.arange(len(part)), shown)
+    place = np.arange(shown.sum()) - np.repeat(np.cumsum(shown) - shown, shown)
+    return row, place, gain(truth.grade[np.repeat(truth.starts[part], shown) + place], kind)
+
+
+def ideal_dcg_at_relevant(truth: Truth, kind) -> np.ndarray:
+    """IDCG@R of every user, the DCG of all its grades: made once per gain and kept with the
+    ground truth (:attr:`Truth.derived`), since every evaluation of every model and K asks for it."""
+    key = ("ideal_dcg_at_relevant", "binary" if not truth.graded else kind)
+    if key not in truth.derived:  # (two threads may both make it: the same values)
+        truth.derived[key] = ideal_dcg_at(truth, np.arange(len(truth.relevant_count)), truth.relevant_count, kind)
+    return truth.derived[key]
+
+
+def ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray | int, kind) -> np.ndarray:
+    """IDCG of each user at its own depth: the DCG of its ``depth[u]`` highest grades.
+
+    Graded, its gains over log2(i + 2) are added in rank order, as :func:`dcg` adds a row: a
+    few ranks deep (K, as a rule), rank by rank over every user, each rank's grades read at
+    ascending places of the ground truth; deeper (R), user by user, from each user's grades
+    laid out in a row."""
+    shown = np.minimum(truth.relevant_count[part], depth)
+    deepest = int(shown.max(initial=0))
+    disc = discount(deepest)
+    if not truth.graded or kind == "binary":
+        return np.concatenate([[0.0], np.cumsum(disc)])[shown]
+    if deepest <= RANK_BY_RANK_DEPTH:
+        starts, ideal = truth.starts[part], np.zeros(len(part))
+        for i in range(deepest):
+            deeper = i < shown  # (the users counting an i-th grade)
+            grades = truth.grade[np.where(deeper, starts + i, 0)].astype(np.float64)
+            ideal += np.where(deeper, gain(grades, kind) * disc[i], 0.0)
+        return ideal
+    row, place, grade = sorted_gains(truth, part, shown, kind)
+    return np.bincount(row, weights=grade * disc[place], minlength=len(part))
+
+
+def ndcg_totals(t: Totals) -> np.ndarray:
+    """Σ over users of NDCG@k = DCG@k / IDCG@k at each reported k, from the hit cells.
+
+    With equal gains IDCG depends on k and R only: the R groups' DCG over their IDCG. With
+    graded gains, IDCG is the user's own: ``all_relevant`` and ``k_relevant`` make it a
+    constant or a constant times Σ_{i≤k} 1/log2(i + 1), so each hit is weighed by the user's
+    constant; ``cut_at_k`` (the default) grows with k up to R and is constant beyond, so
+    users are split at k = R: for k >= R each hit is weighed by 1 / IDCG(R) (summed per R
+    group, counted from k = R on), for k < R the ratio is taken cell by cell over the first
+    R - 1 ranks of each user (as many cells as relevant items, not as list cells).
+    """
+    truth, rows, cut, settings, hits = t.truth, t.rows, t.cut, t.settings, t.hits
+    weight = discounted_gain(hits)
+    if not truth.graded or settings.gain == "binary":
+        representatives = rows[np.unique(np.searchsorted(t.distinct_relevant, truth.relevant_count[rows]),
+                                         return_index=True)[1]]
+        ideal = ideal_dcg(truth, representatives, cut, settings.gain, settings.ndcg_ideal)
+        return ratio(t.running_by_relevant(weight), ideal).sum(axis=0)
+    k = cut.k
+    if settings.ndcg_ideal != "cut_at_k":  # IDCG@k = the user's IDCG@1 (k_relevant: times Σ_{i≤k} 1/log2(i + 1))
+        at_one = ideal_dcg(truth, rows, Cutoffs(cut.width, k[:1]), settings.gain, settings.ndcg_ideal)[:, 0]
+        weighed = np.cumsum(np.bincount(hits.position, weights=ratio(weight, at_one[hits.row]),
+                                        minlength=cut.width))[cut.columns]
+        return weighed if settings.ndcg_ideal == "all_relevant" else weighed / cumulative_discount(k.astype(np.int64))
+    ideal_at_R, below_R = _ndcg_below_relevant(truth, rows, cut, hits.row, hits.position, weight, settings.gain)
+    # k >= R: DCG@k / IDCG(R), per R group, each k counting the groups with R <= k
+    beyond_R = t.running_by_relevant(ratio(weight, ideal_at_R[hits.row]))
+    return (beyond_R * (t.distinct_relevant[:, None] <= k[None, :])).sum(axis=0) + below_R
+
+
+def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, cut: Cutoffs, row, position,
+                         weight, kind) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's IDCG at min(R, the largest reported k), which is IDCG(R) for every user the
+    k >= R part counts; and Σ over users with R > k of DCG@k / IDCG@k at each reported k
+    (graded ``cut_at_k``); ``weight`` is each hit cell's gain / log2(rank + 1), ``row`` its
+    user's place in ``rows``.
+
+    Rank by rank (j = 0 .. the largest reported k, or the largest R when smaller: a loop whose
+    length never depends on how many relevant items a user has), over users ``rows`` ordered
+    by R, largest first, so that the users with R > j are the first n_j: each grows its IDCG
+    by its (j + 1)-th highest grade's gain / log2(j + 2), and its DCG by its hit at rank
+    j + 1, if any. A user's running sums are therefore its own values added in rank order, as
+    ``np.cumsum`` of its row adds them (a running sum over all users less each one's start
+    would round a user's values to the scale of all the users before it). The loop runs over
+    ranks, never over users.
+    """
+    R = truth.relevant_count[rows]
+    order = stable_order(R, descending=True)
+    R_sorted = R[order]
+    deepest = min(int(R_sorted[0]) if len(R_sorted) else 0, int(cut.k[-1]))  # no k reads a deeper rank
+    users_deeper = np.searchsorted(-R_sorted, -np.arange(deepest + 1), side="left")  # n_j: users with R > j
+    first_grade = truth.starts[rows][order]
+    disc = discount(max(deepest, 1))
+    place_of_row = np.empty(len(rows), dtype=np.intp)
+    place_of_row[order] = np.arange(len(rows))
+    hit_place = place_of_row[row]
+    by_rank = stable_order(position)
+    hits_at = np.searchsorted(position[by_rank], np.arange(cut.width + 1))  # rank j's hits: by_rank[hits_at[j]:..]
+    reported = {int(k) - 1: column for column, k in enumerate(cut.k)}
+    ideal, dcg_so_far, below = np.zeros(len(rows)), np.zeros(len(rows)), np.zeros(len(cut.k))
+    for j in range(deepest):
+        n = users_deeper[j]
+        ideal[:n] += gain(truth.grade[first_grade[:n] + j].astype(np.float64), kind) * disc[j]
+        if j < cut.width:
+            at = by_rank[hits_at[j]:hits_at[j + 1]]
+            inside = hit_place[at] < n
+            dcg_so_far[hit_place[at[inside]]] += weight[at[inside]]
+        if j in reported:  # k = j + 1: the users with R > k
+            shown = users_deeper[j + 1]
+            below[reported[j]] = ratio(dcg_so_far[:shown], ideal[:shown]).sum()
+    ideal_at_R = np.zeros(len(rows))
+    ideal_at_R[order] = ideal
+    return ideal_at_R, below

@@ -1,0 +1,105 @@
+"""Accuracy metrics over the whole list, whatever K, as trec_eval computes them: R-precision,
+NDCG at R, the set metrics; and interpolated precision at the 11 recall levels over the top K."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from metrics_core.metrics.accuracy.cutoffs import ratio
+from metrics_core.metrics.accuracy.hits import place_among_hits
+from metrics_core.metrics.accuracy.ideal import discount, gain, ideal_dcg_at_relevant
+
+if TYPE_CHECKING:
+    from metrics_core.inputs.encoded import Lists, Truth
+    from metrics_core.settings import Settings
+
+RECALL_LEVELS = tuple(f"iprec_at_recall_{level / 10:.2f}" for level in range(11))
+
+
+def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings) -> dict[str, np.ndarray]:
+    """Per-user metrics over the whole list, whatever K, for users ``rows``:
+
+    R-precision = h(R) / R (hits among the first R items); NDCG at R = DCG@R / IDCG@R;
+    set precision = all hits / items listed; set recall = all hits / R; set MAP = set
+    precision x set recall (trec_eval's num_rel_ret² / (num_ret · num_rel)).
+
+    Read from the list's hit cells (few) and per-user lengths, both computed once per model.
+    """
+    n_users, width = lists.hit.shape
+    user, position = lists.hit_coordinates
+    R = truth.relevant_count
+    within = position < R[user]
+    grades = None if lists.grade is None or settings.gain == "binary" else \
+        lists.grade.reshape(-1)[lists.hit_cells].astype(np.float64)
+    gains = np.ones(len(user)) if grades is None else gain(grades, settings.gain)
+    dcg_at_R = np.bincount(user[within], weights=(gains * discount(width)[position])[within], minlength=n_users)
+    hits_at_R = np.bincount(user[within], minlength=n_users)[rows].astype(np.float64)
+    hits = np.bincount(user, minlength=n_users)[rows].astype(np.float64)
+    R_rows = R[rows].astype(np.float64)
+    set_precision, set_recall = ratio(hits, lists.lengths[rows]), ratio(hits, R_rows)
+    return {
+        "r_precision": ratio(hits_at_R, R_rows),
+        "ndcg_rel": ratio(dcg_at_R[rows], ideal_dcg_at_relevant(truth, settings.gain)[rows]),
+        "set_precision": set_precision,
+        "set_recall": set_recall,
+        "set_map": set_precision * set_recall,
+    }
+
+
+def interpolated_precision(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings) -> dict[str, np.ndarray]:
+    """Interpolated precision at the 11 recall levels 0, 0.1, .., 1 over the top K, and their
+    mean ``11pt_avg`` (trec_eval's ``iprec_at_recall`` and ``11pt_avg``).
+
+    At level r: the highest precision at any rank where the level counts as reached, 0 when
+    the top K never reaches it. r is reached once the hits number (at least one, see
+    :func:`hits_for_recall_levels`) ``round(r·R)`` as trec_eval 10 counts them, or ⌊r·R + 0.9⌋
+    as trec_eval 9 and pytrec_eval do (``recall_levels="add_0.9"``). Precision peaks at hits, so
+    this is the largest j / rank_j over the user's j-th hits from that count on; read from the
+    hit cells, one segment maximum per user and level.
+    """
+    n_users = lists.hit.shape[0]
+    user, position = lists.hit_coordinates
+    inside = position < settings.k
+    user, position = user[inside], position[inside]
+    start = np.searchsorted(user, np.arange(n_users))  # each user's first hit (hit cells are sorted)
+    hits = np.bincount(user, minlength=n_users)
+    nth = place_among_hits(user)  # j: the j-th hit of its user
+    precision = np.append(nth / (position + 1.0), 0.0)  # a trailing 0 keeps the last segment's end in range
+    with_hits = np.flatnonzero(hits[rows] > 0)  # the others score 0 at every level
+    R, first_hit, hits_of = (array[rows[with_hits]] for array in (truth.relevant_count, start, hits))
+    need = hits_for_recall_levels(R, settings.recall_levels)  # levels x users
+    reachable = need <= hits_of
+    # one segment [first, end) per reachable (level, user); within a level users ascend, so the
+    # gaps between segments stay short (reduceat reduces each gap too)
+    bounds = np.column_stack([(first_hit + need - 1)[reachable],
+                              np.broadcast_to(first_hit + hits_of, need.shape)[reachable]]).reshape(-1)
+    found = np.zeros(need.shape)
+    if len(bounds):
+        found[reachable] = np.maximum.reduceat(precision, bounds)[::2]
+    values = np.zeros((11, len(rows)))
+    values[:, with_hits] = found
+    out = dict(zip(RECALL_LEVELS, values, strict=True))
+    out["11pt_avg"] = values.mean(axis=0)
+    return out
+
+
+def hits_for_recall_levels(R: np.ndarray, rule: str = "round") -> np.ndarray:
+    """The hits that reach each recall level r = 0, 0.1, .., 1 (rows) for users with R relevant
+    items (columns), at least one: ``round`` is trec_eval 10's lround(r·R) (halves away from 0,
+    on r·R as a double: 0.7·5 = 3.5 needs 4, 0.7·45 = 31.499999999999996 needs 31), ``add_0.9``
+    trec_eval 9's and pytrec_eval's ⌊r·R + 0.9⌋ (0.4 of 3 relevant items needs 2, not 1).
+
+    >>> hits_for_recall_levels(np.array([3, 5]))[[0, 4, 7], :].tolist()
+    [[1, 1], [1, 2], [2, 4]]
+    >>> hits_for_recall_levels(np.array([3, 5]), "add_0.9")[[0, 4, 7], :].tolist()
+    [[1, 1], [2, 2], [2, 4]]
+    """
+    share = (np.arange(11) / 10)[:, None] * np.asarray(R, dtype=np.float64)
+    if rule == "add_0.9":
+        need = np.floor(share + 0.9)
+    else:
+        whole = np.floor(share)
+        need = whole + (share - whole >= 0.5)
+    return np.maximum(need.astype(np.int64), 1)
