@@ -10,8 +10,6 @@ BEYOND = headline(("beyond", "catalog"))
 ESSENTIAL_ACCURACY = essential(("accuracy",))
 ESSENTIAL_BEYOND = essential(("beyond", "catalog"))
 PER_USER_LABELS = {column: METRICS[name].label for name, column in per_user_columns().items()}
-WHOLE_NUMBERS = {"aggregate_diversity"}
-ONE_DECIMAL = {"arp"}
 
 __all__ = ["ACCURACY", "BEYOND", "ESSENTIAL_ACCURACY", "ESSENTIAL_BEYOND", "METRICS", "PER_USER_LABELS",
            "change_text", "fmt", "label"]
@@ -21,11 +19,8 @@ def fmt(name: str, value: float | None) -> str:
     """A metric's value as the app shows it (– when there is none)."""
     if value is None:
         return "–"
-    if name in WHOLE_NUMBERS:
-        return f"{value:,.0f}"
-    if name in ONE_DECIMAL:
-        return f"{value:,.1f}"
-    return f"{value:.4f}"
+    decimals = METRICS[name].decimals if name in METRICS else 4
+    return f"{value:.{decimals}f}" if decimals == 4 else f"{value:,.{decimals}f}"
 
 
 def change_text(name: str, delta: float | None) -> str | None:

@@ -389,8 +389,7 @@ class Dataset:
         columns = registry.per_user_columns("accuracy")
         means = {column: float(values.mean()) if n else float("nan") for column, values in result.at_k.items()}
         metrics = {name: means[column] for name, column in columns.items() if column in means}
-        metrics["fbeta_of_means"] = float(accuracy.fbeta_of_means(np.array(metrics["precision"]),
-                                                                  np.array(metrics["recall"]), settings.beta))
+        metrics.update({name: float(value) for name, value in registry.combined(metrics, settings).items()})
         if settings.fbeta == "of_means":
             metrics["fbeta"] = metrics["fbeta_of_means"]
         for metric in registry.family("accuracy"):
@@ -419,8 +418,8 @@ class Dataset:
         curves = pd.DataFrame({name: result.sums[column] / n if n else np.full(len(result.k), np.nan)
                                for name, column in columns.items() if column in result.sums})
         curves.index = pd.Index(result.k.astype(np.int64), name="k")
-        curves["fbeta_of_means"] = accuracy.fbeta_of_means(curves["precision"].to_numpy(),
-                                                           curves["recall"].to_numpy(), settings.beta)
+        for name, values in registry.combined(curves, settings).items():
+            curves[name] = values
         if settings.fbeta == "of_means":
             curves["fbeta"] = curves["fbeta_of_means"]
         curves = curves[[name for name in registry.curves() if name in curves.columns]]

@@ -72,7 +72,7 @@ NOT_ON_SPARK = {
     "primitive": "needs the primitive model's lists (pass primitive_df; on the command line, a second "
                  "--recommendations)",
 }
-SIMILARITY_METRICS = ("diversity", "intra_list_similarity", "serendipity")
+SIMILARITY_METRICS = registry.needing("features")  # (co-occurrence: read from training, not features)
 BATCH_ROWS = 100_000  # rows per Arrow batch handed to a partition's Python (about 5 MB)
 MOMENTS = ("n", "sum", "sum_of_squares")  # a partition's rows of kind "moment" (and "forward:<metric>")
 
@@ -250,11 +250,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         column = registry.per_user_columns("accuracy")[metric.of]
         mean = moments.loc[f"forward:{metric.name}", column] / moments.loc["n", column]
         metrics[metric.name] = float(registry.AGGREGATES[metric.aggregate].back(mean))
-    if {"precision", "recall"} <= metrics.keys():
-        from metrics_core.metrics.accuracy import fbeta_of_means
-
-        metrics["fbeta_of_means"] = float(fbeta_of_means(np.array(metrics["precision"]), np.array(metrics["recall"]),
-                                                         settings.beta))
+    metrics.update({name: float(value) for name, value in registry.combined(metrics, settings).items()})
     counts = sums[sums[KIND] == "item"]
     listed = int(sums.loc[sums[KIND] == "lists", COUNT].sum())
     catalog_metrics, skipped, _ = _catalog(counts, items, columns, settings, listed)
@@ -530,11 +526,8 @@ def _merged_curves(sums: pd.DataFrame, per_user: list[str], settings: Settings) 
     sums = sums.copy()
     sums.index = sums[ITEM].astype(int).rename("k")
     merged = sums[columns].div(sums[COUNT], axis=0).rename(columns=metric_of).sort_index()
-    if {"precision", "recall"} <= set(merged.columns):
-        from metrics_core.metrics.accuracy import fbeta_of_means
-
-        merged["fbeta_of_means"] = fbeta_of_means(merged["precision"].to_numpy(), merged["recall"].to_numpy(),
-                                                  settings.beta)
+    for name, values in registry.combined(merged, settings).items():
+        merged[name] = values
     return merged
 
 

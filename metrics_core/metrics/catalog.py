@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from metrics_core.metrics import registry
+
 COUNT_CHUNK_CELLS = 1 << 18
 NEEDS_CATALOG = "needs the catalog: give an item table or training interactions"
 NEEDS_TWO_USERS = "needs at least two users with recommendations"
-CATALOG_METRICS = ("coverage", "gini", "entropy", "entropy_normalised")
+CATALOG_METRICS = registry.needing("catalog", "catalog")
 
 
 def recommendation_counts(top: np.ndarray, n_items: int) -> np.ndarray:

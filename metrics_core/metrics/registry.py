@@ -22,9 +22,9 @@ Families:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -39,6 +39,9 @@ from metrics_core.metrics.accuracy.kernels import (
     kernel_problem,
 )
 from metrics_core.metrics.accuracy.whole_list import interpolated_precision, whole_list
+
+if TYPE_CHECKING:
+    from metrics_core.settings import Settings
 
 Family = Literal["accuracy", "beyond", "catalog"]
 Need = Literal["candidates", "catalog", "train", "features", "scores", "judgements", "primitive"]
@@ -63,6 +66,10 @@ class Metric:
     of, aggregate: for a metric without per-user values of its own, the metric whose per-user
         values it summarises and how (a key of ``AGGREGATES``: a mean of transformed values,
         transformed back, so that it can be bootstrapped like a mean).
+    combines, combine: for a smooth function of other metrics' means, their names and the
+        function (``combine(means, settings)``, the means in ``combines`` order); every engine
+        reports it when those metrics are there, and the comparison resamples it from their means.
+    decimals: how many decimals a value is shown with (a count: 0).
     kernel: for an accuracy metric with per-user values, how every pass computes it
         (:mod:`metrics_core.metrics.accuracy.kernels`).
     """
@@ -81,6 +88,9 @@ class Metric:
     whole_list: bool = False
     of: str | None = None
     aggregate: str | None = None
+    combines: tuple[str, ...] = ()
+    combine: Callable[[Sequence[np.ndarray], Settings], np.ndarray] | None = None
+    decimals: int = 4
     kernel: Kernel | None = None
 
 
@@ -120,6 +130,10 @@ def _accuracy(name: str, label: str, formula: str, per_user: str | None, needs: 
                   headline=headline, bounds=bounds, whole_list=whole_list, kernel=kernel)
 
 
+def _fbeta_of_means(means: Sequence[np.ndarray], settings: Settings) -> np.ndarray:
+    return f.fbeta_of_means(means[0], means[1], settings.beta)
+
+
 def _sum(weight, scale, totals=None) -> tuple[HitSum]:
     return (HitSum(weight, scale, totals),)
 
@@ -135,8 +149,8 @@ REGISTRY: tuple[Metric, ...] = (
               kernel=_sum(f.one, f.per_relevant)),
     _accuracy("fbeta", "F-beta", "(1+β²)·P·R / (β²·P + R) per user, averaged", "fbeta",
               kernel=_sum(f.one, f.fbeta_factor)),
-    _accuracy("fbeta_of_means", "F-beta of means", "F-beta of the mean precision and mean recall", None,
-              headline=False),
+    Metric("fbeta_of_means", "F-beta of means", "F-beta of the mean precision and mean recall", "accuracy",
+           headline=False, curve=True, combines=("precision", "recall"), combine=_fbeta_of_means),
     _accuracy("map", "MAP", "mean of AP@K = Σ P(i)·rel(i) / D; D = min(K, R) by default", "ap",
               kernel=_sum(f.precision_at_hit, f.per_ap_denominator)),
     Metric("gm_map", "GM-MAP", "geometric mean of AP@K over users, an AP below 1e-5 counting as 1e-5 (trec_eval)",
@@ -211,13 +225,13 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("personalization", "Personalization", "1 − mean overlap of two users' top-K lists / K", "catalog",
            interval=False),
     Metric("arp", "ARP", "mean training popularity of the recommended items", "beyond", "arp",
-           higher_is_better=None, needs=("train",), bounds=(0.0, None)),
+           higher_is_better=None, needs=("train",), bounds=(0.0, None), decimals=1),
     Metric("arp_normalised", "ARP (share of users)", "ARP / number of training users", "beyond",
            higher_is_better=None, needs=("train",), headline=False, bounds=(0.0, None)),  # repeats count
     Metric("coverage", "Coverage", "share of the catalog that appears in some top-K list", "catalog",
            interval=False, needs=("catalog",)),
     Metric("aggregate_diversity", "Distinct items", "number of different items recommended", "catalog",
-           interval=False, bounds=(0.0, None)),
+           interval=False, bounds=(0.0, None), decimals=0),
     Metric("gini", "Gini", "inequality of recommendation counts over the catalog (0 even, 1 one item)", "catalog",
            higher_is_better=False, interval=False, needs=("catalog",)),
     Metric("entropy", "Entropy", "−Σ p ln p of recommendation shares over the catalog", "catalog", interval=False,
@@ -253,6 +267,25 @@ def accuracy_entries(with_candidates: bool, with_judgements: bool = True) -> lis
     missing = {need for need, present in (("candidates", with_candidates), ("judgements", with_judgements))
                if not present}
     return [metric for metric in family("accuracy") if metric.per_user and not missing & set(metric.needs)]
+
+
+def combined(means: Mapping[str, np.ndarray | float], settings: Settings) -> dict[str, np.ndarray]:
+    """Every metric that is a smooth function of other metrics' means (``combine``), from those
+    means (by metric name; scalars or arrays, such as a curve over k), where they are all given.
+
+    >>> from metrics_core.settings import Settings
+    >>> {name: float(value) for name, value in combined({"precision": 0.5, "recall": 0.25}, Settings()).items()}
+    {'fbeta_of_means': 0.3333333333333333}
+    """
+    return {metric.name: metric.combine([np.asarray(means[name], dtype=np.float64) for name in metric.combines],
+                                        settings)
+            for metric in REGISTRY if metric.combine is not None and all(name in means for name in metric.combines)}
+
+
+def needing(need: Need, family_name: Family | None = None) -> list[str]:
+    """The metrics (of one family, or all) that need ``need``, in registry order."""
+    return [metric.name for metric in REGISTRY
+            if need in metric.needs and (family_name is None or metric.family == family_name)]
 
 
 def smooth_of_means() -> list[str]:

@@ -360,8 +360,9 @@ def _add_bootstrap_only(rows, intervals, results, metric, models, baseline, samp
 
 
 def _smooth_resamples(results, metric: str, models: list[str], resamples: int, seed: int):
-    """Resampled values (model -> array) of an aggregate that is a smooth function of means:
-    F-beta of the mean precision and recall, or ARP divided by the training users."""
+    """Resampled values (model -> array) of an aggregate that is a smooth function of means: a
+    transformed mean (``of``), ARP divided by the training users, or a function of several
+    metrics' means (``combine``: F-beta of the mean precision and recall)."""
     n = len(models)
     summary = registry.METRICS[metric]
     if summary.of is not None:  # a transformed mean of another metric's per-user values
@@ -374,12 +375,11 @@ def _smooth_resamples(results, metric: str, models: list[str], resamples: int, s
         means = resampled_means(arp.to_numpy(), resamples, seed)
         scale = {m: results[m].metrics["arp_normalised"] / results[m].metrics["arp"] for m in models}
         return {m: means[:, i] * scale[m] for i, m in enumerate(models)}, len(arp)
-    from metrics_core.metrics.accuracy import fbeta_of_means
-
-    beta = next(iter(results.values())).settings.beta
-    p, r = paired_values(results, "precision", models), paired_values(results, "recall", models)
-    means = resampled_means(np.column_stack([p.to_numpy(), r.to_numpy()]), resamples, seed)
-    return {m: fbeta_of_means(means[:, i], means[:, n + i], beta) for i, m in enumerate(models)}, len(p)
+    settings = next(iter(results.values())).settings  # a function of several metrics' means, resampled together
+    inputs = [paired_values(results, name, models) for name in summary.combines]
+    means = resampled_means(np.column_stack([values.to_numpy() for values in inputs]), resamples, seed)
+    return {m: summary.combine([means[:, j * n + i] for j in range(len(inputs))], settings)
+            for i, m in enumerate(models)}, len(inputs[0])
 
 
 def compare_segments(results: dict[str, Evaluation], baseline: str, model: str, metric: str,

@@ -129,7 +129,7 @@ def _first_hit_values(term: FirstHit, first: np.ndarray, R: np.ndarray, k: np.nd
     """A :class:`FirstHit` term at each reported k (rows x cut-offs)."""
     value = term.weight(first, R)
     if term.anywhere(settings):
-        return np.broadcast_to(value[:, None], (len(first), len(k)))
+        return np.repeat(value[:, None], len(k), axis=1)
     return np.where(k[None, :] >= first[:, None], value[:, None], 0.0)
 
 
@@ -152,7 +152,7 @@ def at_k_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, settings: 
     values = {m.per_user: _sum_of_terms(m.kernel, scaled, weighted, first, hits.R, k, settings)
               for m in _terms(entries)}
     listed = row_sums(lists.items[user_rows(rows), :width] >= 0, np.int64)
-    return PartResult({name: value[:, 0].astype(np.float64) for name, value in values.items()},
+    return PartResult({name: value[:, 0].astype(np.float64, copy=False) for name, value in values.items()},
                       {m.per_user: column_sums(values[m.per_user]) for m in _terms(entries, curves_only=True)},
                       H[:, 0].astype(np.int64), listed)
 
@@ -160,12 +160,11 @@ def at_k_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, settings: 
 def _sum_of_terms(kernel: tuple, scaled: Scaled, weighted: Callable, first: np.ndarray, R: np.ndarray,
                   k: np.ndarray, settings: Settings) -> np.ndarray:
     """An entry's terms added up, per row at each reported k (rows x cut-offs)."""
-    total = np.zeros((len(R), len(k)))
+    total = None
     for term in kernel:
-        if isinstance(term, HitSum):
-            total += term.scale(scaled) * weighted(term.weight)
-        else:
-            total += _first_hit_values(term, first, R, k, settings)
+        value = term.scale(scaled) * weighted(term.weight) if isinstance(term, HitSum) else \
+            _first_hit_values(term, first, R, k, settings)
+        total = value if total is None else total + value
     return total
 
 
