@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from metrics_core.analyses import Analyses
 from metrics_core.errors import InputError, Note, input_error, setting
 from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
@@ -76,7 +77,7 @@ def model_name(source, fallback: str) -> str:
 
 
 @dataclass
-class Dataset:
+class Dataset(Analyses):
     """Everything needed to evaluate, encoded once.
 
     ``users`` and ``items`` code every id seen in any table; ``lists[name]`` holds one
@@ -289,7 +290,7 @@ class Dataset:
         if model not in self.lists:
             raise input_error("settings", f"no model named {model!r}.", f"choose one of: {', '.join(self.models)}.")
         lists = self.retrieved(model, settings.score_threshold, settings.max_list_length)
-        _require_scores(lists, settings.score_positions or lists.positions, f"k = {settings.k}")
+        lists.require_scores(settings.score_positions or lists.positions, f"k = {settings.k}")
         relevant = self.truth.relevant_count > 0
         listed = lists.listed
         counts = {
@@ -336,7 +337,7 @@ class Dataset:
             raise input_error("settings", f"score_threshold = {score_threshold:g} needs scores, and the lists of "
                               f"{model!r} have ranks only.", "map a score column, or leave score_threshold unset.")
         key = (model, float(score_threshold), max_list_length)
-        _require_scores(lists, lists.positions, "a score threshold")
+        lists.require_scores(lists.positions, "a score threshold")
         if key not in self._above:
             self._above[key] = lists.above(score_threshold)
         return self._above[key]
@@ -447,79 +448,6 @@ class Dataset:
                               f"cut-off K={settings.k}; the tie was broken by {rule}.", ties))
         return notes
 
-    def long_tail(self, model: str, k: int = 10) -> pd.DataFrame:
-        """The model's long-tail curve at K (see :func:`metrics_core.metrics.popularity.long_tail`)."""
-        from metrics_core.metrics.popularity import long_tail
-
-        return long_tail(self.lists[model].items[:, :k], self._interactions("the long-tail chart"))
-
-    def head_share(self, model: str, k: int = 10, head: float = 0.2) -> float:
-        """Share of the model's top-K recommendations that go to the most popular items."""
-        from metrics_core.metrics.popularity import head_share
-
-        return head_share(self.lists[model].items[:, :k], self._interactions("the head share"), head)
-
-    def _interactions(self, what: str) -> np.ndarray:
-        if self.training is None:
-            raise input_error(what, "needs training interactions.", "give the training data.")
-        return self.training.interactions_per_item
-
-    def item_bias(self, model: str, attribute: str, k: int = 10):
-        """Item attribute in the model's top-K recommendations vs the catalog (training items,
-        each once; the item table when there is no training data)."""
-        from metrics_core.metrics.bias import item_bias
-
-        if self.item_table is None:
-            raise input_error("item bias", "needs an item table.", "give an item table with the attribute.")
-        values = self.item_attribute(attribute)
-        top = self.lists[model].items[:, :k]
-        catalog = np.flatnonzero(self.training.users_per_item > 0) if self.training is not None \
-            else np.unique(self.item_table_codes)
-        return item_bias(attribute, values, top[top >= 0], catalog)
-
-    def user_bias(self, attribute: str):
-        """User attribute among evaluated users (with a relevant item) vs the training users."""
-        from metrics_core.metrics.bias import user_bias
-
-        if self.user_table is None or self.training is None:
-            raise input_error("user bias", "needs a user table and training interactions.",
-                              "give both a user table with the attribute and the training data.")
-        values = self.user_attribute(attribute)
-        evaluated = np.flatnonzero(self.truth.relevant_count > 0)
-        return user_bias(attribute, values, evaluated, np.flatnonzero(self.training.items_per_user > 0))
-
-    def item_attribute(self, attribute: str) -> pd.Series:
-        """An item-table column indexed by item code."""
-        return self._values_by_code(self.item_table, attribute, self.item_table_codes, "item table")
-
-    def user_attribute(self, attribute: str) -> pd.Series:
-        """A user-table column indexed by user code."""
-        return self._values_by_code(self.user_table, attribute, self.user_table_codes, "user table")
-
-    @staticmethod
-    def _values_by_code(table: pd.DataFrame, attribute: str, codes: np.ndarray, what: str) -> pd.Series:
-        if attribute not in table.columns:
-            raise input_error(what, f"has no column '{attribute}' (columns: {validate.column_list(table.columns)}).",
-                              "choose one of the table's columns.")
-        values = pd.Series(table[attribute].to_numpy(), index=codes)
-        return values[~values.index.duplicated()]
-
-    def score_distribution(self, model: str, k: int = 10, bins: int = 40, edges: np.ndarray | None = None):
-        """Histogram of the scores in each list's top K and in the rest (None for rank-only lists)."""
-        from metrics_core.metrics.scores import score_histogram
-
-        lists = self.lists[model]
-        _require_scores(lists, lists.positions, "the score histogram")
-        return None if lists.scores is None else score_histogram(lists.scores, k, bins, edges)
-
-    def cases(self, users: list | None = None, **options):
-        """Recommendation cases; see :func:`metrics_core.cases.cases`."""
-        from metrics_core.cases import cases
-
-        for lists in self.lists.values():
-            _require_scores(lists, lists.positions, "the recommendation cases")
-        return cases(self, users, **options)
-
     @staticmethod
     def ties_at_cutoff(lists: Lists, rows: np.ndarray, k: int) -> int:
         """Users whose scores at ranks K and K+1 are equal (when lists are ordered by score)."""
@@ -554,16 +482,6 @@ def _outer_join(left: pd.DataFrame, right: dict[str, np.ndarray], right_rows: np
     columns["evaluated"] = evaluated
     columns.update({name: placed(np.asarray(values), at_right) for name, values in right.items()})
     return pd.DataFrame(columns, index=pd.Index(union, dtype=left_rows.dtype), copy=False)
-
-
-def _require_scores(lists: Lists, positions: int, what: str) -> None:
-    """Raise when ``lists`` keep scores for fewer of their first ``positions`` positions than
-    ``what`` reads (a dataset built with ``score_positions``)."""
-    if lists.scores is not None and lists.scores.shape[1] < min(positions, lists.positions):
-        raise input_error("settings", f"{what} reads the scores of the first {min(positions, lists.positions)} "
-                          f"positions, and the lists of {lists.name!r} keep those of the first "
-                          f"{lists.scores.shape[1]} only (the dataset was built with score_positions).",
-                          "build the dataset without score_positions, or with a larger one.")
 
 
 @dataclass

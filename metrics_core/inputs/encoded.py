@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from metrics_core.errors import Note
+from metrics_core.errors import Note, input_error
 from metrics_core.settings import Order
 
 if TYPE_CHECKING:
@@ -183,6 +183,15 @@ class Lists:
             else self.scores  # (scores of the first positions only stay so)
         return Lists(self.name, padded(self.items, -1), padded(self.hit, False), padded(self.grade, 0), scores,
                      self.listed, self.ordered_by, self.notes)
+
+    def require_scores(self, positions: int, what: str) -> None:
+        """Raise when the lists keep scores for fewer of their first ``positions`` positions than
+        ``what`` reads (a dataset built with ``score_positions``)."""
+        if self.scores is not None and self.scores.shape[1] < min(positions, self.positions):
+            raise input_error("settings", f"{what} reads the scores of the first {min(positions, self.positions)} "
+                              f"positions, and the lists of {self.name!r} keep those of the first "
+                              f"{self.scores.shape[1]} only (the dataset was built with score_positions).",
+                              "build the dataset without score_positions, or with a larger one.")
 
     def judged_cells(self, truth: Truth) -> np.ndarray:
         """Whether each list cell holds a judged non-relevant item of its user (computed once).

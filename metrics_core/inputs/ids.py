@@ -7,11 +7,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from metrics_core.inputs.gather import INDEX_CHUNK, in_parallel, index_chunks, lookup
 from metrics_core.inputs.text_ids import TextIds, as_text, is_text, sorted_distinct
-from metrics_core.parallel import PARALLEL_MIN, THREADS, chunks, map_chunks, thread_shares
+from metrics_core.parallel import PARALLEL_MIN, THREADS
 
 LOOKUP_TABLE_LIMIT = 1 << 26  # ids spanning fewer values than this use a direct lookup table
-INDEX_CHUNK = 1 << 16  # values per pass when used as indices: the index buffer stays in cache
 RUN_PIECE = 1 << 18  # values compared with their neighbours at a time by run_heads (a 256 KB mask)
 
 
@@ -120,26 +120,8 @@ def extremes_of(values: np.ndarray) -> tuple[int, int]:
             low, high = min(low, int(block.min())), max(high, int(block.max()))
         return low, high
 
-    parts = _in_parallel(len(values), share)
+    parts = in_parallel(len(values), share)
     return min(p[0] for p in parts), max(p[1] for p in parts)
-
-
-def _index_chunks(values: np.ndarray, low: int):
-    """``values - low`` as native index integers, one cache-sized chunk at a time (numpy casts
-    narrower index arrays on every fancy-index call, which costs more than the gather itself).
-    Yields ``(start, stop, indices)``; the buffer is reused between chunks."""
-    buffer = np.empty(min(INDEX_CHUNK, len(values)), dtype=np.intp)
-    for start in range(0, len(values), INDEX_CHUNK):
-        part = values[start:start + INDEX_CHUNK]
-        indices = buffer[:len(part)]
-        np.subtract(part, low, out=indices, casting="unsafe")
-        yield start, start + len(part), indices
-
-
-def _in_parallel(n: int, work):
-    """``work(start, stop)`` over ``0 .. n`` split in one range per thread (small arrays: one);
-    the results, in order."""
-    return map_chunks(work, chunks(n, n) if n < PARALLEL_MIN else thread_shares(n))
 
 
 def _mark_present(present: np.ndarray, values: np.ndarray, low: int) -> None:
@@ -156,10 +138,10 @@ def _mark_present(present: np.ndarray, values: np.ndarray, low: int) -> None:
         part = values[first:first + block]
 
         def work(start: int, stop: int, part: np.ndarray = part) -> None:
-            for _, _, indices in _index_chunks(part[start:stop], low):
+            for _, _, indices in index_chunks(part[start:stop], low):
                 present[indices] = True
 
-        _in_parallel(len(part), work)
+        in_parallel(len(part), work)
 
 
 def run_heads(values: np.ndarray) -> np.ndarray:
@@ -177,27 +159,13 @@ def run_heads(values: np.ndarray) -> np.ndarray:
             pieces += [part[:1], part[1:][part[1:] != part[:-1]]]
         return np.concatenate(pieces)
 
-    return np.concatenate(_in_parallel(len(values), share))
-
-
-def lookup(table: np.ndarray, values: np.ndarray, low: int, out: np.ndarray | None = None) -> np.ndarray:
-    """``table[values - low]``, into ``out`` when given: ``values`` itself may be it (each chunk's
-    indices are copied out before the chunk is written), which saves the first touch of a new
-    array (100M codes: 400 MB, about 0.4 s of CPU here)."""
-    out = np.empty(len(values), dtype=table.dtype) if out is None else out
-
-    def work(start: int, stop: int) -> None:
-        for first, last, indices in _index_chunks(values[start:stop], low):
-            np.take(table, indices, out=out[start + first:start + last])
-
-    _in_parallel(len(values), work)
-    return out
+    return np.concatenate(in_parallel(len(values), share))
 
 
 def _offset(values: np.ndarray, low: int) -> np.ndarray:
     """``values - low``."""
     out = np.empty_like(values)
-    _in_parallel(len(values), lambda start, stop: np.subtract(values[start:stop], low, out=out[start:stop]))
+    in_parallel(len(values), lambda start, stop: np.subtract(values[start:stop], low, out=out[start:stop]))
     return out
 
 

@@ -29,9 +29,9 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from metrics_core.inputs.ids import lookup
+from metrics_core.inputs.gather import lookup
 from metrics_core.inputs.jit import numba
-from metrics_core.inputs.text_ids import sort_order
+from metrics_core.inputs.text_order import sort_order
 from metrics_core.parallel import THREADS, map_chunks, map_threads, thread_shares
 
 BATCH = 32  # rows whose table and arena reads are issued together

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from metrics_core.parallel import PARALLEL_MIN, THREADS, map_chunks, map_threads, thread_shares
+from metrics_core.inputs.gather import lookup
+from metrics_core.inputs.text_order import increasing, sort_order
+from metrics_core.parallel import PARALLEL_MIN, map_chunks, thread_shares
 
-SPLIT_SORT_MIN = 1 << 17  # texts from which they are sorted in two halves on threads
 COMPILED_MIN = 1 << 22  # rows from which text is coded by the compiled hash table (numba's first call: 0.5-1.4 s)
 
 
@@ -51,7 +52,7 @@ class TextIds:
 
         arrow = isinstance(values, pa.Array)
         values = values if arrow else np.asarray(values, dtype=object)
-        if all_used and arrow and _increasing(values):  # (sorted and distinct already, as text_hash codes them)
+        if all_used and arrow and increasing(values):  # (sorted and distinct already, as text_hash codes them)
             return cls(codes.astype(_code_type(len(values)), copy=False),
                        values.to_numpy(zero_copy_only=False).astype(object, copy=False))
         if all_used:
@@ -66,8 +67,6 @@ class TextIds:
         new_code[used] = position
         if len(values) == len(distinct) and (new_code == np.arange(len(values))).all():
             return cls(codes.astype(code_type, copy=False), distinct)
-        from metrics_core.inputs.ids import lookup  # (the id index builds on this module)
-
         return cls(lookup(new_code, codes, 0), distinct)
 
     @classmethod
@@ -166,35 +165,6 @@ def sorted_distinct(texts, few_repeats: bool = False) -> tuple[np.ndarray, np.nd
 def _code_type(distinct: int) -> type:
     """The integer type of codes into ``distinct`` texts."""
     return np.int32 if distinct < 2**31 else np.int64
-
-
-def _increasing(array) -> bool:
-    """Whether each text of the Arrow text array ``array`` comes after the one before it (by code
-    point): sorted, each text once."""
-    import pyarrow.compute as pc
-
-    return len(array) < 2 or bool(pc.all(pc.less(array.slice(0, len(array) - 1), array.slice(1))).as_py())
-
-
-def sort_order(array) -> np.ndarray:
-    """The indices that sort the Arrow text array ``array`` (by code point, ties in their order),
-    as ``pyarrow.compute.array_sort_indices``. From :data:`SPLIT_SORT_MIN` texts the array is
-    split by a pivot (the median of an even sample) into the texts below it and the rest, each
-    sorted on its own thread (Arrow's sort runs on one): 1M UUID-like texts, 0.62 → about 0.35 s
-    on two cores. Equal texts fall on one side, in their order, so the result is the same."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    n = len(array)
-    if n < max(SPLIT_SORT_MIN, 2) or THREADS < 2:
-        return pc.array_sort_indices(array).to_numpy()
-    sample = array.take(pa.array(np.linspace(0, n - 1, 1023).astype(np.int64)))
-    pivot = sample.take(pc.array_sort_indices(sample))[len(sample) // 2]
-    below = pc.less(array, pivot).to_numpy(zero_copy_only=False)
-    sides = [np.flatnonzero(below), np.flatnonzero(~below)]
-    if not all(len(side) for side in sides):
-        return pc.array_sort_indices(array).to_numpy()
-    return np.concatenate(map_threads(lambda rows: rows[pc.array_sort_indices(array.take(rows)).to_numpy()], sides))
 
 
 def as_text(values: np.ndarray) -> np.ndarray:

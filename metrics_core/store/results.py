@@ -29,6 +29,7 @@ from metrics_core.errors import Note
 from metrics_core.result import Evaluation
 from metrics_core.settings import Encoding, Settings
 from metrics_core.store.files import write_atomically, write_parquet
+from metrics_core.store.settings_text import settings_json
 
 MODEL = "__model__"
 KEEP = 3
@@ -37,7 +38,6 @@ KEEP = 3
 def results_key(fingerprint: str, encoding: Encoding, settings: Settings) -> str:
     """The name of an evaluation of the workspace ``fingerprint`` at ``settings``."""
     from metrics_core import __version__
-    from metrics_core.store.runs import settings_json
 
     text = json.dumps([__version__, encoding.order, encoding.tie_break, settings_json(settings)])
     return f"{fingerprint[:32]}-{hashlib.sha256(text.encode()).hexdigest()[:24]}"

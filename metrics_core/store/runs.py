@@ -31,6 +31,7 @@ from metrics_core.settings import Settings
 from metrics_core.store import failures
 from metrics_core.store.catalog import SavedWorkspace, Store, now
 from metrics_core.store.files import write_parquet
+from metrics_core.store.settings_text import settings_json, settings_of
 
 Z_95 = 1.959963984540054
 USER = "user"
@@ -143,22 +144,6 @@ def record_run(store: Store, workspace_id: str | None, workspace_name: str, fing
         path.unlink(missing_ok=True)
         raise
     return load_run(store, run_id)
-
-
-def settings_json(settings: Settings) -> str:
-    """The settings as JSON; custom gains as [grade, gain] pairs (JSON keys are text)."""
-    values = asdict(settings)
-    if isinstance(values.get("gain"), dict):
-        values["gain"] = sorted(values["gain"].items())
-    return dumps(values)
-
-
-def settings_of(values: dict) -> Settings:
-    values = dict(values)
-    if isinstance(values.get("gain"), list):
-        values["gain"] = {grade: gain for grade, gain in values["gain"]}
-    known = set(Settings.__dataclass_fields__)
-    return Settings(**{k: v for k, v in values.items() if k in known and k != "preset"})
 
 
 def load_run(store: Store, run_id: str) -> Run:

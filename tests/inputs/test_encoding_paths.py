@@ -3,6 +3,8 @@ ids through a lookup table) must give exactly what the general path gives."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -401,19 +403,32 @@ def test_scores_of_the_first_positions_only_give_the_same_metrics_at_k(shape, co
             wanted()
 
 
+@contextmanager
+def small_blocks(**values):
+    """The id index's and the gathers' block sizes (``INDEX_CHUNK``, ``PARALLEL_MIN``,
+    ``RUN_PIECE``) set small in every module that reads them, for the body of the block."""
+    from metrics_core.inputs import gather, ids
+
+    saved = [(module, name, getattr(module, name)) for module in (gather, ids) for name in values
+             if hasattr(module, name)]
+    try:
+        for module, name, _ in saved:
+            setattr(module, name, values[name])
+        yield
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.integers(-2**31, 2**31 - 1), min_size=1, max_size=60), st.integers(1, 7), st.integers(1, 9))
 def test_the_extremes_of_ids_read_in_blocks_on_threads_are_numpy_s(values, block, parallel_min):
     """The id index's minimum and maximum (shares per thread, blocks within a share)."""
-    from metrics_core.inputs import ids as ids_module
+    from metrics_core.inputs.ids import extremes_of
 
     array = np.array(values, dtype=np.int64)
-    saved = ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN
-    try:
-        ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN = block, parallel_min
-        assert ids_module.extremes_of(array) == (array.min(), array.max())
-    finally:
-        ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN = saved
+    with small_blocks(INDEX_CHUNK=block, PARALLEL_MIN=parallel_min):
+        assert extremes_of(array) == (array.min(), array.max())
 
 
 @settings(max_examples=80, deadline=None)
@@ -423,19 +438,15 @@ def test_ids_in_runs_are_indexed_by_each_pieces_runs_as_every_value_would_be(run
     """Ids sorted by user come in runs; the index reads the first id of each run of each piece
     (runs cross piece and thread borders, and an id may come back in a later run): the same
     ids as every value, and the codes of the rows given their bounds are the same."""
-    from metrics_core.inputs import ids as ids_module
+    from metrics_core.inputs.ids import IdIndex, run_heads
 
     values = np.repeat([value for value, _ in runs], [length for _, length in runs]).astype(np.int32)
-    saved = ids_module.RUN_PIECE, ids_module.PARALLEL_MIN
-    try:
-        ids_module.RUN_PIECE, ids_module.PARALLEL_MIN = block, parallel_min
-        np.testing.assert_array_equal(np.unique(ids_module.run_heads(values)), np.unique(values))
-        index = ids_module.IdIndex.union([values])
+    with small_blocks(RUN_PIECE=block, PARALLEL_MIN=parallel_min):
+        np.testing.assert_array_equal(np.unique(run_heads(values)), np.unique(values))
+        index = IdIndex.union([values])
         np.testing.assert_array_equal(index.ids, np.unique(values))
         bounds = (int(values.min()), int(values.max()))
         np.testing.assert_array_equal(index.codes(values, bounds), np.searchsorted(index.ids, values))
-    finally:
-        ids_module.RUN_PIECE, ids_module.PARALLEL_MIN = saved
 
 
 @settings(max_examples=60, deadline=None)
@@ -443,17 +454,13 @@ def test_ids_in_runs_are_indexed_by_each_pieces_runs_as_every_value_would_be(run
 def test_a_lookup_written_over_its_own_values_is_numpy_s_gather(values, block, parallel_min):
     """``lookup(table, values, low, out=values)`` (the text table maps its codes so): each chunk of
     indices is copied before it is written, on any chunk size and thread split."""
-    from metrics_core.inputs import ids as ids_module
+    from metrics_core.inputs.gather import lookup
 
     table = np.random.default_rng(len(values)).permutation(10).astype(np.int32)
     codes = np.array(values, dtype=np.int32)
     expected = table[codes - 3]
-    saved = ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN
-    try:
-        ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN = block, parallel_min
-        assert ids_module.lookup(table, codes, 3, out=codes) is codes
-    finally:
-        ids_module.INDEX_CHUNK, ids_module.PARALLEL_MIN = saved
+    with small_blocks(INDEX_CHUNK=block, PARALLEL_MIN=parallel_min):
+        assert lookup(table, codes, 3, out=codes) is codes
     np.testing.assert_array_equal(codes, expected)
 
 

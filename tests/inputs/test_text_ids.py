@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from metrics_core import Dataset, evaluate
 from metrics_core.errors import InputError
-from metrics_core.inputs import text_ids, validate
+from metrics_core.inputs import text_ids, text_order, validate
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.text_ids import TextIds
 
@@ -68,9 +68,9 @@ def test_texts_sorted_in_two_halves_on_threads_are_in_arrows_order(texts):
 
     array = pa.array(texts, type=pa.large_string())
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(text_ids, "SPLIT_SORT_MIN", 0)
-        patch.setattr(text_ids, "THREADS", 2)
-        split = text_ids.sort_order(array)
+        patch.setattr(text_order, "SPLIT_SORT_MIN", 0)
+        patch.setattr(text_order, "THREADS", 2)
+        split = text_order.sort_order(array)
     assert split.tolist() == pc.array_sort_indices(array).to_numpy().tolist()
 
 

@@ -1,0 +1,102 @@
+"""What a dataset shows beyond its metrics: the long tail and the head's share of the
+recommendations, item and user bias against the catalog, the score distribution, and the
+recommendation cases. :class:`~metrics_core.dataset.Dataset` has these as methods (it is an
+:class:`Analyses`); the computations themselves live in :mod:`metrics_core.metrics`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from metrics_core.errors import input_error
+from metrics_core.inputs import validate
+
+if TYPE_CHECKING:
+    from metrics_core.inputs.encoded import Lists, Training, Truth
+
+
+class Analyses:
+    """The analyses of a dataset's encoded lists, training data and side tables."""
+
+    lists: dict[str, Lists]
+    truth: Truth
+    training: Training | None
+    item_table: pd.DataFrame | None
+    item_table_codes: np.ndarray | None
+    user_table: pd.DataFrame | None
+    user_table_codes: np.ndarray | None
+
+    def long_tail(self, model: str, k: int = 10) -> pd.DataFrame:
+        """The model's long-tail curve at K (see :func:`metrics_core.metrics.popularity.long_tail`)."""
+        from metrics_core.metrics.popularity import long_tail
+
+        return long_tail(self.lists[model].items[:, :k], self._interactions("the long-tail chart"))
+
+    def head_share(self, model: str, k: int = 10, head: float = 0.2) -> float:
+        """Share of the model's top-K recommendations that go to the most popular items."""
+        from metrics_core.metrics.popularity import head_share
+
+        return head_share(self.lists[model].items[:, :k], self._interactions("the head share"), head)
+
+    def _interactions(self, what: str) -> np.ndarray:
+        if self.training is None:
+            raise input_error(what, "needs training interactions.", "give the training data.")
+        return self.training.interactions_per_item
+
+    def item_bias(self, model: str, attribute: str, k: int = 10):
+        """Item attribute in the model's top-K recommendations vs the catalog (training items,
+        each once; the item table when there is no training data)."""
+        from metrics_core.metrics.bias import item_bias
+
+        if self.item_table is None:
+            raise input_error("item bias", "needs an item table.", "give an item table with the attribute.")
+        values = self.item_attribute(attribute)
+        top = self.lists[model].items[:, :k]
+        catalog = np.flatnonzero(self.training.users_per_item > 0) if self.training is not None \
+            else np.unique(self.item_table_codes)
+        return item_bias(attribute, values, top[top >= 0], catalog)
+
+    def user_bias(self, attribute: str):
+        """User attribute among evaluated users (with a relevant item) vs the training users."""
+        from metrics_core.metrics.bias import user_bias
+
+        if self.user_table is None or self.training is None:
+            raise input_error("user bias", "needs a user table and training interactions.",
+                              "give both a user table with the attribute and the training data.")
+        values = self.user_attribute(attribute)
+        evaluated = np.flatnonzero(self.truth.relevant_count > 0)
+        return user_bias(attribute, values, evaluated, np.flatnonzero(self.training.items_per_user > 0))
+
+    def item_attribute(self, attribute: str) -> pd.Series:
+        """An item-table column indexed by item code."""
+        return self._values_by_code(self.item_table, attribute, self.item_table_codes, "item table")
+
+    def user_attribute(self, attribute: str) -> pd.Series:
+        """A user-table column indexed by user code."""
+        return self._values_by_code(self.user_table, attribute, self.user_table_codes, "user table")
+
+    @staticmethod
+    def _values_by_code(table: pd.DataFrame, attribute: str, codes: np.ndarray, what: str) -> pd.Series:
+        if attribute not in table.columns:
+            raise input_error(what, f"has no column '{attribute}' (columns: {validate.column_list(table.columns)}).",
+                              "choose one of the table's columns.")
+        values = pd.Series(table[attribute].to_numpy(), index=codes)
+        return values[~values.index.duplicated()]
+
+    def score_distribution(self, model: str, k: int = 10, bins: int = 40, edges: np.ndarray | None = None):
+        """Histogram of the scores in each list's top K and in the rest (None for rank-only lists)."""
+        from metrics_core.metrics.scores import score_histogram
+
+        lists = self.lists[model]
+        lists.require_scores(lists.positions, "the score histogram")
+        return None if lists.scores is None else score_histogram(lists.scores, k, bins, edges)
+
+    def cases(self, users: list | None = None, **options):
+        """Recommendation cases; see :func:`metrics_core.cases.cases`."""
+        from metrics_core.cases import cases
+
+        for lists in self.lists.values():
+            lists.require_scores(lists.positions, "the recommendation cases")
+        return cases(self, users, **options)
