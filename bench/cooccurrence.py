@@ -52,7 +52,7 @@ def timed(work) -> tuple[float, object]:
 
 def on_spark(tables: dict[str, pd.DataFrame], master: str, driver_memory: str, rounds: int) -> tuple[list, dict]:
     os.environ.setdefault("PYSPARK_SUBMIT_ARGS", f"--driver-memory {driver_memory} pyspark-shell")
-    from metrics_core.spark import evaluate_spark, local_session
+    from metrics_core.engines.spark.engine import evaluate_spark, local_session
 
     spark = local_session(master)
     try:

@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from metrics_core.spark import evaluate_spark, local_session
+from metrics_core.engines.spark.engine import evaluate_spark, local_session
 
 RANKING_METRICS = {"precision": "precisionAtK", "recall": "recallAtK", "ndcg": "ndcgAtK",
                    "map": "meanAveragePrecisionAtK"}

@@ -11,7 +11,7 @@ from dashboard.text import plain
 from dashboard.uploads import TYPES, stored_upload
 from dashboard.workspace import Workspace, save
 from metrics_core import InputError
-from metrics_core.dataset import model_name
+from metrics_core.engines.memory.dataset import model_name
 from metrics_core.store import SavedWorkspace, Store
 from metrics_core.store.catalog import trash_days
 

@@ -15,8 +15,9 @@ from metrics_core.lazy import lazy_names
 # The public names, imported on first use: ``rankscope --help`` and a small evaluation do not pay
 # for what they do not use (numpy, pandas, scipy, the store).
 __getattr__ = lazy_names(__name__, {
-    "Dataset": "dataset", "InputError": "errors", "Note": "errors", "evaluate": "one_call",
-    "evaluate_models": "one_call", "Columns": "inputs.columns", "RatingErrors": "metrics.rating",
+    "Dataset": "engines.memory.dataset", "evaluate": "engines.memory.one_call",
+    "evaluate_models": "engines.memory.one_call", "evaluate_spark": "engines.spark.engine",
+    "InputError": "errors", "Note": "errors", "Columns": "inputs.columns", "RatingErrors": "metrics.rating",
     "rating_errors": "metrics.rating", "Evaluation": "result", "PRESETS": "settings", "Encoding": "settings",
     "Settings": "settings", "encoding_for": "settings", "settings_for": "settings"}, globals())
 
@@ -33,6 +34,7 @@ __all__ = [
     "encoding_for",
     "evaluate",
     "evaluate_models",
+    "evaluate_spark",
     "rating_errors",
     "settings_for",
 ]

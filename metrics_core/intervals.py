@@ -1,12 +1,14 @@
-"""The t interval of a mean: the interval the Summary page, the verdict, a notebook's table and the
-report show beside a mean over users (one method everywhere, so an interval and a call never
-disagree)."""
+"""Intervals of a mean over users: the t interval the Summary page, the verdict, a notebook's table
+and the report show beside a mean (one method everywhere, so an interval and a call never
+disagree), and the normal interval a run keeps, which the Spark engine computes from each
+metric's sum and sum of squares."""
 
 from __future__ import annotations
 
 import numpy as np
 
 LEVEL = 0.95
+Z_95 = 1.959963984540054
 
 
 def mean_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, float]:
@@ -20,3 +22,15 @@ def mean_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, floa
         return float("nan"), float("nan")
     half = float(stats.t.ppf((1 + level) / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
     return float(values.mean() - half), float(values.mean() + half)
+
+
+def normal_interval(mean: float, sd: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """mean ± z·sd/√n, the normal interval of a mean of ``n`` values (z = 1.96 at 95%)."""
+    if level == 0.95:
+        z = Z_95
+    else:
+        from scipy import stats
+
+        z = float(stats.norm.ppf((1 + level) / 2))
+    half = z * sd / np.sqrt(n)
+    return float(mean - half), float(mean + half)

@@ -1,9 +1,14 @@
-"""What an evaluation returns: aggregates, per-user values, curves, user counts, warnings."""
+"""What an evaluation returns: aggregates, per-user values, curves, user counts, warnings.
+
+:class:`Result` is the contract both engines keep (the memory engine's :class:`Evaluation`, the
+Spark engine's :class:`~metrics_core.engines.spark.engine.SparkEvaluation`): the same names, the
+same meaning, and the same JSON from :meth:`Result.to_dict`."""
 
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import pandas as pd
 
@@ -12,6 +17,32 @@ from metrics_core.intervals import LEVEL, mean_interval
 from metrics_core.jsonable import plain
 from metrics_core.metrics import registry
 from metrics_core.settings import Encoding, Settings
+
+
+class Result(Protocol):
+    """One model evaluated at one K, by either engine.
+
+    settings: what it was evaluated at (``k`` is ``settings.k``).
+    metrics: aggregate name -> value, in registry order.
+    per_user: the per-user values (a pandas DataFrame in memory, a Spark DataFrame on Spark).
+    curves: index k, one column per accuracy metric with a curve (None: not asked for).
+    users: counts of evaluated users and of users left out or scored 0.
+    warnings: problems with one sensible reading, each with a count, in the same order.
+    skipped: metric -> why it could not be computed.
+    """
+
+    settings: Settings
+    metrics: dict[str, float]
+    per_user: object
+    curves: pd.DataFrame | None
+    users: dict[str, int]
+    warnings: list[Note]
+    skipped: dict[str, str]
+
+    @property
+    def k(self) -> int: ...
+
+    def to_dict(self) -> dict: ...
 
 
 @dataclass(repr=False)

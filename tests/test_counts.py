@@ -1,4 +1,4 @@
-"""Grouping and ordering by counting (``metrics_core.counts``) give numpy's own results, on
+"""Grouping and ordering by counting (``metrics_core._numeric.counts``) give numpy's own results, on
 the counting path and on the fallbacks alike."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from metrics_core.counts import COUNTING_LIMIT, distinct_and_groups, stable_order
+from metrics_core._numeric.counts import COUNTING_LIMIT, distinct_and_groups, stable_order
 
 INTEGER_TYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
 

@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("java") is None,
 
 @pytest.fixture(scope="module")
 def spark():
-    from metrics_core.spark import local_session
+    from metrics_core.engines.spark.engine import local_session
 
     session = local_session("local[2]")
     yield session
@@ -46,7 +46,7 @@ def data(seed: int = 0, users: int = 400, items: int = 120):
 @pytest.mark.parametrize("k, options", [(5, {}), (12, {"gain": "exponential", "ap_denominator": "relevant"}),
                                         (3, {"users_without_relevant": "zero", "users_without_list": "drop"})])
 def test_every_metric_equals_the_in_memory_engine(spark, k, options):
-    from metrics_core.spark import evaluate_spark
+    from metrics_core.engines.spark.engine import evaluate_spark
 
     recs, truth, table = data(k)
     columns = Columns(relevance="relevance", threshold=1)
@@ -70,7 +70,7 @@ def test_every_metric_equals_the_in_memory_engine(spark, k, options):
 def test_aggregates_alone_equal_those_with_the_per_user_rows(spark):
     """per_user=False gives the same aggregates, intervals and curves from the partitions'
     sums, with no per-user DataFrame."""
-    from metrics_core.spark import evaluate_spark
+    from metrics_core.engines.spark.engine import evaluate_spark
 
     recs, truth, table = data(2)
     frames = spark.createDataFrame(recs), spark.createDataFrame(truth)
@@ -102,7 +102,7 @@ def test_training_metrics_equal_the_in_memory_engine(spark, case):
     and a score column null on every row is left out, as if not given ("null scores"). With
     the co-occurrence similarity, every partition gets the whole table's (its items' shared
     users counted in Spark), so diversity and serendipity equal memory's too, per user."""
-    from metrics_core.spark import evaluate_spark
+    from metrics_core.engines.spark.engine import evaluate_spark
 
     recs, truth, table = data(3)
     rng = np.random.default_rng(11)
@@ -162,7 +162,7 @@ def test_curves_at_every_k_equal_the_in_memory_engine(spark, rank):
     """Lists ordered by rank (numbers, or numbers as text, whose largest as text would be "9"),
     then by score (the longest list then counts rows); some partitions hold only short lists,
     and their curves still reach the longest list."""
-    from metrics_core.spark import evaluate_spark
+    from metrics_core.engines.spark.engine import evaluate_spark
 
     recs, truth, _ = data(7)
     # with text ranks, few long lists (1 user in 40) over more partitions: some hold none
@@ -186,7 +186,7 @@ def test_judged_metrics_equal_the_in_memory_engine(spark):
     values at K, at every k and per user, although most partitions' users have no judged pair
     (only users 1-3 have one); with grades but no pair judged non-relevant (every grade 0 row
     is also relevant through another row), they are skipped with the in-memory engine's reason."""
-    from metrics_core.spark import evaluate_spark
+    from metrics_core.engines.spark.engine import evaluate_spark
 
     recs, truth, _ = data(8)
     few = recs[recs.user_id < 4][["user_id", "item_id", "rank"]]  # judged at ranks 1-2, relevant at 3-5
@@ -225,8 +225,8 @@ def test_primitive_model_metrics_equal_the_in_memory_engine(spark, scale):
     lists as primitive_df (users it lists and the model does not, and the reverse, included),
     equal the in-memory engine's for the same two models; without primitive_df they are
     skipped and say what to pass; a primitive model without an item column is named."""
+    from metrics_core.engines.spark.engine import evaluate_spark
     from metrics_core.errors import InputError
-    from metrics_core.spark import evaluate_spark
 
     recs, truth, _ = data(9)
     base, _, _ = data(10)
@@ -260,7 +260,7 @@ def test_every_metric_on_movielens_equals_the_in_memory_engine(spark, movielens)
     non-relevant, training data, the co-occurrence similarity, the popular model as the
     primitive one): the Spark engine computes every metric the in-memory engine does, to
     1e-12, and skips none."""
-    from metrics_core.spark import evaluate_spark
+    from metrics_core.engines.spark.engine import evaluate_spark
 
     train, truth = (pd.read_csv(movielens / f"{name}.csv") for name in ("train", "test"))
     train = train[["user_id", "item_id"]]
@@ -280,8 +280,8 @@ def test_bootstrap_intervals_equal_the_bootstrap_of_the_in_memory_per_user_value
     """Each partition's Poisson-weighted sums, merged, give what one Poisson bootstrap over the
     in-memory engine's per-user table gives, whatever the partitioning; bootstrap=0 gives the
     normal intervals."""
+    from metrics_core.engines.spark.engine import evaluate_spark
     from metrics_core.metrics import registry
-    from metrics_core.spark import evaluate_spark
     from metrics_core.stats import poisson_bootstrap as pb
 
     recs, truth, _ = data(4)
@@ -317,8 +317,8 @@ def test_partitions_no_user_reaches_and_bad_rows_in_a_partition(spark):
     over (users without a list left out), still give the in-memory values; a row
     without an item id, found inside a partition, is the same InputError as in memory (column,
     row values, fix), not Spark's report of the worker's traceback."""
+    from metrics_core.engines.spark.engine import evaluate_spark
     from metrics_core.errors import InputError
-    from metrics_core.spark import evaluate_spark
 
     recs = pd.DataFrame({"user_id": [1, 1, 2, 2, 3], "item_id": [1, 2, 3, 4, 5], "rank": [1, 2, 1, 2, 1]})
     truth = pd.DataFrame({"user_id": [1, 2, 3], "item_id": [1, 3, 9]})
@@ -360,7 +360,7 @@ def test_partitions_whose_users_have_only_lists_or_only_relevant_items(spark, op
     users with relevant items and no list. Their users still count as in memory: in the
     catalog and beyond-accuracy metrics (lists only), as evaluated users scoring 0 (relevant
     items only), and in the per-user rows and curves."""
-    from metrics_core.spark import evaluate_spark
+    from metrics_core.engines.spark.engine import evaluate_spark
 
     rng = np.random.default_rng(4)
     listed = np.arange(40)  # users 0-39 have lists; 0-5 also relevant items; 100-139 only relevant items
@@ -448,7 +448,7 @@ def test_rows_reach_the_partitions_as_they_are_with_their_nulls(spark, monkeypat
     and all: a score column null on every row is left out, as if not given, and equals the
     in-memory engine without scores; a null item and a null rank in two rows of one user are
     named as in memory. The session's Arrow settings are lifted for the pass and restored."""
-    import metrics_core.spark as engine
+    import metrics_core.engines.spark.engine as engine
     from metrics_core.errors import InputError
 
     passes = []

@@ -51,7 +51,7 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def spark():
-    from metrics_core.spark import local_session
+    from metrics_core.engines.spark.engine import local_session
 
     session = local_session("local[2]", quiet=True)
     yield session
@@ -71,7 +71,7 @@ def _problem(error: InputError) -> tuple[str, str | None, str]:
 
 
 def _both_engines_agree(spark, recs_path, truth_path, columns: Columns) -> None:
-    from metrics_core.spark import evaluate_spark
+    from metrics_core.engines.spark.engine import evaluate_spark
 
     try:
         memory = evaluate(recs_path, truth_path, k=3, columns=columns)

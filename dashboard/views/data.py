@@ -12,7 +12,7 @@ from dashboard.text import plain
 from dashboard.uploads import TYPES, grade_scale_of, grade_share, numeric_columns, stored_upload, upload_limit_note
 from dashboard.workspace import Workspace, demo_workspace, save
 from metrics_core import Columns, InputError
-from metrics_core.dataset import model_name
+from metrics_core.engines.memory.dataset import model_name
 
 GUESSES = {
     "user": ["user_id", "user", "userid", "uid", "customer_id", "customer", "visitor_id", "query_id", "qid",

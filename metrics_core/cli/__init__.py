@@ -46,7 +46,7 @@ from metrics_core.settings import (
 from metrics_core.stats.choices import CORRECTIONS, TESTS
 
 if TYPE_CHECKING:
-    from metrics_core.dataset import Dataset
+    from metrics_core.engines.memory.dataset import Dataset
     from metrics_core.result import Evaluation
 
 
@@ -174,7 +174,7 @@ def load_dataset(args: argparse.Namespace, score_positions: int | None = None) -
     """The dataset of the command's files; with ``--save`` the files are put in the store first
     and read from there (a CSV is parsed once, into the stored Parquet). ``score_positions``: see
     :meth:`Dataset.build`."""
-    from metrics_core.dataset import Dataset
+    from metrics_core.engines.memory.dataset import Dataset
 
     columns = _columns(args)
     sources = model_sources(args)

@@ -13,7 +13,7 @@ from metrics_core.settings import GAINS
 
 def parse_model_source(value: str) -> tuple[str, str]:
     """``NAME=PATH`` or ``PATH`` (the name is then the file's stem)."""
-    from metrics_core.dataset import model_name
+    from metrics_core.engines.memory.dataset import model_name
 
     if "=" in value and not Path(value).exists():
         name, path = value.split("=", 1)

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from metrics_core.cli.arguments import model_sources
-from metrics_core.dataset import primitive_model
+from metrics_core.engines.memory.dataset import primitive_model
 from metrics_core.errors import InputError, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.jsonable import dumps
@@ -89,7 +89,7 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
         store = Store()  # an unwritable (or read-only) store fails here, before Spark starts
         store.require_writable()
     try:
-        from metrics_core.spark import evaluate_spark, local_session
+        from metrics_core.engines.spark.engine import evaluate_spark, local_session
     except ImportError:
         raise input_error("--engine spark", "pyspark is not installed.",
                           "pip install 'rankscope[spark]' (and Java 17), or use --engine memory.") from None
@@ -129,7 +129,7 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
                 if note.code == "id_mismatch":
                     print(f"rankscope: warning [{name}]: {note.message}", file=sys.stderr)
         if store is not None:
-            from metrics_core.spark import save_spark_run
+            from metrics_core.engines.spark.engine import save_spark_run
 
             run = save_spark_run(store, args.save, results, sources, note=args.note)
             print(f"rankscope: saved run {run.id} under {args.save!r} ({store.home}; per-user values of up to "

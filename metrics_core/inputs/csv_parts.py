@@ -24,7 +24,7 @@ import itertools
 
 import numpy as np
 
-from metrics_core.parallel import THREADS, map_threads
+from metrics_core._numeric.parallel import THREADS, map_threads
 
 PARTS_MIN_BYTES = 64 << 20  # smaller files are read whole (the ranges would gain little)
 ROOM = 1.25  # each range's stretch holds this many times the rows its bytes suggest

@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from metrics_core._numeric.parallel import THREADS, chunks, map_chunks, meanwhile, thread_shares
 from metrics_core.errors import Note, input_error, setting
 from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
@@ -26,7 +27,6 @@ from metrics_core.inputs.encoded import KERNEL_ITEMS_MAX, KERNEL_MIN, Lists, Raw
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.read import QRELS_GRADE, is_qrels
 from metrics_core.inputs.text_ids import TextIds, is_text
-from metrics_core.parallel import THREADS, chunks, map_chunks, meanwhile, thread_shares
 from metrics_core.settings import Order, TieBreak
 
 MAX_POSITIONS = 100_000
@@ -101,7 +101,7 @@ def read_truth(frame: pd.DataFrame, source: str, columns: Columns, empty_ok: boo
 def load_kernels_meanwhile() -> None:
     """Start loading the compiled loops (:mod:`metrics_core.inputs.kernels`: importing numba and
     loading the usual types from its cache, about 0.35 s of one core in a fresh process) on a
-    thread of its own. :class:`~metrics_core.dataset.Dataset` calls it for large lists just
+    thread of its own. :class:`~metrics_core.engines.memory.dataset.Dataset` calls it for large lists just
     before the ground truth is encoded, which keeps one core of two busy; the lists' placing
     waits for the loading if it is not done, and their joining finds the loops loaded. (Loading
     them beside the reading, which keeps both cores busy, made the command slower.) A failure

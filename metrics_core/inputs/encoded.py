@@ -218,7 +218,7 @@ class Lists:
     def lengths(self) -> np.ndarray:
         """Items in each user's whole list (float64; counted on first use, unless the compiled join
         counted them as it read every cell)."""
-        from metrics_core.sums import row_sums
+        from metrics_core._numeric.sums import row_sums
 
         return row_sums(self.items >= 0, np.int64).astype(np.float64)
 
@@ -247,8 +247,8 @@ def _cells_of(items: np.ndarray, keys: np.ndarray, n_items: int) -> np.ndarray:
 
 def _cells_compiled(items: np.ndarray, keys: np.ndarray, n_items: int) -> np.ndarray:
     """:func:`_cells_of` by one compiled pass per range of users, on a few threads."""
+    from metrics_core._numeric.parallel import map_chunks, thread_shares
     from metrics_core.inputs.kernels import mark_judged, read_only_view
-    from metrics_core.parallel import map_chunks, thread_shares
 
     n_users = len(items)
     key_user, key_item = np.divmod(keys, max(n_items, 1))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics_core.parallel import PARALLEL_MIN, chunks, map_chunks, thread_shares
+from metrics_core._numeric.parallel import PARALLEL_MIN, chunks, map_chunks, thread_shares
 
 INDEX_CHUNK = 1 << 16  # values per pass when used as indices: the index buffer stays in cache
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from metrics_core._numeric.parallel import PARALLEL_MIN, THREADS
 from metrics_core.inputs.gather import INDEX_CHUNK, in_parallel, index_chunks, lookup
 from metrics_core.inputs.text_ids import TextIds, as_text, is_text, sorted_distinct
-from metrics_core.parallel import PARALLEL_MIN, THREADS
 
 LOOKUP_TABLE_LIMIT = 1 << 26  # ids spanning fewer values than this use a direct lookup table
 RUN_PIECE = 1 << 18  # values compared with their neighbours at a time by run_heads (a 256 KB mask)

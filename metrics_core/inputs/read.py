@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from metrics_core._numeric.parallel import map_threads
 from metrics_core.errors import InputError, Note, input_error
 from metrics_core.inputs.containers import identify
 from metrics_core.inputs.text_ids import COMPILED_MIN
 from metrics_core.inputs.validate import ALL_CATEGORIES_USED, FILE_COLUMNS, NUMBERS_AS_TEXT, column_list
-from metrics_core.parallel import map_threads
 
 TREC_RUN_COLUMNS = ["user_id", "iteration", "item_id", "rank", "score", "tag"]
 TREC_QRELS_COLUMNS = ["user_id", "iteration", "item_id", "relevance"]
@@ -602,7 +602,7 @@ def _numbers_by_row_group(file, source, types: dict[str, np.dtype]) -> dict | No
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from metrics_core.parallel import THREADS, map_chunks, thread_shares
+    from metrics_core._numeric.parallel import THREADS, map_chunks, thread_shares
 
     meta = file.metadata
     starts = np.cumsum([0] + [meta.row_group(g).num_rows for g in range(meta.num_row_groups)])

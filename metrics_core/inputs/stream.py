@@ -25,10 +25,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from metrics_core._numeric.parallel import THREADS, map_chunks, thread_shares
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.encode import MAX_POSITIONS, full, lists_from_cells, placed_score_type, score_cells
 from metrics_core.inputs.encoded import Lists, Truth
-from metrics_core.parallel import THREADS, map_chunks, thread_shares
 
 
 def longest_list(path, columns: Columns) -> int | None:

@@ -29,10 +29,10 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from metrics_core._numeric.parallel import THREADS, map_chunks, map_threads, thread_shares
 from metrics_core.inputs.gather import lookup
 from metrics_core.inputs.jit import numba
 from metrics_core.inputs.text_order import sort_order
-from metrics_core.parallel import THREADS, map_chunks, map_threads, thread_shares
 
 BATCH = 32  # rows whose table and arena reads are issued together
 SLOTS = 4  # slots per table line (4 fingerprints + 4 codes: 64 bytes)

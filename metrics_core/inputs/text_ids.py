@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from metrics_core._numeric.parallel import PARALLEL_MIN, map_chunks, thread_shares
 from metrics_core.inputs.gather import lookup
 from metrics_core.inputs.text_order import increasing, sort_order
-from metrics_core.parallel import PARALLEL_MIN, map_chunks, thread_shares
 
 COMPILED_MIN = 1 << 22  # rows from which text is coded by the compiled hash table (numba's first call: 0.5-1.4 s)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from metrics_core.parallel import THREADS, map_threads
+from metrics_core._numeric.parallel import THREADS, map_threads
 
 SPLIT_SORT_MIN = 1 << 17  # texts from which they are sorted in two halves on threads
 

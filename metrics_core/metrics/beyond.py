@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from metrics_core._numeric.sums import row_sums
 from metrics_core.inputs.encoded import Cooccurrence, Lists, Training
 from metrics_core.inputs.features import ItemVectors
 from metrics_core.metrics import catalog, popularity, primitive, registry, scores, similarity
 from metrics_core.metrics.accuracy.cutoffs import user_rows
 from metrics_core.settings import Settings
-from metrics_core.sums import row_sums
 
 NEEDS_TRAINING = "needs training interactions"
 NEEDS_PRIMITIVE = "needs a second model (the primitive model) to compare with"

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metrics_core._numeric.parallel import map_chunks, thread_shares
+from metrics_core._numeric.sums import row_sums
 from metrics_core.inputs.encode import KERNEL_ITEMS_MAX, KERNEL_MIN
 from metrics_core.inputs.encoded import Lists
 from metrics_core.metrics.shared_items import positions_in
-from metrics_core.parallel import map_chunks, thread_shares
-from metrics_core.sums import row_sums
 
 
 @dataclass

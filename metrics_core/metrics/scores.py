@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from metrics_core._numeric.parallel import map_chunks, thread_shares
+from metrics_core._numeric.sums import row_sums
 from metrics_core.inputs.encode import KERNEL_MIN
-from metrics_core.parallel import map_chunks, thread_shares
-from metrics_core.sums import row_sums
 
 CHUNK_CELLS = 1 << 16
 

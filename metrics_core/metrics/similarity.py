@@ -89,8 +89,8 @@ def matrix_entries(matrix: sp.csr_matrix, rows: np.ndarray, columns: np.ndarray)
         return np.zeros(0)
     if len(rows) < LOOKUP_KERNEL_MIN:
         return np.asarray(matrix[rows, columns], dtype=np.float64).ravel()
+    from metrics_core._numeric.parallel import map_chunks, thread_shares
     from metrics_core.inputs.kernels import sparse_entries
-    from metrics_core.parallel import map_chunks, thread_shares
 
     if not matrix.has_sorted_indices:
         matrix = matrix.sorted_indices()

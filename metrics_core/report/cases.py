@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from metrics_core.cases import Case
+from metrics_core.engines.memory.cases import Case
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
 from metrics_core.stats.examples import Examples, telling_users

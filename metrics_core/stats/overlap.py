@@ -2,7 +2,7 @@
 model x model matrix of their means.
 
 Both models' lists are users x positions arrays over the same user rows (one
-:class:`~metrics_core.dataset.Dataset`), items unique within a list; -1 marks an empty cell.
+:class:`~metrics_core.engines.memory.dataset.Dataset`), items unique within a list; -1 marks an empty cell.
 Users whose lists are both empty have no value (NaN) and are left out of the means.
 """
 

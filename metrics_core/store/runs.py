@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.errors import input_error
+from metrics_core.intervals import normal_interval
 from metrics_core.jsonable import dumps, plain
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
@@ -33,7 +34,6 @@ from metrics_core.store.catalog import SavedWorkspace, Store, now
 from metrics_core.store.files import write_parquet
 from metrics_core.store.settings_text import settings_json, settings_of
 
-Z_95 = 1.959963984540054
 USER = "user"
 MODEL = "model"
 
@@ -71,18 +71,6 @@ def normal_intervals(result: Evaluation) -> dict[str, tuple[float, float]]:
         if len(values) >= 2:
             out[metric] = normal_interval(values.mean(), values.std(ddof=1), len(values))
     return out
-
-
-def normal_interval(mean: float, sd: float, n: int, level: float = 0.95) -> tuple[float, float]:
-    """mean ± z·sd/√n, the normal interval of a mean of ``n`` values (z = 1.96 at 95%)."""
-    if level == 0.95:
-        z = Z_95
-    else:
-        from scipy import stats
-
-        z = float(stats.norm.ppf((1 + level) / 2))
-    half = z * sd / np.sqrt(n)
-    return float(mean - half), float(mean + half)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics_core import Columns, Dataset, Encoding, Settings
-from metrics_core import dataset as dataset_module
+from metrics_core.engines.memory import dataset as dataset_module
 from metrics_core.inputs import encode
 from tests.reference import relevant_grades, user_metrics
 
@@ -303,7 +303,7 @@ import sys
 import tempfile
 from pathlib import Path
 import numpy as np
-from metrics_core import dataset
+from metrics_core.engines.memory import dataset
 from metrics_core.inputs import encode, kernels
 from tests.inputs.test_encoding_paths import encoded, whole_lists
 recs, truth = whole_lists(n_users=50, length=10, item_space=40, seed=2)

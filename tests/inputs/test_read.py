@@ -83,7 +83,7 @@ def test_parquet_read_by_row_group_gives_every_row_in_order_and_nulls_stay_missi
 
     from metrics_core.inputs import read as read_module
 
-    monkeypatch.setattr("metrics_core.parallel.THREADS", 3)
+    monkeypatch.setattr("metrics_core._numeric.parallel.THREADS", 3)
     rng = np.random.default_rng(0)
     n = 10_007
     with_null = rng.random(n)
@@ -292,7 +292,7 @@ def test_text_ids_stored_as_codes_or_coded_while_read_give_the_ids_of_the_plain_
 
     if not unchecked:
         monkeypatch.delattr(pd.CategoricalDtype, "_from_fastpath", raising=False)
-    monkeypatch.setattr("metrics_core.parallel.THREADS", threads)
+    monkeypatch.setattr("metrics_core._numeric.parallel.THREADS", threads)
     monkeypatch.setattr(read_module, "COMPILED_MIN", 0)
     monkeypatch.setattr(text_hash, "BATCH_ROWS", 700)
     table = text_id_table(10_000)

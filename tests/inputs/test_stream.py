@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from metrics_core import Encoding, Settings
-from metrics_core import dataset as dataset_module
+from metrics_core.engines.memory import dataset as dataset_module
 from metrics_core.errors import InputError
 from metrics_core.inputs import encode, stream
 from tests.inputs.test_encoding_paths import assert_same_encoding, encoded, whole_lists

@@ -202,7 +202,7 @@ def test_dcg_by_hand_with_linear_and_exponential_gains():
 def test_the_per_user_table_joins_accuracy_and_beyond_users_as_pandas_outer_join(accuracy_users, beyond_users):
     """Users evaluated for accuracy (relevant items) and for the other metrics (a list) differ;
     the per-user table is their union, as pandas' outer join gives it (order, NaN, dtypes)."""
-    from metrics_core.dataset import _outer_join
+    from metrics_core.engines.memory.dataset import _outer_join
 
     rows, others = np.array(sorted(accuracy_users)), np.array(sorted(beyond_users))
     rng = np.random.default_rng(len(rows) * 1000 + len(others))

@@ -69,7 +69,7 @@ def test_only_rankscope_s_own_types_are_rebuilt(tmp_path):
     assert save_dataset(tmp_path, "f00d-2", demo_workspace().build())
     manifest = tmp_path / "encoded" / "f00d-2" / "manifest.json"
     text = manifest.read_text()
-    manifest.write_text(text.replace('"metrics_core.dataset:Dataset"', '"subprocess:Popen"', 1))
+    manifest.write_text(text.replace('"metrics_core.engines.memory.dataset:Dataset"', '"subprocess:Popen"', 1))
     assert load_dataset(tmp_path, "f00d-2") is None
     manifest.write_text("{not json")
     assert load_dataset(tmp_path, "f00d-2") is None

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics_core.sums import row_sums
+from metrics_core._numeric.sums import row_sums
 
 COLUMN_LOOP_WIDTH = 256
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from metrics_core.counts import stable_order
+from metrics_core._numeric.counts import stable_order
 from metrics_core.metrics.accuracy.cutoffs import Cutoffs, ratio
 
 if TYPE_CHECKING:

@@ -20,7 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from metrics_core.counts import distinct_and_groups
+from metrics_core._numeric.counts import distinct_and_groups
+from metrics_core._numeric.parallel import THREADS, chunks, map_chunks
+from metrics_core._numeric.sums import column_sums, row_sums
 from metrics_core.inputs.encoded import Lists, Truth
 from metrics_core.metrics import registry
 from metrics_core.metrics.accuracy.cutoffs import Cutoffs, running_sum, user_rows
@@ -36,9 +38,7 @@ from metrics_core.metrics.accuracy.kernels import (
     Scaled,
     Totals,
 )
-from metrics_core.parallel import THREADS, chunks, map_chunks
 from metrics_core.settings import Settings
-from metrics_core.sums import column_sums, row_sums
 
 CHUNK_CELLS = 1 << 18
 

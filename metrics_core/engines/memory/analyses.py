@@ -1,6 +1,6 @@
 """What a dataset shows beyond its metrics: the long tail and the head's share of the
 recommendations, item and user bias against the catalog, the score distribution, and the
-recommendation cases. :class:`~metrics_core.dataset.Dataset` has these as methods (it is an
+recommendation cases. :class:`~metrics_core.engines.memory.dataset.Dataset` has these as methods (it is an
 :class:`Analyses`); the computations themselves live in :mod:`metrics_core.metrics`."""
 
 from __future__ import annotations
@@ -94,8 +94,8 @@ class Analyses:
         return None if lists.scores is None else score_histogram(lists.scores, k, bins, edges)
 
     def cases(self, users: list | None = None, **options):
-        """Recommendation cases; see :func:`metrics_core.cases.cases`."""
-        from metrics_core.cases import cases
+        """Recommendation cases; see :func:`metrics_core.engines.memory.cases.cases`."""
+        from metrics_core.engines.memory.cases import cases
 
         for lists in self.lists.values():
             lists.require_scores(lists.positions, "the recommendation cases")

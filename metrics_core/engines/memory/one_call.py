@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from metrics_core.dataset import Dataset, model_name
+from metrics_core.engines.memory.dataset import Dataset, model_name
 from metrics_core.inputs.columns import Columns
 from metrics_core.result import Evaluation
 from metrics_core.settings import encoding_for, settings_for, split_options

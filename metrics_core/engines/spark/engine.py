@@ -23,7 +23,7 @@ same data (tests/test_spark.py checks 1e-9).
 
 With training interactions, the whole table's item popularity (and, for the co-occurrence
 similarity, its items' shared users) is counted in Spark and sent to every partition
-(:mod:`metrics_core.spark_training`): novelty, ARP, popularity serendipity, the LAUC/MCC
+(:mod:`metrics_core.engines.spark.training`): novelty, ARP, popularity serendipity, the LAUC/MCC
 candidates, diversity and serendipity equal the in-memory engine's. A graded ground truth's
 judged non-relevant rows reach the partitions with it (bpref, infAP), and a primitive model's
 lists travel with their users as a fourth table. What needs an input that was not given is
@@ -45,17 +45,17 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from metrics_core.dataset import NEEDS, Dataset, no_evaluated_user
+from metrics_core.engines.memory.dataset import NEEDS, Dataset, no_evaluated_user
+from metrics_core.engines.spark.training import SHARED_COLUMNS, TrainingFacts, training_facts, with_whole_training
 from metrics_core.errors import MAX_ROWS_SHOWN, InputError, Note, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.encode import USER_ITEM_HINT
 from metrics_core.inputs.text_ids import as_text
 from metrics_core.inputs.validate import require_columns
+from metrics_core.intervals import normal_interval
 from metrics_core.metrics import catalog, registry
 from metrics_core.settings import Settings
-from metrics_core.spark_training import SHARED_COLUMNS, TrainingFacts, training_facts, with_whole_training
 from metrics_core.stats import poisson_bootstrap
-from metrics_core.store.runs import normal_interval
 
 RECOMMENDED, RELEVANT, TRAINED, PRIMITIVE = "_recommended", "_relevant", "_trained", "_primitive"  # tables
 MODEL = "model"  # the evaluated model's name in a partition's Dataset (PRIMITIVE: the primitive model's)
@@ -79,21 +79,25 @@ MOMENTS = ("n", "sum", "sum_of_squares")  # a partition's rows of kind "moment" 
 
 @dataclass
 class SparkEvaluation:
-    """Aggregates (``metrics``), user counts, what was skipped and why, and the per-user values
-    as a Spark DataFrame (column ``_user``: the user id as text; None when not asked for), kept
-    in Spark's cache so that slicing or writing them does not evaluate every partition again:
-    :meth:`unpersist` frees them."""
+    """The Spark engine's :class:`~metrics_core.result.Result`: aggregates (``metrics``), user
+    counts, what was skipped and why, and the per-user values as a Spark DataFrame (column
+    ``_user``: the user id as text; None when not asked for), kept in Spark's cache so that
+    slicing or writing them does not evaluate every partition again: :meth:`unpersist` frees
+    them. ``intervals``: each aggregate's Poisson bootstrap (or normal) interval."""
 
-    k: int
     settings: Settings
     metrics: dict[str, float]
-    users: dict[str, int]
     per_user: object  # pyspark.sql.DataFrame, or None (per_user=False)
+    curves: pd.DataFrame | None  # index k, one column per accuracy metric (curves=True)
+    users: dict[str, int]
+    warnings: list[Note] = field(default_factory=list)  # the in-memory engine's, counted over every partition
     skipped: dict[str, str] = field(default_factory=dict)
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # Poisson bootstrap (or normal)
-    curves: pd.DataFrame | None = None  # index k, one column per accuracy metric (curves=True)
     cached: object = None  # the partitions' output behind per_user, held in Spark's cache
-    warnings: list[Note] = field(default_factory=list)  # the in-memory engine's, counted over every partition
+
+    @property
+    def k(self) -> int:
+        return self.settings.k
 
     def unpersist(self) -> None:
         """Free the cached per-user values (``per_user`` then evaluates the partitions again)."""
@@ -271,8 +275,8 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     if users is not None and "judgements" not in available:
         users = users.drop(*_judged_columns())
     warnings = _in_memory_order([*notes, *([mismatch] if mismatch else [])])
-    return SparkEvaluation(settings.k, settings, ordered, {"evaluated": evaluated, "with_recommendations": listed},
-                           users, skipped, intervals, merged, out if keep_users else None, warnings)
+    return SparkEvaluation(settings, ordered, users, merged, {"evaluated": evaluated, "with_recommendations": listed},
+                           warnings, skipped, intervals, out if keep_users else None)
 
 
 def _judged_columns() -> list[str]:

@@ -11,7 +11,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics_core.analyses import Analyses
+from metrics_core._numeric.parallel import map_threads, meanwhile
+from metrics_core._numeric.sums import row_sums
+from metrics_core.engines.memory.analyses import Analyses
 from metrics_core.errors import InputError, Note, input_error, setting
 from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
@@ -35,10 +37,8 @@ from metrics_core.inputs.stream import encode_streamed, longest_list
 from metrics_core.inputs.text_ids import TextIds, is_text
 from metrics_core.metrics import accuracy, registry
 from metrics_core.metrics import beyond as beyond_accuracy
-from metrics_core.parallel import map_threads, meanwhile
 from metrics_core.result import Evaluation
 from metrics_core.settings import Encoding, Settings
-from metrics_core.sums import row_sums
 
 NEEDS = {
     "candidates": "needs the number of candidate items: give training data or a candidate count",
