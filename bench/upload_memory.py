@@ -32,7 +32,8 @@ idle = rss_mib()
 recs, truth = (open(f"{folder}/{name}_{kind}.csv", "rb").read() for name in ("recs", "truth"))
 upload = (len(recs) + len(truth)) / 2**20
 start = time.perf_counter()
-dataset = Workspace("bench", {"m": TableFile("m.csv", recs)}, TableFile("t.csv", truth)).build()
+dataset = Workspace(label="bench", models={"m": TableFile("m.csv", recs)},
+                    ground_truth=TableFile("t.csv", truth)).build()
 dataset.evaluate_all(Settings(k=10), curves=True)
 seconds = time.perf_counter() - start
 peak = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024 - idle

@@ -3,6 +3,8 @@ workspace as…", and adding or replacing one model's file in an open saved work
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -128,9 +130,7 @@ def add_or_replace_model(store: Store, current: Workspace) -> None:
                      disabled=not confirmed):
             try:
                 table, _ = stored_upload(store, upload, "recommendations")
-                candidate = Workspace(current.label, {**current.models, model: table}, current.ground_truth,
-                                      current.columns, current.train, current.items, current.users,
-                                      current.feature_columns, current.embedding_column)
+                candidate = replace(current, models={**current.models, model: table}, id=None, _fingerprint=None)
                 dataset = state.dataset_of(candidate)  # checked before the saved workspace changes
                 saved = store.replace_model(current.id, model, table.path.stem, len(dataset.users))
             except InputError as error:

@@ -13,9 +13,10 @@ from pathlib import Path
 from dashboard.demo import MODELS
 from metrics_core import Columns, Dataset
 from metrics_core.inputs.read import StoredTable, TableFile
+from metrics_core.inputs.recipe import Recipe
 from metrics_core.settings import Encoding
 from metrics_core.store import SavedWorkspace, Store, default_home
-from metrics_core.store.catalog import OPTIONAL_ROLES, workspace_fingerprint
+from metrics_core.store.catalog import workspace_fingerprint
 from metrics_core.store.files import sha256_of
 
 Source = TableFile | StoredTable
@@ -36,35 +37,27 @@ def demo_folder() -> Path:
     return default_home() / "demo"
 
 
-@dataclass
-class Workspace:
-    """``id`` is the saved workspace's id in the store (None: the demo, or not saved yet)."""
+@dataclass(frozen=True, kw_only=True)
+class Workspace(Recipe[Source]):
+    """The :class:`~metrics_core.inputs.recipe.Recipe` the app evaluates, shown as ``label``;
+    ``id`` is the saved workspace's id in the store (None: the demo, or not saved yet)."""
 
     label: str
-    models: dict[str, Source]
-    ground_truth: Source
-    columns: Columns = field(default_factory=Columns)
-    train: Source | None = None
-    items: Source | None = None
-    users: Source | None = None
-    feature_columns: tuple[str, ...] | None = None
-    embedding_column: str | None = None
     id: str | None = None
     _fingerprint: str | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_saved(cls, saved: SavedWorkspace) -> Workspace:
-        return cls(saved.name, dict(saved.models), saved.ground_truth, saved.columns, saved.train, saved.items,
-                   saved.users, saved.feature_columns, saved.embedding_column, saved.id, saved.fingerprint)
-
-    def tables(self) -> dict[str, Source | None]:
-        return {"ground_truth": self.ground_truth, **{role: getattr(self, role) for role in OPTIONAL_ROLES}}
+        return cls(label=saved.name, models=dict(saved.models), ground_truth=saved.ground_truth,
+                   columns=saved.columns, train=saved.train, items=saved.items, users=saved.users,
+                   feature_columns=saved.feature_columns, embedding_column=saved.embedding_column, id=saved.id,
+                   _fingerprint=saved.fingerprint)
 
     def fingerprint(self) -> str:
         """A hash of every byte and of the mapping: the cache key of the encoded data
         (computed once: a workspace is not changed after it is made)."""
         if self._fingerprint is None:
-            self._fingerprint = self._digest()
+            object.__setattr__(self, "_fingerprint", self._digest())  # (frozen: set once, here)
         return self._fingerprint
 
     def _digest(self) -> str:

@@ -32,7 +32,7 @@ import secrets
 import sqlite3
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 from metrics_core.errors import InputError, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.read import PARQUET_SUFFIXES, StoredTable, read_bytes, read_notes, read_table, unreadable
+from metrics_core.inputs.recipe import OPTIONAL_ROLES, Recipe
 from metrics_core.store import failures, schema
 from metrics_core.store.encoded import forget_datasets
 from metrics_core.store.failures import HOME_VARIABLE, READ_ONLY_VARIABLE
@@ -55,7 +56,6 @@ from metrics_core.store.results import forget_results
 
 BUSY_TIMEOUT_MS = 30_000
 BUSY_VARIABLE = "RANKSCOPE_BUSY_TIMEOUT_MS"
-OPTIONAL_ROLES = ("train", "items", "users")
 TRASH_DAYS_VARIABLE = "RANKSCOPE_TRASH_DAYS"
 TRASH_DAYS = 30.0
 BACKUP_EVERY_SECONDS = 86_400
@@ -119,20 +119,13 @@ class NameTakenError(InputError):
         self.existing = existing
 
 
-@dataclass(frozen=True)
-class SavedWorkspace:
-    """A named set of stored tables with its column mapping and feature choices."""
+@dataclass(frozen=True, kw_only=True)
+class SavedWorkspace(Recipe[StoredTable]):
+    """A named :class:`~metrics_core.inputs.recipe.Recipe` whose tables are in the store, with
+    its place in the catalog."""
 
     id: str
     name: str
-    models: dict[str, StoredTable]
-    ground_truth: StoredTable
-    columns: Columns = field(default_factory=Columns)
-    train: StoredTable | None = None
-    items: StoredTable | None = None
-    users: StoredTable | None = None
-    feature_columns: tuple[str, ...] | None = None
-    embedding_column: str | None = None
     fingerprint: str = ""
     user_count: int | None = None
     rows: int = 0
@@ -323,7 +316,7 @@ class Store:
     def verify(self, saved: SavedWorkspace) -> SavedWorkspace:
         """``saved`` when every stored copy it reads is sound; otherwise the :class:`InputError`
         naming the store's damaged file (never the user's) and the repair."""
-        tables = [*saved.models.values(), saved.ground_truth, *(getattr(saved, r) for r in OPTIONAL_ROLES)]
+        tables = [*saved.models.values(), *saved.tables().values()]
         for table in (t for t in tables if t is not None):
             why = self.damage(table.path.stem)
             if why is not None:
