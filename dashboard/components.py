@@ -163,7 +163,7 @@ MODEL_COLUMN = {"_index": st.column_config.TextColumn("model", width="medium")} 
 
 def download_table(frame: pd.DataFrame, name: str, key: str) -> None:
     """A CSV download of ``frame``, written only when the button is clicked (written on every run,
-    a per-user table of 200,000 users cost 4.4 s each time the page was drawn)."""
+    a large per-user table cost seconds each time the page was drawn)."""
     st.download_button(f"Download {name} (CSV)", lambda: frame.to_csv(index=True).encode(), f"{name}.csv",
                        "text/csv", key=key, on_click="ignore")
 

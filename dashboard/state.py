@@ -395,8 +395,7 @@ def memo(name: str, parts: tuple, build: Callable[[], Any]) -> Any:
     """What a page computes from the current data and evaluation (a chart's summaries, users in
     order): built once per workspace, settings and ``parts`` (the page's own choices), kept in
     the bounded cache beside the evaluations, so that coming back to a page, or to a K seen
-    before, redraws what it drew (1M users x 4 models: the Users page summarised 4M values on
-    every visit, 3.8 s)."""
+    before, redraws what it drew instead of summarising every user's values again."""
     return CACHE.get(f"{name}:{data_key()}:{tuple(asdict(settings()).items())}:{parts!r}", build)
 
 

@@ -347,8 +347,8 @@ def entry() -> NoReturn:
     """The ``rankscope`` command: :func:`main`, then the process ends at once with its exit code.
 
     A run leaves gigabytes of arrays and the compiled loops' state behind, and Python's own exit
-    takes them apart object by object before the system frees the memory anyway: at 1M users x
-    100, 0.5-0.6 s of a 5 s command (0.04 s this way). Everything the command writes to a file
+    takes them apart object by object before the system frees the memory anyway, a tenth of a
+    large command. Everything the command writes to a file
     is closed when written, so once stdout and stderr are flushed nothing is lost. While another
     thread still runs (loading the compiled loops when a bad input ended the command early,
     say), Python's exit waits for it as usual. A reader of the output that has gone away (a

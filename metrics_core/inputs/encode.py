@@ -100,8 +100,8 @@ def read_truth(frame: pd.DataFrame, source: str, columns: Columns, empty_ok: boo
 
 def load_kernels_meanwhile() -> None:
     """Start loading the compiled loops (:mod:`metrics_core.inputs.kernels`: importing numba and
-    loading the usual types from its cache, about 0.35 s of one core in a fresh process) on a
-    thread of its own. :class:`~metrics_core.engines.memory.dataset.Dataset` calls it for large lists just
+    loading the usual types from its cache) on a thread of its own.
+    :class:`~metrics_core.engines.memory.dataset.Dataset` calls it for large lists just
     before the ground truth is encoded, which keeps one core of two busy; the lists' placing
     waits for the loading if it is not done, and their joining finds the loops loaded. (Loading
     them beside the reading, which keeps both cores busy, made the command slower.) A failure
@@ -166,9 +166,9 @@ def _distinct_pairs(user: np.ndarray, item: np.ndarray, grade: np.ndarray | None
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """The rows sorted by (user, item), each pair once with its highest grade (a note says how
     many rows were merged): the users (their codes' type kept when they are not re-derived),
-    the items as int64 codes, the grades. Each array of 11M ground-truth rows made here costs
-    about 0.1 s more than its arithmetic when its memory is new (page faults), so the pair key
-    is made once and becomes the items in place."""
+    the items as int64 codes, the grades. Each new array made here costs more than its
+    arithmetic (page faults on new memory), so the pair key is made once and becomes the items
+    in place."""
     key = np.multiply(user, n_items, dtype=np.int64)
     key += item
     if len(key) < 2 or (key[1:] > key[:-1]).all():
@@ -212,8 +212,7 @@ def _in_grade_order(user: np.ndarray, item: np.ndarray, grade: np.ndarray, n_use
        last, which is the one kept (a note says how many rows were merged);
     2. ``(user · L + L − 1 − level) · n_items + item``: the returned order (skipped when L = 1).
 
-    11M rows (1M users, three grades): about 0.9 s against 1.35 s for an ``argsort`` by pair
-    and a ``lexsort`` by grade.
+    Faster than an ``argsort`` by pair and a ``lexsort`` by grade.
     None (the caller does that) for fewer than two rows, more than :data:`GRADE_LEVELS_MAX`
     distinct grades or keys that would not fit in int64."""
     grades = pd.unique(grade)
@@ -347,8 +346,8 @@ def _positions_by_score(user: np.ndarray, score: np.ndarray, tie_key: np.ndarray
     scores in row order, or by ``tie_key``).
 
     Rows that come as one block per user (the usual file) are ordered block by block: the
-    blocks as the rows of a matrix, each sorted along its row (0.7 s for 100,000 lists of 100,
-    against 3.7 s for one sort of every row by user and score); other rows by that one sort."""
+    blocks as the rows of a matrix, each sorted along its row (several times faster than one sort
+    of every row by user and score); other rows by that one sort."""
     n = len(user)
     if tie_key is None and n:
         same_user = user[1:] == user[:-1]
@@ -399,8 +398,7 @@ def _positions_in_blocks(score: np.ndarray, starts: np.ndarray) -> np.ndarray | 
 def _positions_in_rows_compiled(score: np.ndarray, width: int) -> np.ndarray:
     """:func:`_positions_in_blocks` for lists of one length by
     :func:`~metrics_core.inputs.kernels.positions_in_rows`, a range of lists per thread, with no
-    negated copy and no order array (1M lists of 100 scores: 3.8-5.3 s in numpy's sort and
-    placing, 2.2-3.1 s here on two threads)."""
+    negated copy and no order array."""
     from metrics_core.inputs.kernels import positions_in_rows, read_only_view
 
     position = np.empty(len(score), dtype=np.int64)
@@ -666,8 +664,8 @@ def _join_compiled(items_at: np.ndarray, truth: Truth, n_items: int) -> _Joined:
     """:func:`_join` by :func:`~metrics_core.inputs.kernels.join_users`, one range of users per
     thread: a pass along each row against a table of its user's relevant items, no sort; the
     same pass counts the filled cells and each list's items (numpy's ``listed[user] = True``
-    over 100M shuffled rows took 0.36 s, the count of filled cells another pass, and the lists'
-    lengths, counted by the metrics on first use, about 0.1 s more)."""
+    over every row, the count of filled cells and the lists' lengths each took a pass of their
+    own)."""
     from metrics_core.inputs.kernels import blank_duplicates, join_users
 
     hit = np.zeros(items_at.shape, dtype=bool)

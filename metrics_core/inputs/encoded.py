@@ -199,8 +199,7 @@ class Lists:
         From :data:`KERNEL_MIN` cells (and at most :data:`KERNEL_ITEMS_MAX` items) a compiled pass
         along each row against a table of its user's judged items
         (:func:`~metrics_core.inputs.kernels.mark_judged`); below, one ``np.isin`` of the cells'
-        (user, item) keys, whose sort of every key cost 15 s of the app's first evaluation of a
-        1M-user x 100 graded workspace."""
+        (user, item) keys, whose sort of every key is slow on large lists."""
         if self._judged is None:
             self._judged = _cells_of(self.items, truth.judged, truth.n_items)
         return self._judged

@@ -31,7 +31,7 @@ def in_parallel(n: int, work):
 def lookup(table: np.ndarray, values: np.ndarray, low: int, out: np.ndarray | None = None) -> np.ndarray:
     """``table[values - low]``, into ``out`` when given: ``values`` itself may be it (each chunk's
     indices are copied out before the chunk is written), which saves the first touch of a new
-    array (100M codes: 400 MB, about 0.4 s of CPU here)."""
+    array."""
     out = np.empty(len(values), dtype=table.dtype) if out is None else out
 
     def work(start: int, stop: int) -> None:

@@ -3,7 +3,7 @@
 The first compiled function a process loads (even from numba's cache) imports numba's array-math
 registry, which imports ``scipy.linalg`` only to decide whether compiled inner products of float
 vectors may call BLAS. None of rankscope's loops takes an inner product, and in a fresh process
-that import costs about 0.15 s, 4 % of a 1M-user command (the command imports scipy only when a
+that import is a noticeable part of a large command (the command imports scipy only when a
 feature needs it). So :func:`load_array_math` imports the registry with ``scipy.linalg`` hidden
 from the importing thread alone: numba then uses its own inner-product loop (the documented
 fallback when scipy is absent), and everything else, numba's linear algebra included (it imports

@@ -10,14 +10,13 @@ on a few threads like the numpy steps (numba's own thread pools are not safe to 
 threads at once, and the app's sessions run at once, each evaluating its models on threads).
 
 :mod:`metrics_core.inputs.encode` imports this module only for large inputs (from its
-``KERNEL_MIN`` cells): in a fresh process the first call costs 0.5-1.4 s before any work
-(importing numba, defining the loops, starting LLVM and loading them from the cache: about
-0.5 s each once, and 0.15, 0.03 and 0.32 s on another day with numba's files in the page
-cache), more than small inputs take in numpy; the tests check that both paths give the same
+``KERNEL_MIN`` cells): in a fresh process the first call costs time before any work
+(importing numba, defining the loops, starting LLVM and loading them from the cache), more
+than small inputs take in numpy; the tests check that both paths give the same
 arrays. For large lists :func:`~metrics_core.inputs.encode.load_kernels_meanwhile` starts that
 import and :func:`load_usual` on a thread of its own while the ground truth is encoded, so the
-encoding's first call finds them loaded (about 0.35 s of one core in a fresh process since numba
-loads without ``scipy.linalg``: :mod:`metrics_core.inputs.jit`).
+encoding's first call finds them loaded (numba loads without ``scipy.linalg``:
+:mod:`metrics_core.inputs.jit`).
 """
 
 from __future__ import annotations
@@ -77,7 +76,7 @@ def join_users(items_at, truth_starts, truth_item, truth_grade, hit, grade, grad
     hit: the caller blanks it), else one marked wanted is a hit (with its grade when ``graded``,
     through a second table of each relevant item's row among its user's rows). Earlier users'
     marks are smaller, so the table is never cleared; one table, not one for wanted and one for
-    seen, halves the random reads (1M users x 100 shuffled, 1M items: 0.36 → 0.15 s).
+    seen, halves the random reads.
     A list has a rank gap when fewer cells are filled than its last filled position;
     ``lengths[user]`` is its count of items once duplicates are blanked (0: no list). Returns
     ``(duplicates, gaps, filled)``, ``filled`` the count of filled cells (the caller compares it

@@ -309,8 +309,7 @@ def _first_block(source, parse, options) -> tuple[dict, float]:
 
     The whole-file read is given these types: left to infer, Arrow tries each type again on
     every block, and a number column that turns to text or to fractions further down is re-read
-    whole; given them, a CSV of 1M users x 100 (3.5 GB, four number columns) is read in about
-    8.5 s instead of 9.5-14 s on two cores. A value that does not fit the first block's type
+    whole; given them, a large CSV is read faster. A value that does not fit the first block's type
     raises ``ArrowInvalid``: the caller then reads the file with Arrow's inference, as before,
     so the result is the same either way."""
     import pyarrow as pa
@@ -484,12 +483,10 @@ def _is_text(file, name: str) -> bool:
 def _coded_while_read(path, file, name: str, stored_as_codes: bool) -> pd.Categorical | None:
     """A large text id column as a categorical of its distinct texts (every one in use), coded
     by the compiled hash table as its row groups are read: a column the file stores as plain
-    text (distinct user ids, say) row by row (:func:`metrics_core.inputs.text_hash.code_row_groups`:
-    100M UUID-like ids in about 7 s on two cores, against about 4 s to read their text and 4.8 s
-    more to code it), one it stores as dictionary codes (:func:`_stored_as_codes`) one
-    dictionary per row group (:func:`~metrics_core.inputs.text_hash.code_dictionaries`: 100M
-    SKU-like ids in about 1.1 s, against 3.4 s for Arrow's read and pandas' merge of the 96
-    dictionaries). None when a row group's statistics count a null (the general read's checks
+    text (distinct user ids, say) row by row (:func:`metrics_core.inputs.text_hash.code_row_groups`),
+    one it stores as dictionary codes (:func:`_stored_as_codes`) one dictionary per row group
+    (:func:`~metrics_core.inputs.text_hash.code_dictionaries`). None when a row group's statistics
+    count a null (the general read's checks
     name those rows) or the table cannot take the column."""
     stats = leaf_statistics(file, name)
     if stats is None or any(s is not None and s.has_null_count and s.null_count for s in stats):
@@ -505,7 +502,7 @@ def _coded_while_read(path, file, name: str, stored_as_codes: bool) -> pd.Catego
 
 def _distinct_categories(distinct) -> pd.CategoricalDtype:
     """The categories of texts known to be distinct (a hash table holds each once), without
-    pandas' check that they are, which hashes every text again (1M UUID-like ids: 0.27 s);
+    pandas' check that they are, which hashes every text again;
     with the check when this pandas lacks the way around it."""
     texts = pd.Index(pd.array(distinct, dtype=pd.StringDtype("pyarrow")))
     unchecked = getattr(pd.CategoricalDtype, "_from_fastpath", None)
@@ -523,9 +520,8 @@ def _stored_as_codes(file, name: str) -> bool:
     its text, so a column chunk with a dictionary page and at most
     :data:`CODED_BYTES_PER_ROW` uncompressed bytes a row (the dictionary page included) is
     taken as coded. The guess only chooses the faster reader: Arrow reads plain pages into the
-    dictionary too, and either way the values are the same. 1M users x 100 with SKU-like item
-    ids in 96 row groups, read by Arrow: the item column in 1.9 s and 0.6 s to merge the
-    dictionaries, against 9.0 s for the texts and about 2.7 s to code them (a path of at least
+    dictionary too, and either way the values are the same. Reading the codes is several times
+    faster than reading the texts and coding them (a path of at least
     :data:`COMPILED_MIN` rows is coded one row group's dictionary at a time instead:
     :func:`_coded_while_read`)."""
     leaf, meta = _leaf(file, name), file.metadata
@@ -591,13 +587,11 @@ def _numbers_by_row_group(file, source, types: dict[str, np.dtype]) -> dict | No
     a time into arrays made once: the peak is the arrays themselves. None if the statistics
     were wrong after all (a null, which has no place in an integer array, or a value outside
     int32 in a column they said fits): the caller then reads the general way, never a wrapped
-    or made-up value. Arrow's whole-file read holds about 1.7x the columns' size at its peak
-    (1M users x 100 in 64-bit columns: 5.1 GiB for 3.0 GiB of columns, against 3.3 GiB here,
-    2.2 GiB with the integers as int32); reading a path, the row groups are shared between
-    threads (each with its own reader), which is also faster (2.0-2.6 s against 2.7-4.9 s). A 64-bit
-    integer column going into int32 is checked by Arrow's minimum and maximum, then narrowed as
-    numpy copies it in (Arrow's checked cast made a third pass and a buffer: the sorted 1M x 100
-    read, four paired runs, 1.11-1.25 s against 0.95-1.04 s)."""
+    or made-up value. Arrow's whole-file read holds about 1.7x the columns' size at its peak;
+    reading a path, the row groups are shared between threads (each with its own reader), which
+    is also faster. A 64-bit integer column going into int32 is checked by Arrow's minimum and
+    maximum, then narrowed as numpy copies it in (Arrow's checked cast made a third pass and a
+    buffer)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
@@ -637,8 +631,7 @@ def _numbers_by_row_group(file, source, types: dict[str, np.dtype]) -> dict | No
 def _columns_values(table, names: list[str]) -> dict:
     """:func:`_column_values` of the table's columns ``names``, on a few threads: a CSV's columns
     come in one chunk per block read, and joining them writes new memory, whose first touch
-    is most of the cost (1M users x 100, four number columns: 3.4 s on one thread, 1.7 s on
-    two)."""
+    is most of the cost, which threads share."""
     return dict(zip(names, map_threads(lambda name: _column_values(table.column(name)), names), strict=True))
 
 

@@ -2,15 +2,13 @@
 
 Rows in any order (as a distributed scoring job writes them) are placed cell by cell. Read
 whole first, their rank and score columns are 1.2 GB of new arrays at 1M users x 100 (int32
-ranks, float64 scores) that are written once, read once and dropped, and on this kind of
-machine the first touch of new memory costs about 0.8 s of CPU per GB. Here the id columns
+ranks, float64 scores) that are written once, read once and dropped, and the first touch of
+new memory costs CPU. Here the id columns
 are read and coded first (as for several models); then each row group's rank and score are
 decoded, a few MB at a time on each thread, and placed at once by
-:func:`~metrics_core.inputs.kernels.place_ranked`: 1M users x 100 shuffled, reading and
-placing 3.0 → 2.4 s. Whole lists in order stream too: read whole, their rank and score columns
-were reshaped into the cells at no copy, but making those columns cost more than placing rows
-that come in order (1M users x 100 sorted, end to end: 4.1-6.3 s against 3.4-3.9 s in five
-paired rounds, 2.8 against 2.1 GB).
+:func:`~metrics_core.inputs.kernels.place_ranked`. Whole lists in order stream too: read
+whole, their rank and score columns were reshaped into the cells at no copy, but making those
+columns cost more than placing rows that come in order.
 
 This path only takes input it can place exactly as the general one would: every rank an
 integer in ``1 .. P`` and every score finite, with P, the longest list, known beforehand from

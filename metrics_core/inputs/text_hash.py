@@ -1,11 +1,10 @@
 """Exact codes for a large Arrow text column, by a compiled hash table.
 
-Arrow's dictionary encoding of 100M UUID-like ids with 1M distinct takes 17-24 s on two cores
-here: every row's lookup in a table of 1M texts misses the caches two or three times in a row,
+Arrow's dictionary encoding of a large column of distinct-ish ids is slow: every row's lookup in a
+table of 1M texts misses the caches two or three times in a row,
 each miss waiting for the one before. This table is laid out so that one row needs two memory
 reads, and the rows are looked up :data:`BATCH` at a time, each read asked for (prefetched)
-before any is used, so that the reads overlap (about 7 s for the same ids, 2.7 s for 100M
-SKU-like ids with 50k distinct, on two cores):
+before any is used, so that the reads overlap:
 
 - the table is lines of four slots, one cache line each: four fingerprints (the low 32 bits of
   the text's hash and its length in bytes) and four packed ``code + 1 << 32 | arena offset``;
@@ -177,15 +176,12 @@ def code_texts(offsets, data, codes, table, arena, starts, state):
     home line's matching slot, found without a branch on the slots (a branch that depends on
     a read still on its way makes the processor wait for it), and that slot's text
     prefetched; then each candidate's text compared. A row whose home line does not hold its
-    text goes through :func:`_probe`. 100M UUID-like ids, 1M distinct, on two cores, six paired
-    runs: 6.8-8.5 s and 12.4-15.1 CPU-s, against 7.8-8.8 s and 14.6-16.3 CPU-s with sixteen rows
-    whose slots were found by branches and no prefetch.
+    text goes through :func:`_probe`. Faster than sixteen rows at a time whose slots were found by
+    branches and no prefetch.
 
     A row with the same text as the row before it (rows grouped by user, as a ground truth or a
-    file sorted by user has them) takes that row's code without a lookup: 11M UUID-like ids, 11 rows
-    a user, three paired runs: 0.72-0.91 s and 1.1-1.3 CPU-s against 1.07-1.20 s and 1.7-1.9
-    CPU-s (reading their text is most of the rest); rows in any order pay one comparison of a
-    few bytes each."""
+    file sorted by user has them) takes that row's code without a lookup; rows in any order pay
+    one comparison of a few bytes each."""
     rows = len(offsets) - 1
     lines = table.shape[0]
     keys = np.empty(BATCH, np.uint64)
@@ -383,8 +379,7 @@ def code_dictionaries(path, name: str, threads: int = THREADS) -> tuple[np.ndarr
     codes (item ids, as a rule): each thread reads its share of the row groups as Arrow
     dictionary arrays, codes the texts of each chunk's dictionary that its rows use into its
     table, and gathers its rows' codes through them, so a text is hashed once per row group,
-    not once per row, and the distinct texts are exactly those in use. 100M SKU-like ids in 96
-    row groups: about 1 s, against 3.4 s for Arrow's read and pandas' merge of the dictionaries.
+    not once per row, and the distinct texts are exactly those in use.
     None as for :func:`code_row_groups`."""
     import pyarrow.parquet as pq
 

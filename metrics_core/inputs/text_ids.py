@@ -17,7 +17,7 @@ from metrics_core._numeric.parallel import PARALLEL_MIN, map_chunks, thread_shar
 from metrics_core.inputs.gather import lookup
 from metrics_core.inputs.text_order import increasing, sort_order
 
-COMPILED_MIN = 1 << 22  # rows from which text is coded by the compiled hash table (numba's first call: 0.5-1.4 s)
+COMPILED_MIN = 1 << 22  # rows from which text is coded by the compiled hash table (worth numba's first call)
 
 
 @dataclass(frozen=True)
@@ -82,10 +82,9 @@ def factorize_text(series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
     repeating a text (see :meth:`TextIds.from_codes`).
 
     A column held by Arrow (pandas' ``str``) is coded on a few threads, one share of the rows
-    each: from ``COMPILED_MIN`` rows by the compiled table of :mod:`metrics_core.inputs.text_hash`
-    (100M UUID-like ids with 1M distinct: about 7 s on two cores), below that (or for a text type it
-    does not read) by Arrow's dictionary encoding, whose shares' dictionaries are put end to end
-    (the same 100M ids: 17-24 s, each lookup waiting on memory).
+    each: from ``COMPILED_MIN`` rows by the compiled table of :mod:`metrics_core.inputs.text_hash`,
+    below that (or for a text type it does not read) by Arrow's dictionary encoding, whose shares'
+    dictionaries are put end to end (slower on large columns: each lookup waits on memory).
     """
     arrow = getattr(series.array, "__arrow_array__", None)
     if arrow is None or len(series) < PARALLEL_MIN:
@@ -123,11 +122,11 @@ def sorted_distinct(texts, few_repeats: bool = False) -> tuple[np.ndarray, np.nd
     text array: no conversion) sorted as Python compares ``str`` (by code point), as ``str``
     objects, and each text's position among them.
 
-    Arrow hashes and sorts them (UTF-8 bytes compare in code-point order): 2M UUID-like texts take
-    about 1.5 s, against 4 s for numpy's fixed-width copy and sort, which would also drop a
-    trailing NUL character. With ``few_repeats`` (texts that are mostly distinct already) every
-    text is sorted and equal neighbours are merged, which saves the hashing (1M UUID-like texts:
-    0.25 s); with many repeats, hashing them away first sorts fewer.
+    Arrow hashes and sorts them (UTF-8 bytes compare in code-point order), faster than numpy's
+    fixed-width copy and sort, which would also drop a trailing NUL character. With
+    ``few_repeats`` (texts that are mostly distinct already) every text is sorted and equal
+    neighbours are merged, which saves the hashing; with many repeats, hashing them away first
+    sorts fewer.
 
     >>> distinct, position = sorted_distinct(np.array(["b", "a", "b", "é"], dtype=object))
     >>> distinct.tolist(), position.tolist()

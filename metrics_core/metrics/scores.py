@@ -17,9 +17,8 @@ def score_entropy(scores: np.ndarray, rows: np.ndarray | None = None, k: int | N
     first ``k`` scores, default all), within [0, ln K]; NaN for an empty list. One softmax per
     user (Evidently pools all users into one, so its value grows with the number of users).
     From :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells in one compiled pass
-    (:func:`~metrics_core.inputs.kernels.softmax_entropy_rows`, on a few threads: 1M users at
-    K = 10, 0.16 s of numpy's steps against about 0.03 s), else with numpy a block of users at
-    a time.
+    (:func:`~metrics_core.inputs.kernels.softmax_entropy_rows`, on a few threads), else with
+    numpy a block of users at a time.
 
     >>> score_entropy(np.array([[1.0, 1.0], [5.0, np.nan]])).round(4)
     array([0.6931, 0.    ])
@@ -88,8 +87,7 @@ def score_histogram(scores: np.ndarray, k: int, bins: int = 40, edges: np.ndarra
     the given ``edges``. Empty cells (NaN) are not counted.
 
     Counted a block of users at a time on a few threads, never copying the scores: the counts
-    of ``np.histogram`` over all of them (4 models x 1M users x 100 scores: 14 s for the app's
-    Scores page, when the two parts were copied out and joined first).
+    of ``np.histogram`` over all of them, without copying the two parts out and joining them first.
 
     Returns columns ``bin_start, bin_end, part ("top K" or "rest"), count, share``.
     """

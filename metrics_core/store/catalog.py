@@ -144,7 +144,7 @@ def _use_wal(connection: sqlite3.Connection, seconds: float) -> None:
     """Put the catalog in WAL mode, which the file keeps: once, by the first connection. Changing
     the mode needs the file to itself, and SQLite answers "locked" at once, without waiting, to
     connections that try while another is changing it (eight threads opening a new store
-    together failed now and then in 2 ms): retried for up to ``seconds``."""
+    together failed now and then): retried for up to ``seconds``."""
     deadline, pause = time.monotonic() + seconds, 0.001
     while True:
         try:

@@ -1,6 +1,5 @@
 """Encoded datasets kept with a saved workspace: reopening a large workspace maps its arrays from
-disk instead of reading, checking, ordering and joining its tables again (1M users x 4 models
-with 40M training rows: about 40 s of a first open, a few seconds of mapping).
+disk instead of reading, checking, ordering and joining its tables again, most of a first open.
 
 What is kept, per workspace fingerprint and encoding (the name also holds rankscope's version):
 

@@ -1,6 +1,6 @@
 """Evaluations kept with a saved workspace: opening it again (another session, a restarted server,
 another server on the same store) reads them instead of reading, encoding and evaluating the
-tables (1M users x 4 models: about 80 s on two cores, against a few seconds to read them back).
+tables, which takes far longer than reading the kept evaluations back.
 
 What is kept, per workspace fingerprint, encoding and settings (the key also holds rankscope's
 version, so a release that changes a number never shows an older one):

@@ -404,9 +404,7 @@ def _rows_of_users(tables: dict, user: str, layout: dict[str, tuple[int, dict[st
 
     The rows reach Python as they are: grouping them per user in Spark first (``collect_list``
     needs a sort and boxes every value) cost more than the partitions' own grouping in numpy
-    (``Dataset.build`` takes rows in any order). On 1M users x 100 on local[2], shuffling and
-    handing the plain rows to Python took 35-41 s against 46-53 s for the rows grouped into one
-    per user (with :func:`_arrow_batches_of` in both)."""
+    (``Dataset.build`` takes rows in any order)."""
     from functools import reduce
 
     from pyspark.sql import functions as F  # noqa: N812 (the usual name)
@@ -454,7 +452,7 @@ def _arrow_batches_of(spark, rows: int):
     """Spark's Arrow batches to Python of ``rows`` rows, with no limit in bytes, while the
     block runs (the session's settings are restored after). With a limit in bytes, Spark
     measures the batch after every row it adds, which took half the time of handing plain rows
-    to Python or more (1M users x 100: 28-49 s against 13-15 s for the read and the handing over).
+    to Python or more.
     Evaluations running at once in one session share the change: the first sets it, the last
     restores what was there before the first."""
     conf = spark.conf
