@@ -13,6 +13,7 @@ from metrics_core.engines.memory.cases import Case
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
 from metrics_core.stats.examples import Examples, telling_users
+from metrics_core.stats.verdict import LEAD_METRIC
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class CaseStudy:
     item_column: str | None
 
 
-def case_study(dataset, results: dict[str, Evaluation], metric: str = "ndcg", n: int = 3) -> CaseStudy | None:
+def case_study(dataset, results: dict[str, Evaluation], metric: str = LEAD_METRIC, n: int = 3) -> CaseStudy | None:
     """The best and worst cases of ``metric`` for the report (None when there is nothing to pick from)."""
     examples = telling_users(results, metric, n)
     if examples is None or not (examples.best or examples.worst):

@@ -24,7 +24,7 @@ from metrics_core.report import charts
 from metrics_core.report.cases import CaseStudy, study_html
 from metrics_core.result import Evaluation
 from metrics_core.stats.compare import Comparison
-from metrics_core.stats.verdict import SUMMARY_METRICS, half_width, verdict
+from metrics_core.stats.verdict import LEAD_METRIC, SUMMARY_METRICS, half_width, verdict
 
 
 def fingerprint(data: bytes) -> str:
@@ -77,9 +77,10 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
     heading = f"{workspace} · {title}" if workspace else title
 
     figures: list[tuple[str, alt.TopLevelMixin]] = []
-    curves = pd.concat([r.curves[["ndcg"]].rename(columns={"ndcg": "value"}).assign(model=name).reset_index()
+    lead = registry.METRICS[LEAD_METRIC].label
+    curves = pd.concat([r.curves[[LEAD_METRIC]].rename(columns={LEAD_METRIC: "value"}).assign(model=name).reset_index()
                         for name, r in results.items()], ignore_index=True)
-    figures.append(("NDCG at every cut-off", charts.metric_curves(curves, "NDCG", k, models)))
+    figures.append((f"{lead} at every cut-off", charts.metric_curves(curves, lead, k, models)))
     if comparison is not None:
         for metric in comparison.intervals["metric"].unique():
             part = comparison.intervals[comparison.intervals.metric == metric]

@@ -22,7 +22,7 @@ import pandas as pd
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
 from metrics_core.stats.compare import paired_values
-from metrics_core.stats.verdict import verdict
+from metrics_core.stats.verdict import LEAD_METRIC, verdict
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Examples:
         return self.models[1] if len(self.models) > 1 else None
 
 
-def telling_users(results: dict[str, Evaluation], metric: str = "ndcg", n: int = 3) -> Examples | None:
+def telling_users(results: dict[str, Evaluation], metric: str = LEAD_METRIC, n: int = 3) -> Examples | None:
     """The ``n`` best and ``n`` worst cases of ``metric`` (see the module)."""
     if metric not in registry.per_user_columns() or registry.METRICS[metric].higher_is_better is None:
         return None

@@ -30,6 +30,7 @@ from metrics_core.result import Evaluation
 from metrics_core.stats.compare import paired_values
 
 SUMMARY_METRICS = ("ndcg", "recall", "precision", "map", "coverage", "novelty")  # what a stakeholder reads first
+LEAD_METRIC = SUMMARY_METRICS[0]  # the one the report's curves, cases and headline verdict follow
 
 
 @dataclass(frozen=True)
