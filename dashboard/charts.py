@@ -12,7 +12,7 @@ import altair as alt
 import pandas as pd
 
 from dashboard.summaries import BINS, boxes, histogram, sample
-from metrics_core.report.charts import PALETTE, intervals, metric_curves, model_scale
+from metrics_core.charts import PALETTE, intervals, metric_curves, model_scale
 from metrics_core.stats.segments import natural_order
 
 __all__ = ["bias", "distribution", "history", "intervals", "long_tail", "metric_curves", "model_scale",

@@ -19,7 +19,8 @@ __getattr__ = lazy_names(__name__, {
     "evaluate_models": "engines.memory.one_call", "evaluate_spark": "engines.spark.engine",
     "InputError": "errors", "Note": "errors", "Columns": "inputs.columns", "RatingErrors": "metrics.rating",
     "rating_errors": "metrics.rating", "Evaluation": "result", "PRESETS": "settings", "Encoding": "settings",
-    "Settings": "settings", "encoding_for": "settings", "settings_for": "settings"}, globals())
+    "Settings": "settings", "encoding_for": "settings", "settings_for": "settings",
+    "log_to_mlflow": "integrations.mlflow"}, globals())
 
 __all__ = [
     "PRESETS",
@@ -35,6 +36,7 @@ __all__ = [
     "evaluate",
     "evaluate_models",
     "evaluate_spark",
+    "log_to_mlflow",
     "rating_errors",
     "settings_for",
 ]

@@ -12,7 +12,7 @@ from typing import Protocol
 
 import pandas as pd
 
-from metrics_core.errors import Note
+from metrics_core.errors import Note, input_error
 from metrics_core.intervals import LEVEL, mean_interval
 from metrics_core.jsonable import plain
 from metrics_core.metrics import registry
@@ -134,6 +134,29 @@ class Evaluation:
                 + (f"<p>Warnings</p><ul>{notes}</ul>" if notes else "")
                 + (f"<p>Skipped</p><ul>{skipped}</ul>" if skipped else "") + "</div>")
 
+    def chart(self, kind: str = "curves", metric: str = "ndcg"):
+        """The app's chart of ``metric`` as an Altair chart (``pip install 'rankscope[report]'``):
+        ``"curves"``, its value at every cut-off with K marked (the Overview's chart; needs the
+        curves of an evaluation with ``curves=True``); ``"interval"``, its mean with the t interval
+        over users (the Summary's)."""
+        charts = shared_charts()
+        if metric not in self.metrics and metric not in self.curves:
+            raise input_error("chart", f"no metric {metric!r} in this evaluation.",
+                              f"choose one of: {', '.join(self.metrics)}.")
+        label = registry.METRICS[metric].label if metric in registry.METRICS else metric
+        if kind == "curves":
+            if metric not in self.curves.columns:
+                raise input_error("chart", f"{metric} has no curve here.",
+                                  "choose a metric with a curve (ndcg, recall, ...), evaluated with curves=True.")
+            frame = self.curves[[metric]].rename(columns={metric: "value"}).assign(model=self.model).reset_index()
+            return charts.metric_curves(frame, label, self.k, [self.model])
+        if kind == "interval":
+            row = self.to_frame().loc[metric]
+            frame = pd.DataFrame({"model": [self.model], "value": [row["value"]], "ci_low": [row["low"]],
+                                  "ci_high": [row["high"]]})
+            return charts.intervals(frame, registry.label(metric, self.k), [self.model], LEVEL, "t interval")
+        raise input_error("chart", f"no chart named {kind!r}.", 'choose "curves" or "interval".')
+
     def to_dict(self) -> dict:
         """The JSON shape of the command line: metrics, users, warnings, skipped."""
         out = {
@@ -146,6 +169,15 @@ class Evaluation:
         if self.left_out:
             out["left_out"] = dict(self.left_out)
         return out
+
+
+def shared_charts():
+    """The chart builders the app and the report share (Altair: the report extra)."""
+    try:
+        from metrics_core import charts
+    except ImportError:
+        raise input_error("chart", "charts need Altair.", "pip install 'rankscope[report]'.") from None
+    return charts
 
 
 def _number(value) -> str:

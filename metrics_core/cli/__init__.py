@@ -30,6 +30,7 @@ from metrics_core.cli.store import (
     save_workspace_and_run,
     store_inputs,
 )
+from metrics_core.cli.tracking import add_mlflow_arguments, log_to_mlflow_if_asked
 from metrics_core.errors import InputError, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.jsonable import dumps
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "intervals)")
     ev.add_argument("--seed", type=at_least(0), default=None, help="--engine spark: bootstrap seed (default 0)")
     add_save_arguments(ev)
+    add_mlflow_arguments(ev)
     for name, text in (("compare", "paired tests, intervals and win/tie/loss against a baseline"),
                        ("report", "write a self-contained HTML report (and every number as JSON/CSV)")):
         sub = commands.add_parser(name, help=text)
@@ -75,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "compare":
             sub.add_argument("--format", choices=["json", "table"], default="json")
             add_save_arguments(sub)
+            add_mlflow_arguments(sub)
         else:
             sub.add_argument("--output", required=True, metavar="PATH", help="the HTML report to write")
             sub.add_argument("--json", metavar="PATH", help="also write every number as JSON")
@@ -216,6 +219,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
     results = dataset.evaluate_all(settings, curves=for_app)
     warn_about_ids(results)
     save_if_asked(args, dataset, results)
+    log_to_mlflow_if_asked(args, results)
     if args.format == "json":
         print(dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))
     else:
@@ -259,6 +263,7 @@ def run_compare(args: argparse.Namespace) -> int:
     comparison = compare(results, args.baseline, metrics, args.test, args.correction, args.bootstrap, args.seed)
     gates = check_gates(args.fail_if, {name: r.metrics for name, r in results.items()}, comparison.baseline)
     save_if_asked(args, dataset, results)
+    log_to_mlflow_if_asked(args, results, comparison)
     if args.command == "report":
         from metrics_core.report.cases import case_study
         from metrics_core.report.document import file_fingerprints, numbers, numbers_csv, write_report

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from metrics_core.cli.arguments import at_least, number
-from metrics_core.errors import InputError
+from metrics_core.cli.tracking import add_mlflow_arguments, log_to_mlflow_if_asked
+from metrics_core.errors import InputError, input_error
 from metrics_core.jsonable import dumps
 from metrics_core.settings import Settings
 from metrics_core.stats.choices import CORRECTIONS, TESTS
@@ -61,6 +62,9 @@ def add_runs_command(commands) -> None:
     pair.add_argument("--bootstrap", type=at_least(0), default=1000, metavar="N")
     pair.add_argument("--seed", type=at_least(0), default=0)
     pair.add_argument("--format", choices=["json", "table"], default="json")
+    export = actions.add_parser("export", help="log a saved run into MLflow (--mlflow)")
+    export.add_argument("id")
+    add_mlflow_arguments(export)
 
 
 def add_workspaces_command(commands) -> None:
@@ -192,6 +196,25 @@ def run_store(args: argparse.Namespace) -> int:
     return 1 if problems else 0
 
 
+def export_run(store, args: argparse.Namespace) -> None:
+    """``rankscope runs export ID --mlflow``: the run's models as the command that saved it would
+    have logged them (per-user values and their intervals; a Spark run's aggregates and the
+    intervals it kept, its per-user rows being a sample)."""
+    from metrics_core.integrations.mlflow import KeptAggregates
+    from metrics_core.store.runs import load_run, run_results
+    from metrics_core.store.settings_text import settings_of
+
+    if not args.mlflow:
+        raise input_error("runs export", "say where to export the run.", "add --mlflow (the only target so far).")
+    run = load_run(store, args.id)
+    if run.engine == "spark":
+        results = {name: KeptAggregates(settings_of(run.settings), saved["metrics"], saved["intervals"])
+                   for name, saved in run.models.items()}
+    else:
+        results = run_results(store, run.id)
+    log_to_mlflow_if_asked(args, results)
+
+
 def run_runs(args: argparse.Namespace) -> int:
     from metrics_core.cli.output import format_comparison
     from metrics_core.store.catalog import Store
@@ -210,6 +233,8 @@ def run_runs(args: argparse.Namespace) -> int:
                 index=False, float_format=lambda v: f"{v:.4f}"))
     elif args.action == "show":
         print(dumps(run_summary(load_run(store, args.id)), indent=2))
+    elif args.action == "export":
+        export_run(store, args)
     else:
         metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
         comparisons = compare_runs(store, args.first, args.second, metrics, args.test, args.correction,

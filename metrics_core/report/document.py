@@ -17,10 +17,9 @@ from pathlib import Path
 import altair as alt
 import pandas as pd
 
-from metrics_core import __version__
+from metrics_core import __version__, charts
 from metrics_core.jsonable import plain
 from metrics_core.metrics import registry
-from metrics_core.report import charts
 from metrics_core.report.cases import CaseStudy, study_html
 from metrics_core.result import Evaluation
 from metrics_core.stats.compare import Comparison

@@ -209,6 +209,18 @@ class Comparison:
         return {"k": self.k, "baseline": self.baseline, "test": self.test, "correction": self.correction,
                 "rows": _records(self.rows), "intervals": _records(self.intervals)}
 
+    def chart(self, metric: str = "ndcg"):
+        """Every model's ``metric`` with its bootstrap interval, as an Altair chart (the Compare
+        page's and the report's; ``pip install 'rankscope[report]'``)."""
+        from metrics_core.result import shared_charts
+
+        part = self.intervals[self.intervals["metric"] == metric]
+        if part.empty:
+            raise input_error("chart", f"{metric} was not compared.",
+                              f"choose one of: {', '.join(self.intervals['metric'].unique())}.")
+        label = registry.label(metric, self.k)
+        return shared_charts().intervals(part, label, list(part["model"]), self.level)
+
     def sentence(self, model: str, metric: str) -> str:
         """The comparison in plain words."""
         row = self.rows[(self.rows.model == model) & (self.rows.metric == metric)].iloc[0]

@@ -1,4 +1,4 @@
-"""The chart builders the report needs, shared with the app's pages: plain functions from
+"""The chart builders the app's pages, the report and a result's ``chart()`` share: plain functions from
 frames to Altair charts. Each model keeps one colour everywhere (:func:`model_scale`)."""
 
 from __future__ import annotations
@@ -27,16 +27,18 @@ def metric_curves(curves: pd.DataFrame, metric_label: str, k: int, models: list[
         title=f"{metric_label} at every cut-off (dashed: K = {k})", height=320)
 
 
-def intervals(frame: pd.DataFrame, metric_label: str, models: list[str], level: float = 0.95) -> alt.LayerChart:
-    """``frame``: columns model, value, ci_low, ci_high. A point per model with its interval."""
+def intervals(frame: pd.DataFrame, metric_label: str, models: list[str], level: float = 0.95,
+              method: str = "bootstrap interval") -> alt.LayerChart:
+    """``frame``: columns model, value, ci_low, ci_high. A point per model with its interval
+    (``method`` names it in the axis title)."""
     color = alt.Color("model:N", scale=model_scale(models), title="model", legend=None)
     y = alt.Y("model:N", sort=models, title=None)
     bars = alt.Chart(frame).mark_errorbar(ticks=True, thickness=2).encode(
-        x=alt.X("ci_low:Q", title=f"{metric_label} ({level:.0%} bootstrap interval)", scale=alt.Scale(zero=False)),
+        x=alt.X("ci_low:Q", title=f"{metric_label} ({level:.0%} {method})", scale=alt.Scale(zero=False)),
         x2="ci_high:Q", y=y, color=color,
     )
     points = alt.Chart(frame).mark_point(filled=True, size=80).encode(
-        x=alt.X("value:Q", title=f"{metric_label} ({level:.0%} bootstrap interval)"), y=y, color=color,
+        x=alt.X("value:Q", title=f"{metric_label} ({level:.0%} {method})"), y=y, color=color,
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("value:Q", format=".4f"),
                  alt.Tooltip("ci_low:Q", format=".4f", title="low"),
                  alt.Tooltip("ci_high:Q", format=".4f", title="high")],
