@@ -120,8 +120,8 @@ class Evaluation:
 
         def table(names: list[str]) -> str:
             cells = "".join(
-                f"<tr><th style='text-align:left'>{html.escape(str(row.label))}</th><td>{_number(row.value)}</td>"
-                f"<td>{_span(row.low, row.high)}</td><td>{_count(row.users)}</td></tr>"
+                f"<tr><th style='text-align:left'>{html.escape(str(row.label))}</th><td>{number_text(row.value)}</td>"
+                f"<td>{interval_text(row.low, row.high)}</td><td>{_count(row.users)}</td></tr>"
                 for row in frame.loc[names].itertuples())
             return ("<table><thead><tr><th>metric</th><th>value</th><th>95% interval (t)</th><th>users</th></tr>"
                     f"</thead><tbody>{cells}</tbody></table>")
@@ -180,7 +180,8 @@ def shared_charts():
     return charts
 
 
-def _number(value) -> str:
+def number_text(value) -> str:
+    """A metric's value as the notebook's tables show it (– when there is none)."""
     return "–" if value is None or pd.isna(value) else f"{value:.4f}"
 
 
@@ -188,5 +189,6 @@ def _count(users) -> str:
     return "" if users is None or pd.isna(users) else f"{int(users):,}"
 
 
-def _span(low, high) -> str:
+def interval_text(low, high) -> str:
+    """An interval as the notebook's tables show it (empty when there is none)."""
     return "" if pd.isna(low) else f"{low:.4f} to {high:.4f}"

@@ -61,3 +61,30 @@ def test_the_example_notebook_runs_and_shows_html_tables():
     pages = [output["data"]["text/html"] for output in shown if "text/html" in output.get("data", {})]
     assert any("<b>personalised</b> at K = 10" in page and "NDCG@10" in page for page in pages)
     assert any("personalised beats popularity on ndcg@10" in page for page in pages)
+
+
+def test_a_saved_run_shows_its_models_headline_metrics(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from metrics_core.store.catalog import Store
+    from metrics_core.store.runs import load_run
+
+    data = ROOT / "data"
+    done = subprocess.run([sys.executable, "-m", "metrics_core", "evaluate", "--recommendations",
+                           f"<b>a</b>={data / 'recs_personalised.csv'}", "--recommendations",
+                           f"b={data / 'recs_popularity.csv'}", "--ground-truth", str(data / "ground_truth.csv"),
+                           "--save", "shop"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "RANKSCOPE_HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    printed = json.loads(done.stdout)["models"]
+    store = Store(tmp_path)
+    with store.connect() as connection:
+        (row,) = connection.execute("SELECT id FROM runs").fetchall()
+    run = load_run(store, row["id"])
+    assert repr(run).startswith(f"Run(id={run.id!r}, workspace='shop'") and "k=10" in repr(run)
+    page = run._repr_html_()
+    assert "<b>a</b>" not in page and "&lt;b&gt;a&lt;/b&gt;" in page and "NDCG@10" in page
+    assert f"{printed['b']['metrics']['ndcg']:.4f}" in page and " to " in page

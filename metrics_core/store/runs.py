@@ -55,6 +55,31 @@ class Run:
     models: dict[str, dict]  # model -> {"metrics": {..}, "intervals": {..}, "users": {..}}
     ground_truth: dict | None = None  # its table's key and mapping (None: runs saved before it was kept)
 
+    def __repr__(self) -> str:
+        return (f"Run(id={self.id!r}, workspace={self.workspace_name!r}, created={self.created!r}, "
+                f"k={self.settings.get('k')}, models={list(self.models)!r}, engine={self.engine!r})")
+
+    def _repr_html_(self) -> str:
+        """HTML for a notebook: where and when, then the headline metrics of every model with the
+        95% interval the run kept; every name shown as text."""
+        import html
+
+        from metrics_core.result import interval_text, number_text
+
+        k = self.settings.get("k")
+        names = [m for m in registry.ESSENTIAL if any(m in saved["metrics"] for saved in self.models.values())]
+        head = "".join(f"<th>{html.escape(model)}</th>" for model in self.models)
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(registry.label(name, k))}</th>"
+            + "".join(f"<td>{number_text(saved['metrics'].get(name))}<br><small>"
+                      f"{interval_text(*saved['intervals'].get(name, (None, None)))}</small></td>"
+                      for saved in self.models.values()) + "</tr>" for name in names)
+        note = f" · {html.escape(self.note)}" if self.note else ""
+        return (f"<div><p>Run <b>{html.escape(self.id)}</b> of <b>{html.escape(self.workspace_name)}</b> · "
+                f"{html.escape(self.created)} · K = {k} · {html.escape(self.engine)}{note}</p>"
+                f"<table><thead><tr><th>metric (95% interval)</th>{head}</tr></thead><tbody>{rows}</tbody></table>"
+                "</div>")
+
 
 def normal_intervals(result: Evaluation) -> dict[str, tuple[float, float]]:
     """mean ± 1.96·sd/√n of every aggregate that is a mean of per-user values, over the users
