@@ -68,7 +68,10 @@ def test_the_command_line_logs_what_its_json_says_to_the_last_digit(tracking, tm
     assert compared > 60 and logged["a.ndcg_at_10_low"] < logged["a.ndcg_at_10"] < logged["a.ndcg_at_10_high"]
     assert run.data.params["k"] == "10" and json.loads(run.data.params["models"]) == ["a", "b"]
     artifacts = {a.path for a in tracking.list_artifacts(run.info.run_id, "rankscope")}
-    assert artifacts == {"rankscope/per_user_a.parquet", "rankscope/per_user_b.parquet", "rankscope/report.html"}
+    assert artifacts == {"rankscope/per_user_a.parquet", "rankscope/per_user_b.parquet", "rankscope/report.html",
+                         "rankscope/verdicts.txt"}
+    verdicts = Path(tracking.download_artifacts(run.info.run_id, "rankscope/verdicts.txt", str(tmp_path))).read_text()
+    assert "is best on NDCG@10" in verdicts
     kept = pd.read_parquet(tracking.download_artifacts(run.info.run_id, "rankscope/per_user_a.parquet", str(tmp_path)))
     assert int(kept["evaluated"].sum()) == printed["models"]["a"]["users"]["evaluated"] and "ndcg" in kept.columns
 

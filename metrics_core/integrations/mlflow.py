@@ -116,8 +116,9 @@ def log_to_mlflow(results, run=None, *, experiment: str | None = None, compariso
     """Log one evaluation, or several models' (``{name: evaluation}``), into an MLflow run and
     return its id: every aggregate and interval bound (:func:`aggregates`), the settings as
     parameters, each model's per-user values as a Parquet artifact, the offline HTML report (when
-    the report's extra is installed and the results have their curves, as evaluations do) and,
-    with ``comparison``, the comparison table and each comparison in words.
+    the report's extra is installed and the results have their curves, as evaluations do), with
+    several models which one wins on each of the Summary's metrics (``verdicts.txt``), and with
+    ``comparison`` the comparison table and each comparison in words.
 
     ``run``: an MLflow run or run id to log into; else the active run; else a new run (in
     ``experiment`` when given), ended before this returns. Raises :class:`InputError` when MLflow
@@ -145,11 +146,22 @@ def log_to_mlflow(results, run=None, *, experiment: str | None = None, compariso
             mlflow.log_text(comparison.rows.to_csv(index=False), f"{ARTIFACTS}/comparison.csv")
             words = [comparison.sentence(row.model, row.metric) for row in comparison.rows.itertuples()]
             mlflow.log_text("\n".join(words) + "\n", f"{ARTIFACTS}/comparison.txt")
+        if several and all(hasattr(r, "to_frame") for r in results.values()):
+            mlflow.log_text("\n".join(_verdicts(results)) + "\n", f"{ARTIFACTS}/verdicts.txt")
         if report and _report_available() and all(_has_curves(r) for r in results.values()):
             from metrics_core.report.document import report_html
 
             mlflow.log_text(report_html(dict(results), comparison), f"{ARTIFACTS}/report.html")
     return run_id
+
+
+def _verdicts(results: Mapping) -> list[str]:
+    """Which model wins on each of the Summary's metrics, in the Summary's words."""
+    from metrics_core.stats.verdict import SUMMARY_METRICS, verdict
+
+    per_user = registry.per_user_columns()
+    present = [m for m in SUMMARY_METRICS if m in per_user and all(m in r.metrics for r in results.values())]
+    return [verdict(dict(results), metric).sentence() for metric in present]
 
 
 def _has_curves(result) -> bool:
