@@ -4,7 +4,6 @@ and named presets that reproduce other tools' conventions on purpose."""
 
 from __future__ import annotations
 
-import itertools
 import math
 import numbers
 from collections.abc import Mapping
@@ -209,7 +208,8 @@ class Encoding:
 
 
 def _checked_gain(gain: object) -> str | CustomGain:
-    """A named gain, or custom gains as ((grade, gain), ...) pairs sorted by grade."""
+    """A named gain, or custom gains as ((grade, gain), ...) pairs sorted by grade, in any order
+    of gains (trec_eval's ``ndcg.1=3,2=9,4=4.5`` gives grade 4 less than grade 2)."""
     if isinstance(gain, str):
         _one_of("gain", gain, GAINS)
         return gain
@@ -228,12 +228,7 @@ def _checked_gain(gain: object) -> str | CustomGain:
     if repeated:
         raise input_error("settings", f"custom gains give grade {repeated[0]:g} more than once.",
                           "give each grade one gain, e.g. 1=3,2=9.")
-    falling = [(low, high) for (low, a), (high, b) in itertools.pairwise(pairs) if b < a]
-    if falling:
-        low, high = falling[0]
-        raise input_error("settings", f"custom gains give grade {high:g} a lower gain than grade {low:g}.",
-                          "give gains that do not decrease as grades rise (the ideal list sorts by grade).")
-    return pairs
+    return pairs  # (gains may fall as grades rise: the ideal list takes each user's grades by gain)
 
 
 def _one_of(name: str, value: object, allowed: tuple[str, ...]) -> None:

@@ -104,9 +104,9 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
         return {"linear": x, "exponential": 2.0 ** x - 1.0, "binary": 1.0}[gain]
 
     dcg = sum(g(grades[item]) / math.log2(i + 2) for i, item in enumerate(top) if item is not None and item in grades)
-    ordered = sorted(grades.values(), reverse=True)
+    ordered = sorted((g(x) for x in grades.values()), reverse=True)  # the ideal list: highest gain first
     ideal = {"cut_at_k": ordered[:k], "all_relevant": ordered, "k_relevant": ordered[:1] * k}[ndcg_ideal]
-    idcg = sum(g(x) / math.log2(i + 2) for i, x in enumerate(ideal))
+    idcg = sum(x / math.log2(i + 2) for i, x in enumerate(ideal))
     NDCG = dcg / idcg if idcg > 0 else 0.0
     HR = 1.0 if h else 0.0
     RR = 0.0
@@ -161,7 +161,7 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
     first_R = [item for item in slots[:R] if item is not None and item in grades]
     dcg_R = sum(g(grades[item]) / math.log2(i + 2) for i, item in enumerate(slots[:R])
                 if item is not None and item in grades)
-    idcg_R = sum(g(x) / math.log2(i + 2) for i, x in enumerate(sorted(grades.values(), reverse=True)))
+    idcg_R = sum(x / math.log2(i + 2) for i, x in enumerate(sorted((g(v) for v in grades.values()), reverse=True)))
     out["r_precision"] = len(first_R) / R if R else 0.0
     out["ndcg_rel"] = dcg_R / idcg_R if idcg_R > 0 else 0.0
     out["set_precision"] = found / len(everything) if everything else 0.0

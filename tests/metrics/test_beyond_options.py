@@ -290,9 +290,27 @@ def test_custom_gains_are_checked():
     from metrics_core.errors import InputError
 
     assert Settings(gain={2: 9, 1: 3}).gain == ((1.0, 3.0), (2.0, 9.0))
-    with pytest.raises(InputError, match="grade 2 a lower gain than grade 1"):
-        Settings(gain={1: 5, 2: 1})
+    assert Settings(gain={1: 5, 2: 1}).gain == ((1.0, 5.0), (2.0, 1.0))  # (falling gains are allowed)
     with pytest.raises(InputError, match="grade 1 more than once"):
         Settings(gain=((1, 3), (1, 4)))
     with pytest.raises(InputError, match="finite"):
         Settings(gain={1: float("nan")})
+
+
+def test_gains_that_fall_as_grades_rise_rank_the_ideal_list_by_gain():
+    """trec_eval's ``ndcg.1=3,2=9,4=4.5``: the ideal list takes the user's items by gain (9, 4.5, 3),
+    not by grade, on every path (at K, every k, the whole list)."""
+    recs = pd.DataFrame({"user_id": [1, 1, 1], "item_id": ["a", "b", "c"], "rank": [1, 2, 3]})
+    truth = pd.DataFrame({"user_id": [1, 1, 1], "item_id": ["a", "b", "c"], "grade": [4, 2, 1]})
+    dataset = Dataset.build(recs, truth, columns=Columns(relevance="grade"))
+    gains = {1: 3, 2: 9, 4: 4.5}
+    dcg = 4.5 + 9 / math.log2(3) + 3 / 2
+    ideal = 9 + 4.5 / math.log2(3) + 3 / 2
+    for curves in (True, False):
+        result = dataset.evaluate(settings=Settings(k=3, gain=gains), curves=curves)
+        assert result.metrics["dcg"] == pytest.approx(dcg, rel=1e-12)
+        assert result.metrics["ndcg"] == pytest.approx(dcg / ideal, rel=1e-12)
+        assert result.metrics["ndcg_rel"] == pytest.approx(dcg / ideal, rel=1e-12)
+    at_one = dataset.evaluate(settings=Settings(k=1, gain=gains))
+    assert at_one.metrics["ndcg"] == pytest.approx(4.5 / 9, rel=1e-12)
+    assert dataset.evaluate(settings=Settings(k=3, gain=gains)).curves.loc[1, "ndcg"] == pytest.approx(4.5 / 9)

@@ -67,7 +67,8 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
         options = {
             "beta": float(rng.choice([0.5, 1.0, 2.0])),
             "ap_denominator": str(rng.choice(["min_k_relevant", "relevant", "hits", "k"])),
-            "gain": [{1.0: 3.0, 2.0: 9.0}, "linear", "exponential", "binary"][rng.integers(0, 4)],
+            "gain": [{1.0: 3.0, 2.0: 9.0}, "linear", "exponential", "binary",
+                     {1.0: 3.0, 2.0: 9.0, 3.0: 4.5}][rng.integers(0, 5)],  # (the last falls: trec_eval allows it)
             "precision_denominator": str(rng.choice(["k", "list", "min_k_relevant"])),
             "rbp_p": float(rng.choice([0.5, 0.8, 0.95])),
             "ndcg_ideal": str(rng.choice(["cut_at_k", "all_relevant", "k_relevant"])),
@@ -132,7 +133,7 @@ def both_paths(dataset: Dataset, settings: Settings, monkeypatch):
 
 
 @pytest.mark.parametrize("seed", range(4))
-@pytest.mark.parametrize("gain", ["linear", "binary", {1.0: 3.0, 2.0: 9.0}])
+@pytest.mark.parametrize("gain", ["linear", "binary", {1.0: 3.0, 2.0: 9.0}, {1.0: 3.0, 2.0: 9.0, 3.0: 4.5}])
 @pytest.mark.parametrize("ndcg_ideal", ["cut_at_k", "all_relevant", "k_relevant"])
 def test_curves_from_hit_cells_equal_the_per_user_curves(seed, gain, ndcg_ideal, monkeypatch):
     """Every k's sums read from the hit cells (the default path) equal the sums of the per-user

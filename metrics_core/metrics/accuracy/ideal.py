@@ -42,6 +42,32 @@ def gain(grades: np.ndarray, kind) -> np.ndarray:
     return np.where(mapped_grades[at] == grades, mapped_gains[at], grades)
 
 
+def ranked_grades(truth: Truth, kind) -> np.ndarray:
+    """The ground truth's grades with each user's in the order an ideal list takes them: highest
+    gain first. The truth keeps each user's grades highest first, which is that order for every
+    named gain and for custom gains that do not fall as grades rise; custom gains that do fall
+    (trec_eval's ``ndcg`` accepts ``1=3,2=9,4=4.5``; a grade not listed keeps its own value, so
+    ``1=3,2=9`` falls at grade 3) reorder each user's grades by gain, ties in the truth's order,
+    once per gain, kept with the truth.
+
+    >>> from types import SimpleNamespace
+    >>> truth = SimpleNamespace(grade=np.array([4.0, 2.0, 1.0, 4.0]), user=np.array([0, 0, 0, 1]), derived={})
+    >>> ranked_grades(truth, ((1.0, 3.0), (2.0, 9.0), (4.0, 4.5))).tolist()
+    [2.0, 4.0, 1.0, 4.0]
+    """
+    if isinstance(kind, str):
+        return truth.grade
+    key = ("ranked_grades", kind)
+    if key not in truth.derived:
+        gains = gain(truth.grade.astype(np.float64), kind)
+        same_user = truth.user[1:] == truth.user[:-1]
+        if np.all(gains[1:][same_user] <= gains[:-1][same_user]):  # (a grade not listed keeps its value)
+            truth.derived[key] = truth.grade
+        else:
+            truth.derived[key] = truth.grade[np.lexsort((-gains, truth.user))]  # (stable: ties keep their order)
+    return truth.derived[key]
+
+
 def uniform_gain(truth: Truth, kind) -> float:
     """The gain of every relevant item when all grades are equal (the lists then carry hits
     only, no grades): NDCG does not depend on it, DCG is scaled by it."""
@@ -73,7 +99,8 @@ def ideal_dcg(truth: Truth, part: np.ndarray, cut: Cutoffs, kind, ideal: str = "
     if ideal == "k_relevant":
         R = truth.relevant_count[part]
         top = np.where(R > 0, 1.0, 0.0) if not truth.graded or kind == "binary" else \
-            np.where(R > 0, gain(truth.grade[np.minimum(truth.starts[part], len(truth.grade) - 1)], kind), 0.0)
+            np.where(R > 0, gain(ranked_grades(truth, kind)[np.minimum(truth.starts[part], len(truth.grade) - 1)],
+                                 kind), 0.0)
         return top[:, None] * cumulative_discount(cut.k.astype(np.int64))[None, :]
     return _ideal_dcg_cut(truth, part, cut, kind)
 
@@ -127,7 +154,7 @@ def sorted_gains(truth: Truth, part: np.ndarray, shown: np.ndarray, kind):
     """``(row, place, gain)`` of the ``shown[u]`` highest grades of each user ``part[u]``."""
     row = np.repeat(np.arange(len(part)), shown)
     place = np.arange(shown.sum()) - np.repeat(np.cumsum(shown) - shown, shown)
-    return row, place, gain(truth.grade[np.repeat(truth.starts[part], shown) + place], kind)
+    return row, place, gain(ranked_grades(truth, kind)[np.repeat(truth.starts[part], shown) + place], kind)
 
 
 def ideal_dcg_at_relevant(truth: Truth, kind) -> np.ndarray:
@@ -152,10 +179,10 @@ def ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray | int, kind) 
     if not truth.graded or kind == "binary":
         return np.concatenate([[0.0], np.cumsum(disc)])[shown]
     if deepest <= RANK_BY_RANK_DEPTH:
-        starts, ideal = truth.starts[part], np.zeros(len(part))
+        starts, ideal, ranked = truth.starts[part], np.zeros(len(part)), ranked_grades(truth, kind)
         for i in range(deepest):
             deeper = i < shown  # (the users counting an i-th grade)
-            grades = truth.grade[np.where(deeper, starts + i, 0)].astype(np.float64)
+            grades = ranked[np.where(deeper, starts + i, 0)].astype(np.float64)
             ideal += np.where(deeper, gain(grades, kind) * disc[i], 0.0)
         return ideal
     row, place, grade = sorted_gains(truth, part, shown, kind)
@@ -222,9 +249,10 @@ def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, cut: Cutoffs, row, posi
     hits_at = np.searchsorted(position[by_rank], np.arange(cut.width + 1))  # rank j's hits: by_rank[hits_at[j]:..]
     reported = {int(k) - 1: column for column, k in enumerate(cut.k)}
     ideal, dcg_so_far, below = np.zeros(len(rows)), np.zeros(len(rows)), np.zeros(len(cut.k))
+    ranked = ranked_grades(truth, kind)
     for j in range(deepest):
         n = users_deeper[j]
-        ideal[:n] += gain(truth.grade[first_grade[:n] + j].astype(np.float64), kind) * disc[j]
+        ideal[:n] += gain(ranked[first_grade[:n] + j].astype(np.float64), kind) * disc[j]
         if j < cut.width:
             at = by_rank[hits_at[j]:hits_at[j + 1]]
             inside = hit_place[at] < n
