@@ -102,6 +102,9 @@ class Settings:
         with (None: the first model of the dataset; the metrics are skipped for that model).
     primitive_scale: how both models' top-K lists become [0, 1] scores per user: ``rank``
         ((n − position) / n for a list of n, first = 1) or ``minmax`` of the scores.
+    calibration_column: the item-table column holding each item's categories for calibration
+        (None: the first text column whose values repeat, such as a genre).
+    calibration_alpha: calibration's smoothing α of the list's category mix, 0 < α <= 1.
 
     How lists are ordered is fixed when the data is encoded: see :class:`Encoding`.
     """
@@ -132,6 +135,8 @@ class Settings:
     score_entropy: Literal["per_user", "pooled"] = "per_user"
     primitive_model: str | None = None
     primitive_scale: PrimitiveScale = "rank"
+    calibration_column: str | None = None
+    calibration_alpha: float = 0.01
     preset: str | None = None
 
     def __post_init__(self) -> None:
@@ -165,6 +170,12 @@ class Settings:
                 and self.entropy_base > 1):
             raise input_error("settings", f"entropy_base = {self.entropy_base!r} is not a number above 1.",
                               "choose 2 (bits) or e (the default, nats).")
+        if not (isinstance(self.calibration_alpha, (int, float)) and 0 < self.calibration_alpha <= 1):
+            raise input_error("settings", f"calibration_alpha = {self.calibration_alpha!r} is not in (0, 1].",
+                              "choose a small smoothing, e.g. 0.01 (Steck's).")
+        if self.calibration_column is not None and not isinstance(self.calibration_column, str):
+            raise input_error("settings", f"calibration_column = {self.calibration_column!r} is not a column name.",
+                              "name a text column of the item table, or leave it unset.")
         _one_of("users_without_relevant", self.users_without_relevant, get_args(UsersWithoutRelevant))
         if self.max_list_length is not None and (isinstance(self.max_list_length, bool) or not isinstance(
                 self.max_list_length, numbers.Integral) or self.max_list_length < 1):

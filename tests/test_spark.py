@@ -30,7 +30,7 @@ def spark():
 
 def data(seed: int = 0, users: int = 400, items: int = 120):
     """Lists of 12 with ranks and scores (some users without a list, some without relevant
-    items), graded ground truth, and an item table with two numeric features."""
+    items), graded ground truth, and an item table with two numeric features and a genre."""
     rng = np.random.default_rng(seed)
     recs = pd.DataFrame({"user_id": np.repeat(np.arange(users), 12), "item_id": rng.integers(0, items, users * 12),
                          "rank": np.tile(np.arange(1, 13), users), "score": rng.random(users * 12)})
@@ -39,7 +39,8 @@ def data(seed: int = 0, users: int = 400, items: int = 120):
     truth = pd.DataFrame({"user_id": rng.integers(0, users + 30, users * 3),
                           "item_id": rng.integers(0, items, users * 3),
                           "relevance": rng.integers(1, 4, users * 3)}).drop_duplicates(["user_id", "item_id"])
-    table = pd.DataFrame({"item_id": np.arange(items + 10), "f1": rng.random(items + 10), "f2": rng.random(items + 10)})
+    table = pd.DataFrame({"item_id": np.arange(items + 10), "f1": rng.random(items + 10), "f2": rng.random(items + 10),
+                          "genre": rng.choice(["drama", "comedy", "drama|war", "noir"], items + 10)})
     return recs, truth, table
 
 
@@ -89,7 +90,7 @@ def test_aggregates_alone_equal_those_with_the_per_user_rows(spark):
 
 
 TRAINING_METRICS = {"novelty", "arp", "arp_normalised", "novelty_interactions", "serendipity_popularity",
-                    "serendipity", "lauc", "mcc", "fall_out", "accuracy"}
+                    "serendipity", "lauc", "mcc", "fall_out", "accuracy", "calibration"}
 
 
 @pytest.mark.parametrize("case", ["table", "no table", "few trained users", "unknown as one user", "cooccurrence",
@@ -121,14 +122,15 @@ def test_training_metrics_equal_the_in_memory_engine(spark, case):
                           train_df=spark.createDataFrame(train), columns=columns, partitions=7,
                           items_df=None if items is None else spark.createDataFrame(items))
     memory = evaluate(recs, truth, k=8, train=train, items=items, columns=columns, **options)
-    expected = TRAINING_METRICS - ({"serendipity"} if case == "no table" else set())
+    expected = TRAINING_METRICS - ({"serendipity", "calibration"} if case == "no table" else set())
     assert expected <= set(ours.metrics)
     for name, value in ours.metrics.items():
         assert value == pytest.approx(memory.metrics[name], abs=1e-9), name
     per_user = ours.per_user.toPandas().set_index("_user")
     mine = memory.per_user.set_index(memory.per_user.index.astype(str))
     assert set(per_user.index) == set(mine.index)  # users with only training rows included
-    for column in ("novelty", "arp", "serendipity_popularity", "lauc", "mcc"):
+    for column in ("novelty", "arp", "serendipity_popularity", "lauc", "mcc") + (("calibration",) if items is not None
+                                                                                else ()):
         np.testing.assert_allclose(per_user.loc[mine.index, column], mine[column], atol=1e-12, err_msg=column)
     if case == "cooccurrence":
         assert {"diversity", "intra_list_similarity", "serendipity"} <= set(ours.metrics)

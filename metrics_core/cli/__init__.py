@@ -119,6 +119,11 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
                         help="logarithm base of the catalog entropy (default e)")
     beyond.add_argument("--primitive-model", default=None, metavar="NAME",
                         help="the model serendipity_primitive and unexpectedness compare with (default: the first)")
+    beyond.add_argument("--calibration-column", default=None, metavar="COL",
+                        help="the item table's category column for calibration (default: the first text column "
+                             "whose values repeat, such as a genre)")
+    beyond.add_argument("--calibration-alpha", type=_calibration_alpha, default=None, metavar="A",
+                        help="calibration's smoothing of the list's category mix (default 0.01)")
 
 
 BEYOND_OPTIONS = {
@@ -138,6 +143,7 @@ BEYOND_OPTIONS = {
 _positive_finite = number(lambda v: v > 0, "is not a finite number > 0; e.g. 1.0 (0.5 favours precision, 2 recall)")
 _probability = number(lambda v: 0 < v < 1, "is not between 0 and 1; e.g. 0.8")
 _entropy_base = number(lambda v: v > 1, "is not above 1; give 2 or e", {"e": math.e})
+_calibration_alpha = number(lambda v: 0 < v <= 1, "is not in (0, 1]; e.g. 0.01")
 
 
 def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
@@ -242,6 +248,7 @@ def _settings(args: argparse.Namespace, **extra):
                         ndcg_ideal=args.ndcg_ideal, score_threshold=args.score_threshold,
                         recall_levels=args.recall_levels, max_list_length=args.max_list_length,
                         entropy_base=args.entropy_base, primitive_model=args.primitive_model,
+                        calibration_column=args.calibration_column, calibration_alpha=args.calibration_alpha,
                         **{name: getattr(args, name) for name in BEYOND_OPTIONS}, **extra)
 
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from metrics_core._numeric.sums import row_sums
 from metrics_core.inputs.encoded import Cooccurrence, Lists, Training
 from metrics_core.inputs.features import ItemVectors
-from metrics_core.metrics import catalog, popularity, primitive, registry, scores, similarity
+from metrics_core.metrics import calibration, catalog, popularity, primitive, registry, scores, similarity
 from metrics_core.metrics.accuracy.cutoffs import user_rows
 from metrics_core.settings import Settings
 
@@ -55,6 +56,8 @@ class BeyondInputs:
     history: tuple[np.ndarray, np.ndarray] | None = None
     cooccurrence: Cooccurrence | None = None
     primitive: Lists | None = None
+    categories: tuple[sp.csr_matrix, sp.csr_matrix] | None = None
+    no_categories: str = NEEDS_TRAINING
 
 
 def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> BeyondPass:
@@ -85,6 +88,7 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> Beyon
         for name in ("novelty", "arp", "arp_normalised", "novelty_interactions", "serendipity_popularity"):
             out.skipped[name] = NEEDS_TRAINING
     _similarity_metrics(out, top, hit_top, rows, inputs, settings)
+    _calibration(out, top, rows, inputs, settings)
     if inputs.primitive is not None:
         _primitive_metrics(out, lists, rows, hit_top, inputs, settings)
     else:
@@ -107,6 +111,18 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> Beyon
         scale = training.n_users if settings.arp_normalisation == "users" else training.n_interactions
         out.metrics["arp_normalised"] = out.metrics["arp"] / max(1, scale)
     return out
+
+
+def _calibration(out: BeyondPass, top: np.ndarray, rows: np.ndarray, inputs: BeyondInputs,
+                 settings: Settings) -> None:
+    """Each user's miscalibration: the category mix of its top K against its history's."""
+    if inputs.categories is None:
+        out.skipped["calibration"] = inputs.no_categories
+        return
+    shares, history = inputs.categories
+    row, position = np.nonzero(top >= 0)
+    listed = calibration.mean_shares(row, top[row, position], len(rows), shares)
+    out.per_user["calibration"] = calibration.miscalibration(history[rows], listed, settings.calibration_alpha)
 
 
 def _catalog_metrics(out: BeyondPass, counts: np.ndarray, inputs: BeyondInputs, settings: Settings) -> None:

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from metrics_core.settings import Settings
 
 Family = Literal["accuracy", "beyond", "catalog"]
-Need = Literal["candidates", "catalog", "train", "features", "scores", "judgements", "primitive"]
+Need = Literal["candidates", "catalog", "train", "features", "scores", "judgements", "primitive", "categories"]
 
 
 @dataclass(frozen=True)
@@ -211,6 +211,9 @@ REGISTRY: tuple[Metric, ...] = (
            needs=("train",), bounds=(0.0, None)),
     Metric("serendipity", "Serendipity", "relevant hits that are unlike the user's history: 1 − mean similarity to it",
            "beyond", "serendipity", needs=("train", "features"), bounds=(0.0, 2.0)),
+    Metric("calibration", "Miscalibration", "C_KL = Σ_g p(g|history)·log(p / q̃), q̃ = (1 − α)·q(g|top K) + α·p, "
+           "the item categories' mix in the history (p) and the list (q), α = 0.01 (Steck)", "beyond", "calibration",
+           higher_is_better=False, needs=("train", "categories"), bounds=(0.0, None)),
     Metric("serendipity_popularity", "Serendipity (popularity)",
            "mean over the top K of max(p(rank) − p(popularity rank), 0)·rel, p(r) = (n + 1 − r) / n (RecTools)",
            "beyond", "serendipity_popularity", needs=("train",), headline=False),

@@ -15,7 +15,7 @@ from metrics_core.stats.compare import compare
 
 
 def dataset(seed: int, n_users: int = 25, n_items: int = 30) -> Dataset:
-    """Lists of uneven length with scores, graded truth, training data and item features."""
+    """Lists of uneven length with scores, graded truth, training data, item features and genres."""
     rng = np.random.default_rng(seed)
     recs, truth, train = [], [], []
     for user in range(n_users):
@@ -24,7 +24,8 @@ def dataset(seed: int, n_users: int = 25, n_items: int = 30) -> Dataset:
         truth += [(user, int(item), int(rng.integers(0, 4))) for item in rng.choice(n_items, int(rng.integers(0, 5)),
                                                                                      replace=False)]
         train += [(user, int(item)) for item in rng.choice(n_items, int(rng.integers(1, 6)), replace=False)]
-    items = pd.DataFrame({"item_id": range(n_items), "f1": rng.random(n_items), "f2": rng.random(n_items)})
+    items = pd.DataFrame({"item_id": range(n_items), "f1": rng.random(n_items), "f2": rng.random(n_items),
+                          "genre": rng.choice(["drama", "comedy", "drama|war"], n_items)})
     models = {name: pd.DataFrame(recs, columns=["user_id", "item_id", "score"]).sample(frac=1, random_state=i)
               .assign(score=lambda f, i=i: f["score"] + i * 0.01) for i, name in enumerate(("A", "B"))}
     return Dataset.build(models, pd.DataFrame(truth, columns=["user_id", "item_id", "grade"]),

@@ -71,6 +71,7 @@ NOT_ON_SPARK = {
     "judgements": NEEDS["judgements"],
     "primitive": "needs the primitive model's lists (pass primitive_df; on the command line, a second "
                  "--recommendations)",
+    "categories": "needs training interactions (train_df) and an item table (items_df) with a category column",
 }
 SIMILARITY_METRICS = registry.needing("features")  # (co-occurrence: read from training, not features)
 BATCH_ROWS = 100_000  # rows per Arrow batch handed to a partition's Python (about 5 MB)
@@ -111,14 +112,23 @@ class SparkEvaluation:
 
 
 def _available(settings: Settings, features: bool, scores: bool, train: bool, graded: bool,
-               primitive: bool) -> set[str]:
+               primitive: bool, categories: bool = False) -> set[str]:
     """The needs (:attr:`registry.Metric.needs`) the Spark engine meets with these inputs
     (``graded``: the ground truth has grades, so some pair may be judged non-relevant; the
     partitions' counts of judged pairs tell afterwards whether one is)."""
     return {need for need, met in (("features", features), ("scores", scores), ("train", train),
                                    ("candidates", train or settings.candidates is not None), ("judgements", graded),
-                                   ("primitive", primitive))
+                                   ("primitive", primitive), ("categories", categories and train))
             if met}
+
+
+def _has_categories(items: pd.DataFrame, columns: Columns, settings: Settings) -> bool:
+    """Whether the item table has the category column calibration reads (named, or found as in memory)."""
+    from metrics_core.metrics.calibration import category_column
+
+    if settings.calibration_column is not None:
+        return settings.calibration_column in items.columns
+    return category_column(items, columns.item) is not None
 
 
 def _not_on_spark(metric: registry.Metric, available: set[str], settings: Settings) -> str | None:
@@ -205,7 +215,8 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         items = pd.DataFrame({columns.item: facts.ids})
     with_scores = columns.score in recs_columns
     available = _available(settings, items is not None and bool(feature_columns or _numeric(items, columns)),
-                           with_scores, facts is not None, columns.relevance in truth_columns, primitive_df is not None)
+                           with_scores, facts is not None, columns.relevance in truth_columns, primitive_df is not None,
+                           items_df is not None and _has_categories(items, columns, settings))
     keep_users, per_user = per_user, _per_user_columns(settings, available)
     schema = (f"{KIND} string, {USER} string, {ITEM} string, {COUNT} long, evaluated boolean, "
               + ", ".join(f"`{c}` double" for c in per_user))
