@@ -15,6 +15,6 @@ SETTING_WORDS: dict[str, str] = {
     "feature_columns": "the 'Item feature columns' choice on the Data page",
     "primitive_model": "the 'Primitive model' choice under Metric options",
     "embedding_column": "an embedding column (the command line's --embedding-column)",
-    "calibration_column": "a category column (the command line's --calibration-column; the app takes the item "
+    "category_column": "a category column (the command line's --category-column; the app takes the item "
                           "table's first text column whose values repeat)",
 }

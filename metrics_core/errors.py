@@ -35,7 +35,7 @@ SETTING_WORDS: dict[str, dict[str, str]] = {
     "feature_columns": {"api": "feature_columns=[...]", "cli": "--feature-columns"},
     "primitive_model": {"api": "primitive_model=...", "cli": "--primitive-model"},
     "embedding_column": {"api": "embedding_column=...", "cli": "--embedding-column"},
-    "calibration_column": {"api": "calibration_column=...", "cli": "--calibration-column"},
+    "category_column": {"api": "category_column=...", "cli": "--category-column"},
 }
 _MARK = re.compile(r"\[\[(\w+)\]\]")
 

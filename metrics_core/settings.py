@@ -102,9 +102,13 @@ class Settings:
         with (None: the first model of the dataset; the metrics are skipped for that model).
     primitive_scale: how both models' top-K lists become [0, 1] scores per user: ``rank``
         ((n − position) / n for a list of n, first = 1) or ``minmax`` of the scores.
-    calibration_column: the item-table column holding each item's categories for calibration
+    category_column: the item-table column holding each item's categories for calibration and exposure
         (None: the first text column whose values repeat, such as a genre).
     calibration_alpha: calibration's smoothing α of the list's category mix, 0 < α <= 1.
+    exposure_browsing: how attention falls down a list for exposure: ``log2`` (1 / log2(rank + 1),
+        the DCG discount) or ``rbp`` (rbp_p^(rank − 1)).
+    exposure_target: the item groups' shares exposure is compared with: the ``catalog``'s, the
+        ``training`` interactions', or ``uniform``.
 
     How lists are ordered is fixed when the data is encoded: see :class:`Encoding`.
     """
@@ -135,8 +139,10 @@ class Settings:
     score_entropy: Literal["per_user", "pooled"] = "per_user"
     primitive_model: str | None = None
     primitive_scale: PrimitiveScale = "rank"
-    calibration_column: str | None = None
+    category_column: str | None = None
     calibration_alpha: float = 0.01
+    exposure_browsing: Literal["log2", "rbp"] = "log2"
+    exposure_target: Literal["catalog", "training", "uniform"] = "catalog"
     preset: str | None = None
 
     def __post_init__(self) -> None:
@@ -164,7 +170,8 @@ class Settings:
                               "choose a persistence 0 < p < 1, e.g. 0.8.")
         _one_of("fbeta", self.fbeta, ("per_user", "of_means"))
         for name in ("novelty_unknown", "arp_normalisation", "arp_unknown", "gini_over", "similarity",
-                     "diversity_divisor", "serendipity_over", "score_entropy", "primitive_scale"):
+                     "diversity_divisor", "serendipity_over", "score_entropy", "primitive_scale", "exposure_browsing",
+                     "exposure_target"):
             _one_of(name, getattr(self, name), get_args(FIELD_TYPES[name]))
         if not (isinstance(self.entropy_base, (int, float)) and math.isfinite(self.entropy_base)
                 and self.entropy_base > 1):
@@ -173,8 +180,8 @@ class Settings:
         if not (isinstance(self.calibration_alpha, (int, float)) and 0 < self.calibration_alpha <= 1):
             raise input_error("settings", f"calibration_alpha = {self.calibration_alpha!r} is not in (0, 1].",
                               "choose a small smoothing, e.g. 0.01 (Steck's).")
-        if self.calibration_column is not None and not isinstance(self.calibration_column, str):
-            raise input_error("settings", f"calibration_column = {self.calibration_column!r} is not a column name.",
+        if self.category_column is not None and not isinstance(self.category_column, str):
+            raise input_error("settings", f"category_column = {self.category_column!r} is not a column name.",
                               "name a text column of the item table, or leave it unset.")
         _one_of("users_without_relevant", self.users_without_relevant, get_args(UsersWithoutRelevant))
         if self.max_list_length is not None and (isinstance(self.max_list_length, bool) or not isinstance(

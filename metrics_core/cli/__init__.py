@@ -119,9 +119,9 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
                         help="logarithm base of the catalog entropy (default e)")
     beyond.add_argument("--primitive-model", default=None, metavar="NAME",
                         help="the model serendipity_primitive and unexpectedness compare with (default: the first)")
-    beyond.add_argument("--calibration-column", default=None, metavar="COL",
-                        help="the item table's category column for calibration (default: the first text column "
-                             "whose values repeat, such as a genre)")
+    beyond.add_argument("--category-column", default=None, metavar="COL",
+                        help="the item table's category column for calibration and exposure (default: the first "
+                             "text column whose values repeat, such as a genre)")
     beyond.add_argument("--calibration-alpha", type=_calibration_alpha, default=None, metavar="A",
                         help="calibration's smoothing of the list's category mix (default 0.01)")
 
@@ -137,6 +137,9 @@ BEYOND_OPTIONS = {
     "serendipity_over": "serendipity averaged over relevant items (default) or the whole top K (Recommenders)",
     "score_entropy": "softmax entropy per user (default) or one softmax over all users (Evidently)",
     "primitive_scale": "scale both lists to [0, 1] by rank (default) or min-max of scores",
+    "exposure_browsing": "exposure at each rank: 1/log2(rank + 1) (default) or rbp_p^(rank - 1)",
+    "exposure_target": "the item groups' target shares of exposure: the catalog's (default), the training "
+                       "interactions', or equal",
 }
 
 
@@ -248,7 +251,7 @@ def _settings(args: argparse.Namespace, **extra):
                         ndcg_ideal=args.ndcg_ideal, score_threshold=args.score_threshold,
                         recall_levels=args.recall_levels, max_list_length=args.max_list_length,
                         entropy_base=args.entropy_base, primitive_model=args.primitive_model,
-                        calibration_column=args.calibration_column, calibration_alpha=args.calibration_alpha,
+                        category_column=args.category_column, calibration_alpha=args.calibration_alpha,
                         **{name: getattr(args, name) for name in BEYOND_OPTIONS}, **extra)
 
 

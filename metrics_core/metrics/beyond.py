@@ -11,12 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from metrics_core._numeric.sums import row_sums
 from metrics_core.inputs.encoded import Cooccurrence, Lists, Training
 from metrics_core.inputs.features import ItemVectors
-from metrics_core.metrics import calibration, catalog, popularity, primitive, registry, scores, similarity
+from metrics_core.metrics import calibration, catalog, exposure, popularity, primitive, registry, scores, similarity
 from metrics_core.metrics.accuracy.cutoffs import user_rows
 from metrics_core.settings import Settings
 
@@ -56,8 +55,8 @@ class BeyondInputs:
     history: tuple[np.ndarray, np.ndarray] | None = None
     cooccurrence: Cooccurrence | None = None
     primitive: Lists | None = None
-    categories: tuple[sp.csr_matrix, sp.csr_matrix] | None = None
-    no_categories: str = NEEDS_TRAINING
+    categories: calibration.Categories | None = None
+    no_categories: str = "needs an item table with a category column"
 
 
 def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> BeyondPass:
@@ -89,6 +88,7 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> Beyon
             out.skipped[name] = NEEDS_TRAINING
     _similarity_metrics(out, top, hit_top, rows, inputs, settings)
     _calibration(out, top, rows, inputs, settings)
+    _exposure(out, top, inputs, settings)
     if inputs.primitive is not None:
         _primitive_metrics(out, lists, rows, hit_top, inputs, settings)
     else:
@@ -116,13 +116,42 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> Beyon
 def _calibration(out: BeyondPass, top: np.ndarray, rows: np.ndarray, inputs: BeyondInputs,
                  settings: Settings) -> None:
     """Each user's miscalibration: the category mix of its top K against its history's."""
-    if inputs.categories is None:
-        out.skipped["calibration"] = inputs.no_categories
+    categories = inputs.categories
+    if categories is None or categories.history is None:
+        out.skipped["calibration"] = inputs.no_categories if categories is None else NEEDS_TRAINING
         return
-    shares, history = inputs.categories
     row, position = np.nonzero(top >= 0)
-    listed = calibration.mean_shares(row, top[row, position], len(rows), shares)
-    out.per_user["calibration"] = calibration.miscalibration(history[rows], listed, settings.calibration_alpha)
+    listed = calibration.mean_shares(row, top[row, position], len(rows), categories.shares)
+    out.per_user["calibration"] = calibration.miscalibration(categories.history[rows], listed,
+                                                             settings.calibration_alpha)
+
+
+def _exposure(out: BeyondPass, top: np.ndarray, inputs: BeyondInputs, settings: Settings) -> None:
+    """How far the item groups' shares of the lists' exposure are from their target shares."""
+    categories = inputs.categories
+    if categories is None:
+        out.skipped["exposure_distance"] = inputs.no_categories
+        return
+    target = exposure_target(categories, inputs, settings)
+    if target is None:
+        wanted = "training interactions" if settings.exposure_target == "training" else \
+            "the catalog (an item table or training data)"
+        out.skipped["exposure_distance"] = f"needs {wanted} for its target ({settings.exposure_target})"
+        return
+    per_item = exposure.item_exposure(top, exposure.position_weights(top.shape[1], settings.exposure_browsing,
+                                                                     settings.rbp_p), inputs.n_items)
+    shares = exposure.group_shares(per_item, categories.shares)
+    if np.isnan(shares).any():
+        out.skipped["exposure_distance"] = "no recommended item has a category"
+        return
+    out.metrics["exposure_distance"] = exposure.js_distance(shares, target)
+
+
+def exposure_target(categories: calibration.Categories, inputs: BeyondInputs, settings: Settings):
+    """The groups' target shares as ``settings.exposure_target`` says (None: its input is missing)."""
+    training = inputs.training
+    return exposure.target_shares(settings.exposure_target, categories.shares, inputs.in_catalog,
+                                  None if training is None else training.interactions_per_item)
 
 
 def _catalog_metrics(out: BeyondPass, counts: np.ndarray, inputs: BeyondInputs, settings: Settings) -> None:

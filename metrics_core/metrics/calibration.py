@@ -19,6 +19,8 @@ then the divergence over the history's non-zero categories only.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
@@ -44,15 +46,27 @@ def category_column(table: pd.DataFrame, item_column: str) -> str | None:
     return None
 
 
-def category_shares(values: pd.Series, codes: np.ndarray, n_items: int) -> sp.csr_matrix:
-    """Items x categories p(g|i) from an item-table column (``values``, one per table row, the
-    row's item code in ``codes``): a text value is one category, or several split by ``|``, each
-    with an equal share; a missing or empty value is no category. An item listed twice keeps its
-    first row.
+@dataclass(frozen=True)
+class Categories:
+    """Item categories from an item-table column: ``shares``, items x categories p(g|i);
+    ``names``, the categories (columns of ``shares``); ``history``, users x categories, each
+    user's history mix (None without training data)."""
 
-    >>> shares = category_shares(pd.Series(["Drama|War", "Comedy", None]), np.array([0, 2, 1]), 3)
-    >>> shares.toarray().round(2).tolist()
-    [[0.0, 0.5, 0.5], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
+    column: str
+    shares: sp.csr_matrix
+    names: list[str]
+    history: sp.csr_matrix | None = None
+
+
+def category_shares(values: pd.Series, codes: np.ndarray, n_items: int) -> tuple[sp.csr_matrix, list[str]]:
+    """Items x categories p(g|i) from an item-table column (``values``, one per table row, the
+    row's item code in ``codes``), and the categories' names: a text value is one category, or
+    several split by ``|``, each with an equal share; a missing or empty value is no category.
+    An item listed twice keeps its first row.
+
+    >>> shares, names = category_shares(pd.Series(["Drama|War", "Comedy", None]), np.array([0, 2, 1]), 3)
+    >>> shares.toarray().round(2).tolist(), names
+    ([[0.0, 0.5, 0.5], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]], ['Comedy', 'Drama', 'War'])
     """
     first = ~pd.Series(codes).duplicated().to_numpy()
     labels = values.to_numpy(dtype=object)[first]
@@ -64,7 +78,8 @@ def category_shares(values: pd.Series, codes: np.ndarray, n_items: int) -> sp.cs
     category, names = pd.factorize(flat.to_numpy(dtype=object), sort=True)
     rows = np.repeat(items, per_item)
     weights = np.repeat(1.0 / np.maximum(per_item, 1), per_item)
-    return sp.csr_matrix((weights, (rows, category)), shape=(n_items, max(len(names), 1)))
+    return (sp.csr_matrix((weights, (rows, category)), shape=(n_items, max(len(names), 1))),
+            [str(name) for name in names])
 
 
 def mean_shares(rows: np.ndarray, items: np.ndarray, n_rows: int, shares: sp.csr_matrix) -> sp.csr_matrix:

@@ -231,6 +231,10 @@ REGISTRY: tuple[Metric, ...] = (
            higher_is_better=None, needs=("train",), bounds=(0.0, None), decimals=1),
     Metric("arp_normalised", "ARP (share of users)", "ARP / number of training users", "beyond",
            higher_is_better=None, needs=("train",), headline=False, bounds=(0.0, None)),  # repeats count
+    Metric("exposure_distance", "Exposure disparity",
+           "Jensen–Shannon distance (base 2) between the item groups' shares of the lists' exposure "
+           "(1 / log2(rank + 1) at each rank) and their shares of the catalog", "catalog", higher_is_better=False,
+           interval=False, needs=("categories",)),
     Metric("coverage", "Coverage", "share of the catalog that appears in some top-K list", "catalog",
            interval=False, needs=("catalog",)),
     Metric("aggregate_diversity", "Distinct items", "number of different items recommended", "catalog",

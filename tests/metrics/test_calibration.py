@@ -86,9 +86,9 @@ def test_what_calibration_needs():
     numbers_only = Dataset.build(recs, truth, train=train, items=ITEMS[["item_id"]].assign(year=1990))
     assert "category" in numbers_only.evaluate(settings=Settings(k=2)).skipped["calibration"]
     chosen = Dataset.build(recs, truth, train=train, items=ITEMS.assign(kind=["x", "y"] * 10))
-    assert chosen.evaluate(settings=Settings(k=2, calibration_column="kind")).metrics["calibration"] > 0
+    assert chosen.evaluate(settings=Settings(k=2, category_column="kind")).metrics["calibration"] > 0
     with pytest.raises(InputError, match="has no column 'nope'"):
-        chosen.evaluate(settings=Settings(k=2, calibration_column="nope"))
+        chosen.evaluate(settings=Settings(k=2, category_column="nope"))
     with pytest.raises(InputError, match="calibration_alpha"):
         Settings(calibration_alpha=0)
     assert Columns().item == "item_id"

@@ -353,32 +353,34 @@ class Dataset(Analyses):
             if len(self.models) > 1 else None
         cooccurrence = self.training.cooccurrence if (settings.similarity == "cooccurrence"
                                                       and self.training is not None) else None
-        categories, no_categories = self.categories(settings.calibration_column)
+        categories, no_categories = self.categories(settings.category_column)
         return beyond_accuracy.BeyondInputs(len(self.items), self.in_catalog, self.training, self.vectors,
                                             self.history, cooccurrence, other, categories, no_categories)
 
     def categories(self, column: str | None = None):
-        """``((items x categories shares, users x categories history mix), "")`` for calibration,
-        from the item table's ``column`` (None: :func:`~metrics_core.metrics.calibration.category_column`),
-        made once per column; or ``(None, why)`` without training data, an item table or such a
-        column. An InputError when ``column`` is not a column of the item table."""
+        """``(Categories, "")`` for calibration and exposure, from the item table's ``column``
+        (None: :func:`~metrics_core.metrics.calibration.category_column`), made once per column,
+        with each user's history mix when there is training data; or ``(None, why)`` without an
+        item table or such a column. An InputError when ``column`` is not a column of the item table."""
         from metrics_core.metrics import calibration
 
-        if self.training is None or self.item_table is None:
-            return None, "needs training interactions and an item table with a category column"
+        if self.item_table is None:
+            return None, "needs an item table with a category column"
         if column is not None and column not in self.item_table.columns:
             raise input_error("item table", f"has no column '{column}' (columns: "
                               f"{validate.column_list(self.item_table.columns)}).",
-                              f"name its category column with {setting('calibration_column')}, or leave it unset.")
+                              f"name its category column with {setting('category_column')}, or leave it unset.")
         chosen = column or calibration.category_column(self.item_table, self.columns.item)
         if chosen is None:
             return None, ("needs a category per item: a text column of the item table whose values repeat "
-                          "(a genre), or one named as the calibration column")
+                          "(a genre), or one named as the category column")
         kept = self.__dict__.setdefault("_category_inputs", {})  # (not a field: never stored with the dataset)
         if chosen not in kept:
-            shares = calibration.category_shares(self.item_table[chosen], self.item_table_codes, len(self.items))
-            history = calibration.mean_shares(self.training.user, self.training.item, len(self.users), shares)
-            kept[chosen] = (shares, history.tocsr())
+            shares, names = calibration.category_shares(self.item_table[chosen], self.item_table_codes,
+                                                        len(self.items))
+            history = None if self.training is None else \
+                calibration.mean_shares(self.training.user, self.training.item, len(self.users), shares).tocsr()
+            kept[chosen] = calibration.Categories(chosen, shares, names, history)
         return kept[chosen], ""
 
     def evaluate_all(self, settings: Settings | None = None, curves: bool = True,

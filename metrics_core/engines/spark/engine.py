@@ -73,6 +73,8 @@ NOT_ON_SPARK = {
                  "--recommendations)",
     "categories": "needs training interactions (train_df) and an item table (items_df) with a category column",
 }
+IN_MEMORY_ONLY = {"exposure_distance": "computed by the in-memory engine only so far (the partitions would need to "
+                                       "hand over each item's exposure, not only its count)"}
 SIMILARITY_METRICS = registry.needing("features")  # (co-occurrence: read from training, not features)
 BATCH_ROWS = 100_000  # rows per Arrow batch handed to a partition's Python (about 5 MB)
 MOMENTS = ("n", "sum", "sum_of_squares")  # a partition's rows of kind "moment" (and "forward:<metric>")
@@ -126,13 +128,15 @@ def _has_categories(items: pd.DataFrame, columns: Columns, settings: Settings) -
     """Whether the item table has the category column calibration reads (named, or found as in memory)."""
     from metrics_core.metrics.calibration import category_column
 
-    if settings.calibration_column is not None:
-        return settings.calibration_column in items.columns
+    if settings.category_column is not None:
+        return settings.category_column in items.columns
     return category_column(items, columns.item) is not None
 
 
 def _not_on_spark(metric: registry.Metric, available: set[str], settings: Settings) -> str | None:
     """Why the Spark engine does not compute ``metric`` with these inputs and settings (None: it does)."""
+    if metric.name in IN_MEMORY_ONLY:
+        return IN_MEMORY_ONLY[metric.name]
     if settings.similarity == "cooccurrence" and metric.name in SIMILARITY_METRICS:  # training, not features
         return None if "train" in available else NOT_ON_SPARK["train"] + " (similarity = co-occurrence)"
     return next((NOT_ON_SPARK[need] for need in metric.needs if need not in available), None)
