@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NoReturn, get_args
 
 from metrics_core.cli.app import add_app_command, run_app
 from metrics_core.cli.arguments import at_least, gain, model_sources, number, parse_model_source
-from metrics_core.cli.output import format_comparison, format_table
+from metrics_core.cli.output import format_comparison, format_table, strict_failures
 from metrics_core.cli.store import (
     add_runs_command,
     add_save_arguments,
@@ -68,12 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=at_least(0), default=None, help="--engine spark: bootstrap seed (default 0)")
     add_save_arguments(ev)
     add_mlflow_arguments(ev)
+    add_strict_argument(ev)
     for name, text in (("compare", "paired tests, intervals and win/tie/loss against a baseline"),
                        ("report", "write a self-contained HTML report (and every number as JSON/CSV)")):
         sub = commands.add_parser(name, help=text)
         add_loading_arguments(sub)
         add_metric_arguments(sub)
         add_comparison_arguments(sub)
+        add_strict_argument(sub)
         if name == "compare":
             sub.add_argument("--format", choices=["json", "table"], default="json")
             add_save_arguments(sub)
@@ -86,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     add_workspaces_command(commands)
     add_app_command(commands)
     return parser
+
+
+def add_strict_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--strict", action="store_true",
+                        help="fail (exit 1) when the data audit finds anything: ground truth in training, training "
+                             "items recommended, lists much shorter than K, sampled candidates, ties at the cut-off")
 
 
 def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
@@ -233,7 +241,15 @@ def run_evaluate(args: argparse.Namespace) -> int:
         print(dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))
     else:
         print(format_table(results))
-    return 0
+    return failed_if_strict(args, results)
+
+
+def failed_if_strict(args: argparse.Namespace, results: dict) -> int:
+    """1 when ``--strict`` and the data audit found something (each finding said on stderr), else 0."""
+    failures = strict_failures(results) if args.strict else []
+    for line in failures:
+        print(line, file=sys.stderr)
+    return 1 if failures else 0
 
 
 def warn_about_ids(results: dict[str, Evaluation]) -> None:
@@ -297,7 +313,7 @@ def run_compare(args: argparse.Namespace) -> int:
     for gate in gates:
         if gate.failed:
             print(gate.message(), file=sys.stderr)
-    return 1 if any(g.failed for g in gates) else 0
+    return max(1 if any(g.failed for g in gates) else 0, failed_if_strict(args, results))
 
 
 def require_report_extra() -> None:

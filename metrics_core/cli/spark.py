@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from metrics_core.cli.arguments import model_sources
+from metrics_core.cli.output import strict_failures
 from metrics_core.cli.tracking import log_to_mlflow_if_asked
 from metrics_core.engines.memory.dataset import primitive_model
 from metrics_core.errors import InputError, input_error
@@ -140,5 +141,8 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
     log_to_mlflow_if_asked(args, results)  # (aggregates and the bootstrap intervals; per-user rows stay in Spark)
     print(dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))
     print(f"rankscope: computed on Spark ({args.master})", file=sys.stderr)
-    return 0
+    failures = strict_failures(results) if args.strict else []
+    for line in failures:
+        print(line, file=sys.stderr)
+    return 1 if failures else 0
 

@@ -193,6 +193,15 @@ class Lists:
                               f"{self.scores.shape[1]} only (the dataset was built with score_positions).",
                               "build the dataset without score_positions, or with a larger one.")
 
+    def seen_cells(self, training: Training) -> np.ndarray:
+        """Whether each list cell holds an item its user already has in training (computed once
+        per model, as :meth:`judged_cells`; kept beside the lists, never stored with them)."""
+        kept = self.__dict__.setdefault("_seen", {})
+        if id(training) not in kept:
+            kept.clear()
+            kept[id(training)] = _cells_of(self.items, training.pair_keys, training.matrix.shape[1])
+        return kept[id(training)]
+
     def judged_cells(self, truth: Truth) -> np.ndarray:
         """Whether each list cell holds a judged non-relevant item of its user (computed once).
 
@@ -289,6 +298,13 @@ class Training:
     matrix: sp.csr_matrix
     catalog_size: int
     whole: WholeTraining | None = None
+
+    @cached_property
+    def pair_keys(self) -> np.ndarray:
+        """The distinct (user, item) training pairs as ascending ``user * n_items + item`` keys."""
+        matrix = self.matrix if self.matrix.has_sorted_indices else self.matrix.sorted_indices()
+        users = np.repeat(np.arange(matrix.shape[0], dtype=np.int64), np.diff(matrix.indptr))
+        return users * matrix.shape[1] + matrix.indices
 
     @cached_property
     def items_per_user(self) -> np.ndarray:

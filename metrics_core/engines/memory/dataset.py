@@ -40,6 +40,7 @@ from metrics_core.metrics import beyond as beyond_accuracy
 from metrics_core.result import Evaluation
 from metrics_core.settings import Encoding, Settings
 
+AUDIT_NOTES = ("ties_at_cutoff", "truth_in_training", "seen_in_training", "short_lists", "sampled_candidates")
 NEEDS = {
     "candidates": "needs the number of candidate items: give training data or a candidate count",
     "judgements": "needs judged non-relevant items: ground-truth rows with a grade below the relevance threshold "
@@ -472,7 +473,43 @@ class Dataset(Analyses):
             rule = "input row order" if self.encoding.tie_break == "input" else "item id (text, descending)"
             notes.append(Note("ties_at_cutoff", f"{ties} lists have equal scores on both sides of the "
                               f"cut-off K={settings.k}; the tie was broken by {rule}.", ties))
+        return notes + self._audit(lists, settings)
+
+    def _audit(self, lists: Lists, settings: Settings) -> list[Note]:
+        """What a careful reader checks before trusting the numbers (:data:`AUDIT_NOTES`): ground
+        truth the training data already holds (leakage), recommended items the user already has
+        in training, lists much shorter than K, candidates sampled from the catalog."""
+        notes = []
+        if self.training is not None:
+            leaked = self._truth_in_training()
+            if leaked:
+                notes.append(Note("truth_in_training", f"{leaked} relevant (user, item) pairs of the ground truth "
+                                  "are in the training data too: the split leaks (a model that repeats training "
+                                  "items looks better than it is).", leaked))
+            seen = int(lists.seen_cells(self.training)[:, :settings.k].sum())
+            if seen:
+                notes.append(Note("seen_in_training", f"{seen} recommendations in the top K={settings.k} are items "
+                                  "their user already has in training (usually filtered out before ranking).", seen))
+        short = int((lists.lengths[lists.listed] < settings.k / 2).sum())
+        if short:
+            notes.append(Note("short_lists", f"{short} lists have fewer than half of K={settings.k} items: their "
+                              "precision is low whatever they hold (a list cut short, or too few candidates).", short))
+        catalog = None if self.in_catalog is None else int(self.in_catalog.sum())
+        if settings.candidates is not None and catalog is not None and settings.candidates < catalog:
+            notes.append(Note("sampled_candidates", f"each user is ranked among {settings.candidates} candidates "
+                              f"of a catalog of {catalog} items: metrics over sampled candidates run higher than "
+                              "over the whole catalog and do not compare with a full-ranking evaluation.", 1))
         return notes
+
+    def _truth_in_training(self) -> int:
+        """Relevant ground-truth pairs also in training (counted once per dataset)."""
+        kept = self.__dict__.setdefault("_leaked", {})
+        if "count" not in kept:
+            keys = self.training.pair_keys
+            wanted = self.truth.user * self.training.matrix.shape[1] + self.truth.item
+            at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
+            kept["count"] = int((keys[at] == wanted).sum()) if len(keys) else 0
+        return kept["count"]
 
     @staticmethod
     def ties_at_cutoff(lists: Lists, rows: np.ndarray, k: int) -> int:

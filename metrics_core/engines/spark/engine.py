@@ -135,11 +135,10 @@ def _has_categories(items: pd.DataFrame, columns: Columns, settings: Settings) -
 
 def _not_on_spark(metric: registry.Metric, available: set[str], settings: Settings) -> str | None:
     """Why the Spark engine does not compute ``metric`` with these inputs and settings (None: it does)."""
-    if metric.name in IN_MEMORY_ONLY:
-        return IN_MEMORY_ONLY[metric.name]
     if settings.similarity == "cooccurrence" and metric.name in SIMILARITY_METRICS:  # training, not features
         return None if "train" in available else NOT_ON_SPARK["train"] + " (similarity = co-occurrence)"
-    return next((NOT_ON_SPARK[need] for need in metric.needs if need not in available), None)
+    missing = next((NOT_ON_SPARK[need] for need in metric.needs if need not in available), None)
+    return missing or IN_MEMORY_ONLY.get(metric.name)
 
 
 def _per_user_columns(settings: Settings, available: set[str]) -> list[str]:
@@ -715,7 +714,8 @@ def _in_memory_order(notes: list[Note]) -> list[Note]:
 
 
 NOTE_ORDER = ("read_format", "below_threshold", "duplicate_truth", "duplicate_items", "rank_gaps", "id_mismatch",
-              "ties_at_cutoff", "feature_gaps", "users_without_relevant", "users_without_recommendations")
+              "ties_at_cutoff", "feature_gaps", "users_without_relevant", "users_without_recommendations",
+              "truth_in_training", "seen_in_training", "short_lists", "sampled_candidates")
 MISMATCH_SAMPLE_ROWS = 200_000  # recommendation rows the id-mismatch warning is measured on
 
 
