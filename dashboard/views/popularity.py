@@ -1,4 +1,4 @@
-"""Popularity and bias: the long tail, catalog metrics, and item and user bias."""
+"""Popularity and bias: the long tail, catalog metrics, item bias, exposure by item group and user bias."""
 
 import pandas as pd
 import streamlit as st
@@ -52,6 +52,24 @@ else:
                 f"({report.counts['recommendations']:,} recommendations, {report.counts['catalog']:,} catalog items).")
     components.chart(charts.bias(report.distribution, attribute, f"{attribute}: top-{k} recommendations vs catalog"),
                      "item_bias", "dl_item_bias")
+
+st.subheader("Exposure by item group")
+categories, missing = dataset.categories(settings.category_column)
+if categories is None:
+    st.info(f"Exposure by item group {missing}.")
+else:
+    table = state.memo("exposure", (model,), lambda: dataset.exposure(model, settings))
+    target = {"catalog": "the catalog", "training": "training interactions", "uniform": "equal shares"}[
+        settings.exposure_target]
+    shares = pd.concat([table.assign(value=table["group"], group=f"exposure (top {k})",
+                                     share=table["exposure"]),
+                        table.assign(value=table["group"], group=f"target: {target}", share=table["target"])])
+    distance = results[model].metrics.get("exposure_distance")
+    st.markdown(f"**{label('exposure_distance')}: {fmt('exposure_distance', distance)}** — how far {plain(model)}'s "
+                f"attention to each {plain(categories.column)} (1/log2(rank + 1) at each rank) is from {target}'s "
+                "shares (Jensen–Shannon distance, 0 to 1).")
+    components.chart(charts.bias(shares[["value", "group", "share"]], categories.column,
+                                 f"{categories.column}: share of exposure vs {target}"), "exposure", "dl_exposure")
 
 st.subheader("User bias")
 if dataset.user_table is None or dataset.training is None:

@@ -43,6 +43,22 @@ def test_overview_cards_equal_metrics_core(demo_results):
     assert at.query_params["every_metric"] == "True"
 
 
+def test_popularity_shows_exposure_by_genre_and_every_metric_card_has_the_new_families(demo_results):
+    at = start()
+    at.toggle(key="every_metric").set_value(True).run()
+    model = at.selectbox(key="model").value
+    cards = {m.label: m.value for m in at.metric}
+    for name in ("calibration", "exposure_distance"):
+        assert cards[label(name, 10)] == fmt(name, demo_results[10][model].metrics[name]), name
+    at.switch_page("views/popularity.py").run()
+    assert_clean(at)
+    said = " ".join(shown(m.value) for m in at.markdown)
+    model = at.selectbox(key="model").value
+    distance = fmt("exposure_distance", demo_results[10][model].metrics["exposure_distance"])
+    assert f"{label('exposure_distance')}: {distance}" in said and "genre" in said
+    assert any(subheader.value == "Exposure by item group" for subheader in at.subheader)
+
+
 def test_moving_k_recomputes_and_is_shared_by_the_url(demo_results):
     at = start()
     at.slider(key="k").set_value(5).run()

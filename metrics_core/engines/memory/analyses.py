@@ -100,3 +100,22 @@ class Analyses:
         for lists in self.lists.values():
             lists.require_scores(lists.positions, "the recommendation cases")
         return cases(self, users, **options)
+
+    def exposure(self, model: str, settings=None) -> pd.DataFrame:
+        """Each item group's share of the exposure of the model's top-K lists and its target share
+        (columns ``group``, ``exposure``, ``target``; see :mod:`metrics_core.metrics.exposure`),
+        groups from the category column, browsing model and target as ``settings`` say."""
+        from metrics_core.metrics import exposure
+        from metrics_core.settings import Settings
+
+        settings = settings or Settings()
+        categories, why = self.categories(settings.category_column)
+        if categories is None:
+            raise input_error("exposure", why + ".", "give an item table with a category column (a genre).")
+        top = self.lists[model].items[:, :settings.k]
+        per_item = exposure.item_exposure(top, exposure.position_weights(top.shape[1], settings.exposure_browsing,
+                                                                         settings.rbp_p), len(self.items))
+        training = self.training
+        target = exposure.target_shares(settings.exposure_target, categories.shares, self.in_catalog,
+                                        None if training is None else training.interactions_per_item)
+        return exposure.exposure_table(per_item, categories.shares, target, categories.names)
