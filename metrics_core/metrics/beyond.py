@@ -120,10 +120,8 @@ def _calibration(out: BeyondPass, top: np.ndarray, rows: np.ndarray, inputs: Bey
     if categories is None or categories.history is None:
         out.skipped["calibration"] = inputs.no_categories if categories is None else NEEDS_TRAINING
         return
-    row, position = np.nonzero(top >= 0)
-    listed = calibration.mean_shares(row, top[row, position], len(rows), categories.shares)
-    out.per_user["calibration"] = calibration.miscalibration(categories.history[rows], listed,
-                                                             settings.calibration_alpha)
+    out.per_user["calibration"] = calibration.list_miscalibration(top, categories.history[rows], categories.shares,
+                                                                  settings.calibration_alpha)
 
 
 def _exposure(out: BeyondPass, top: np.ndarray, inputs: BeyondInputs, settings: Settings) -> None:

@@ -26,6 +26,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 MULTI_LABEL = "|"
+DENSE_CATEGORIES = 64  # up to this many categories, a top K's mix is summed position by position in dense rows
 
 
 def category_column(table: pd.DataFrame, item_column: str) -> str | None:
@@ -121,3 +122,29 @@ def miscalibration(history: sp.csr_matrix, listed: sp.csr_matrix, alpha: float) 
     empty = (np.diff(history.tocsr().indptr) == 0) | (np.diff(q.indptr) == 0)
     value[empty] = np.nan
     return value
+
+
+def list_miscalibration(top: np.ndarray, history: sp.csr_matrix, shares: sp.csr_matrix, alpha: float) -> np.ndarray:
+    """C_KL of each row of ``top`` (rows x K item codes, -1 empty; items unique within a row)
+    against the rows' history mixes ``history``: with few categories (:data:`DENSE_CATEGORIES`)
+    the list's mix is summed one list position at a time over dense rows of categories, else by
+    :func:`mean_shares` and :func:`miscalibration` (the same values)."""
+    if shares.shape[1] > DENSE_CATEGORIES:
+        row, position = np.nonzero(top >= 0)
+        return miscalibration(history, mean_shares(row, top[row, position], len(top), shares), alpha)
+    dense = shares.toarray()
+    has = dense.sum(axis=1) > 0
+    mix, counted = np.zeros((len(top), dense.shape[1])), np.zeros(len(top))
+    for column in top.T:
+        usable = column >= 0
+        usable[usable] = has[column[usable]]
+        mix += dense[np.where(usable, column, 0)] * usable[:, None]
+        counted += usable
+    q = mix / np.maximum(counted, 1)[:, None]
+    p = history.toarray()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * np.log(p / ((1.0 - alpha) * q + alpha * p)), 0.0)
+    value = terms.sum(axis=1)
+    value[(counted == 0) | ~(p > 0).any(axis=1)] = np.nan
+    return value
+

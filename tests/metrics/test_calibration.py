@@ -92,3 +92,25 @@ def test_what_calibration_needs():
     with pytest.raises(InputError, match="calibration_alpha"):
         Settings(calibration_alpha=0)
     assert Columns().item == "item_id"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_few_and_many_categories_give_the_same_values(seed, monkeypatch):
+    """The dense sum position by position (few categories) and the sparse products (many) agree."""
+    import scipy.sparse as sp
+
+    from metrics_core.metrics import calibration
+
+    rng = np.random.default_rng(seed)
+    n_items, n_users, k = 40, 30, 6
+    shares = sp.csr_matrix(rng.random((n_items, 5)) * (rng.random((n_items, 5)) < 0.4))
+    shares = sp.diags(1 / np.maximum(np.asarray(shares.sum(axis=1)).ravel(), 1e-300)) @ shares  # rows sum to 1 (or 0)
+    top = np.array([np.concatenate([rng.choice(n_items, m, replace=False), -np.ones(k - m, dtype=int)])
+                    for m in rng.integers(0, k + 1, n_users)])
+    history = calibration.mean_shares(rng.integers(0, n_users, 90), rng.integers(0, n_items, 90), n_users,
+                                      sp.csr_matrix(shares)).tocsr()
+    dense = calibration.list_miscalibration(top, history, sp.csr_matrix(shares), 0.05)
+    monkeypatch.setattr(calibration, "DENSE_CATEGORIES", 0)
+    sparse = calibration.list_miscalibration(top, history, sp.csr_matrix(shares), 0.05)
+    np.testing.assert_allclose(dense, sparse, rtol=1e-12, atol=1e-15)
+    assert np.isnan(dense).any() and (~np.isnan(dense)).sum() > 5

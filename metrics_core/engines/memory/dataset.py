@@ -371,11 +371,13 @@ class Dataset(Analyses):
             raise input_error("item table", f"has no column '{column}' (columns: "
                               f"{validate.column_list(self.item_table.columns)}).",
                               f"name its category column with {setting('category_column')}, or leave it unset.")
-        chosen = column or calibration.category_column(self.item_table, self.columns.item)
+        kept = self.__dict__.setdefault("_category_inputs", {})  # (not a field: never stored with the dataset)
+        if column is None and None not in kept:
+            kept[None] = calibration.category_column(self.item_table, self.columns.item)
+        chosen = column or kept[None]
         if chosen is None:
             return None, ("needs a category per item: a text column of the item table whose values repeat "
                           "(a genre), or one named as the category column")
-        kept = self.__dict__.setdefault("_category_inputs", {})  # (not a field: never stored with the dataset)
         if chosen not in kept:
             shares, names = calibration.category_shares(self.item_table[chosen], self.item_table_codes,
                                                         len(self.items))
