@@ -40,4 +40,4 @@ __all__ = [
     "rating_errors",
     "settings_for",
 ]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

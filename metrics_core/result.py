@@ -73,6 +73,9 @@ class Evaluation:
     left_out: dict[str, int] = field(default_factory=dict)
     encoding: Encoding = field(default_factory=Encoding)
 
+    def __post_init__(self) -> None:
+        self.metrics = registry.MetricValues(self.metrics)  # (a renamed metric's old name still reads)
+
     @property
     def k(self) -> int:
         return self.settings.k
@@ -140,6 +143,7 @@ class Evaluation:
         curves of an evaluation with ``curves=True``); ``"interval"``, its mean with the t interval
         over users (the Summary's)."""
         charts = shared_charts()
+        metric = registry.current_name(metric)
         if metric not in self.metrics and metric not in self.curves:
             raise input_error("chart", f"no metric {metric!r} in this evaluation.",
                               f"choose one of: {', '.join(self.metrics)}.")

@@ -192,7 +192,7 @@ REGISTRY: tuple[Metric, ...] = (
               "11pt_avg", curve=False, kernel=RECALL_LEVELS),
     _accuracy("r_precision", "R-precision", "hits among the first R items of the whole list / R", "r_precision",
               curve=False, whole_list=True, kernel=WHOLE_LIST),
-    _accuracy("ndcg_rel", "NDCG at R", "NDCG of the whole list cut at R, the user's relevant count", "ndcg_rel",
+    _accuracy("ndcg_at_r", "NDCG at R", "NDCG of the whole list cut at R, the user's relevant count", "ndcg_at_r",
               curve=False, whole_list=True, kernel=WHOLE_LIST),
     _accuracy("set_precision", "Set precision", "all hits in the whole list / its length", "set_precision",
               curve=False, headline=False, whole_list=True, kernel=WHOLE_LIST),
@@ -249,6 +249,35 @@ REGISTRY: tuple[Metric, ...] = (
            "score_entropy", higher_is_better=None, needs=("scores",), bounds=(0.0, None)),
 )
 METRICS: dict[str, Metric] = {metric.name: metric for metric in REGISTRY}
+
+
+RENAMED = {"ndcg_rel": "ndcg_at_r"}  # old name -> new: trec_eval's ndcg_rel is another measure
+
+
+def current_name(name: str) -> str:
+    """``name``, or the metric's new name when it was renamed (with a DeprecationWarning).
+
+    >>> import warnings
+    >>> with warnings.catch_warnings(record=True):
+    ...     current_name("ndcg_rel"), current_name("ndcg")
+    ('ndcg_at_r', 'ndcg')
+    """
+    if name not in RENAMED:
+        return name
+    import warnings
+
+    warnings.warn(f"metric {name!r} is now called {RENAMED[name]!r} (trec_eval's {name} is another measure); "
+                  f"the old name will go in a later version", DeprecationWarning, stacklevel=3)
+    return RENAMED[name]
+
+
+class MetricValues(dict):
+    """Aggregates by metric name that also answer to a renamed metric's old name (warning)."""
+
+    def __missing__(self, name: str) -> float:
+        if name in RENAMED:
+            return self[current_name(name)]
+        raise KeyError(name)
 
 
 def family(name: Family) -> list[Metric]:

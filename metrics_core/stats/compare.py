@@ -289,7 +289,7 @@ def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics
     if correction not in CORRECTIONS:
         raise input_error("compare", f"correction {correction!r} is unknown.",
                           f"choose one of: {', '.join(CORRECTIONS)}.")
-    metrics = metrics or ["ndcg", "map", "recall", "precision"]
+    metrics = [registry.current_name(m) for m in metrics or ["ndcg", "map", "recall", "precision"]]
     others = [m for m in models if m != baseline]
     k = next(iter(results.values())).k
     paired = {}

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from metrics_core.errors import input_error
+from metrics_core.metrics import registry
 
 OPERATORS = {"<=": operator.le, ">=": operator.ge, "==": operator.eq, "!=": operator.ne, "<": operator.lt,
              ">": operator.gt}
@@ -64,6 +65,7 @@ def _side(text: str, metrics, baseline: str, gate: str):
     except ValueError:
         pass
     model, _, metric = text.rpartition(".")
+    metric = registry.current_name(metric)
     if model == "baseline":
         model = baseline
     if model and model not in metrics:

@@ -159,6 +159,11 @@ def record_run(store: Store, workspace_id: str | None, workspace_name: str, fing
     return load_run(store, run_id)
 
 
+def renamed(values: dict) -> dict:
+    """A run's values by metric, a metric renamed since the run was saved under its new name."""
+    return {registry.RENAMED.get(name, name): value for name, value in values.items()}
+
+
 def load_run(store: Store, run_id: str) -> Run:
     """The run with this id (InputError naming the id when there is none)."""
     with store.connect() as connection:
@@ -170,8 +175,9 @@ def load_run(store: Store, run_id: str) -> Run:
                                     (run_id,)).fetchall()
     return Run(row["id"], row["workspace_id"], row["workspace_name"], row["fingerprint"], json.loads(row["settings"]),
                row["version"], row["created"], row["note"], row["engine"], row["per_user_sample"],
-               {m["model"]: {"metrics": json.loads(m["metrics"]), "intervals": json.loads(m["intervals"]),
-                             "users": json.loads(m["users"])} for m in models},
+               {m["model"]: {"metrics": renamed(json.loads(m["metrics"])),
+                             "intervals": renamed(json.loads(m["intervals"])), "users": json.loads(m["users"])}
+                for m in models},
                json.loads(row["ground_truth"]) if row["ground_truth"] else None)
 
 
@@ -200,8 +206,8 @@ def list_runs(store: Store, workspace: str | None = None, model: str | None = No
         record = {"run": row["id"], "workspace": row["workspace_name"], "workspace_id": row["workspace_id"],
                   "created": row["created"], "model": row["model"], "k": json.loads(row["settings"])["k"],
                   "note": row["note"], "engine": row["engine"], "version": row["version"]}
-        record.update(json.loads(row["metrics"]))
-        for metric, (low, high) in json.loads(row["intervals"]).items():
+        record.update(renamed(json.loads(row["metrics"])))
+        for metric, (low, high) in renamed(json.loads(row["intervals"])).items():
             record[f"{metric}_low"], record[f"{metric}_high"] = low, high
         records.append(record)
     return pd.DataFrame.from_records(records)
@@ -244,7 +250,8 @@ def run_results(store: Store, run_id: str) -> dict[str, Evaluation]:
     settings = settings_of(run.settings)
     out = {}
     for model, saved in run.models.items():
-        rows = per_user[per_user[MODEL] == model].drop(columns=[MODEL]).set_index(USER)
+        rows = per_user[per_user[MODEL] == model].drop(columns=[MODEL]).set_index(USER).rename(
+            columns=registry.RENAMED)
         metrics = {name: (np.nan if value is None else value) for name, value in saved["metrics"].items()}
         out[model] = Evaluation(model, settings, metrics, rows, pd.DataFrame(), saved["users"])
     return out

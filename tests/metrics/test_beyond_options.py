@@ -310,7 +310,7 @@ def test_gains_that_fall_as_grades_rise_rank_the_ideal_list_by_gain():
         result = dataset.evaluate(settings=Settings(k=3, gain=gains), curves=curves)
         assert result.metrics["dcg"] == pytest.approx(dcg, rel=1e-12)
         assert result.metrics["ndcg"] == pytest.approx(dcg / ideal, rel=1e-12)
-        assert result.metrics["ndcg_rel"] == pytest.approx(dcg / ideal, rel=1e-12)
+        assert result.metrics["ndcg_at_r"] == pytest.approx(dcg / ideal, rel=1e-12)
     at_one = dataset.evaluate(settings=Settings(k=1, gain=gains))
     assert at_one.metrics["ndcg"] == pytest.approx(4.5 / 9, rel=1e-12)
     assert dataset.evaluate(settings=Settings(k=3, gain=gains)).curves.loc[1, "ndcg"] == pytest.approx(4.5 / 9)

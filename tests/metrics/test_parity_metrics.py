@@ -26,7 +26,7 @@ def test_new_metrics_by_hand():
     assert m["relative_precision"] == pytest.approx(1 / 2)  # 1 hit / min(2, 3)
     assert m["r_precision"] == pytest.approx(1 / 3)  # the first R = 3 items hold b only
     ideal = 3 + 2 / math.log2(3) + 1 / 2  # grades 3, 2, 1
-    assert m["ndcg_rel"] == pytest.approx((2 / math.log2(3)) / ideal)
+    assert m["ndcg_at_r"] == pytest.approx((2 / math.log2(3)) / ideal)
     assert m["set_precision"] == pytest.approx(2 / 4) and m["set_recall"] == pytest.approx(2 / 3)
     assert m["set_map"] == pytest.approx(2 / 4 * 2 / 3)
     negatives = 10 - 3  # candidates minus relevant
@@ -137,5 +137,5 @@ def test_the_ideal_dcg_kept_with_the_ground_truth_follows_the_gain_asked_for():
         kept = dataset.evaluate(settings=settings).metrics
         fresh = Dataset.build(LIST, TRUTH, columns=GRADED).evaluate(settings=settings).metrics
         dcg, ideal = by_hand[gain]
-        assert kept["ndcg_rel"] == pytest.approx(dcg / ideal) == fresh["ndcg_rel"]
+        assert kept["ndcg_at_r"] == pytest.approx(dcg / ideal) == fresh["ndcg_at_r"]
         assert kept["ndcg"] == pytest.approx(dcg / ideal) == fresh["ndcg"]

@@ -98,6 +98,9 @@ class SparkEvaluation:
     intervals: dict[str, tuple[float, float]] = field(default_factory=dict)  # Poisson bootstrap (or normal)
     cached: object = None  # the partitions' output behind per_user, held in Spark's cache
 
+    def __post_init__(self) -> None:
+        self.metrics = registry.MetricValues(self.metrics)  # (a renamed metric's old name still reads)
+
     @property
     def k(self) -> int:
         return self.settings.k

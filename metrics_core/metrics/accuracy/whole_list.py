@@ -41,7 +41,7 @@ def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings)
     set_precision, set_recall = ratio(hits, lists.lengths[rows]), ratio(hits, R_rows)
     return {
         "r_precision": ratio(hits_at_R, R_rows),
-        "ndcg_rel": ratio(dcg_at_R[rows], ideal_dcg_at_relevant(truth, settings.gain)[rows]),
+        "ndcg_at_r": ratio(dcg_at_R[rows], ideal_dcg_at_relevant(truth, settings.gain)[rows]),
         "set_precision": set_precision,
         "set_recall": set_recall,
         "set_map": set_precision * set_recall,
