@@ -3,6 +3,7 @@ data). Skipped when pyspark or Java is missing."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -406,14 +407,30 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
                "--recommendations", f"two={tmp_path / 'other.parquet'}", "--ground-truth",
                str(tmp_path / "truth.parquet"), "--train", str(tmp_path / "train.parquet"), "--k", "5"]
     home = tmp_path / "store"
+    tracking = {"MLFLOW_TRACKING_URI": (tmp_path / "mlruns").as_uri(), "MLFLOW_ALLOW_FILE_STORE": "true"}
     spark_run = subprocess.run([*command, "--engine", "spark", "--master", "local[2]", "--save", "big table",
-                                "--note", "nightly"], capture_output=True, text=True, timeout=300,
-                               env={**os.environ, "RANKSCOPE_HOME": str(home)})
-    assert spark_run.returncode == 0, spark_run.stderr[-2000:]
-    memory_run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+                                "--note", "nightly", "--strict", "--mlflow", "--mlflow-experiment", "spark"],
+                               capture_output=True, text=True, timeout=300,
+                               env={**os.environ, "RANKSCOPE_HOME": str(home), **tracking})
+    memory_run = subprocess.run([*command, "--strict"], capture_output=True, text=True, timeout=120)
+    # the same audit on both engines: the split leaks and training items are recommended, so --strict fails both
+    strict = [[line for line in run.stderr.splitlines() if "strict" in line] for run in (spark_run, memory_run)]
+    assert spark_run.returncode == memory_run.returncode == 1 and strict[0] == strict[1], spark_run.stderr[-2000:]
+    assert any("in the training data too" in line for line in strict[0])
+    logged = None
+    if importlib.util.find_spec("mlflow") is not None:  # (the mlflow extra, in make test's environment)
+        import mlflow
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+            client = mlflow.tracking.MlflowClient(tracking["MLFLOW_TRACKING_URI"])
+            (logged,) = client.search_runs([client.get_experiment_by_name("spark").experiment_id])
     both_on_spark, both_in_memory = (json.loads(run.stdout)["models"] for run in (spark_run, memory_run))
     on_spark, in_memory = both_on_spark["recs"], both_in_memory["recs"]
     assert on_spark["engine"] == "spark"
+    if logged is not None:  # (what Spark computed, logged to MLflow as printed)
+        assert logged.data.metrics["recs.ndcg_at_5"] == on_spark["metrics"]["ndcg"]
+        assert logged.data.metrics["recs.ndcg_at_5_low"] == on_spark["intervals"]["ndcg"][0]
     low, high = on_spark["intervals"]["ndcg"]
     assert low < in_memory["metrics"]["ndcg"] < high
     from metrics_core.store import Store, list_runs, run_results
