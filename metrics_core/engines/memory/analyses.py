@@ -119,3 +119,24 @@ class Analyses:
         target = exposure.target_shares(settings.exposure_target, categories.shares, self.in_catalog,
                                         None if training is None else training.interactions_per_item)
         return exposure.exposure_table(per_item, categories.shares, target, categories.names)
+
+    def precision_at_recall(self, model: str, levels, settings=None) -> pd.DataFrame:
+        """Interpolated precision at any recall ``levels`` (0.25, 0.75, …; trec_eval reports 0, 0.1,
+        .., 1 only) over the model's top K, for each user with a relevant item: one row per user
+        (index: user id), one column per level; ``.mean()`` gives the values trec_eval's
+        ``iprec_at_recall`` would. The rule that says when a level is reached is
+        ``settings.recall_levels`` (trec_eval 10's rounding by default)."""
+        from metrics_core.metrics.accuracy.whole_list import precision_at_recall_levels
+        from metrics_core.settings import Settings
+
+        settings = settings or Settings()
+        levels = np.asarray(levels, dtype=np.float64).reshape(-1)
+        if not len(levels) or not np.all((levels >= 0) & (levels <= 1)):
+            raise input_error("recall levels", f"{levels.tolist()} are not levels between 0 and 1.",
+                              "give recall levels such as [0.25, 0.5, 0.75].")
+        rows = np.flatnonzero(self.truth.relevant_count > 0)
+        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length)
+        values = precision_at_recall_levels(lists, self.truth, rows, settings.k, levels, settings.recall_levels)
+        return pd.DataFrame(values.T, index=pd.Index(self.users.ids[rows], name=self.columns.user),
+                            columns=[f"{level:g}" for level in levels])
+

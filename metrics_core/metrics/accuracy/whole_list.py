@@ -50,18 +50,28 @@ def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings)
 
 def interpolated_precision(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings) -> dict[str, np.ndarray]:
     """Interpolated precision at the 11 recall levels 0, 0.1, .., 1 over the top K, and their
-    mean ``11pt_avg`` (trec_eval's ``iprec_at_recall`` and ``11pt_avg``).
+    mean ``11pt_avg`` (trec_eval's ``iprec_at_recall`` and ``11pt_avg``): see
+    :func:`precision_at_recall_levels`."""
+    values = precision_at_recall_levels(lists, truth, rows, settings.k, np.arange(11) / 10, settings.recall_levels)
+    out = dict(zip(RECALL_LEVELS, values, strict=True))
+    out["11pt_avg"] = values.mean(axis=0)
+    return out
+
+
+def precision_at_recall_levels(lists: Lists, truth: Truth, rows: np.ndarray, k: int, levels: np.ndarray,
+                               rule: str = "round") -> np.ndarray:
+    """Interpolated precision at any recall ``levels`` (levels x users ``rows``) over the top K.
 
     At level r: the highest precision at any rank where the level counts as reached, 0 when
     the top K never reaches it. r is reached once the hits number (at least one, see
     :func:`hits_for_recall_levels`) ``round(r·R)`` as trec_eval 10 counts them, or ⌊r·R + 0.9⌋
-    as trec_eval 9 and pytrec_eval do (``recall_levels="add_0.9"``). Precision peaks at hits, so
-    this is the largest j / rank_j over the user's j-th hits from that count on; read from the
-    hit cells, one segment maximum per user and level.
+    as trec_eval 9 and pytrec_eval do (``rule="add_0.9"``). Precision peaks at hits, so this is
+    the largest j / rank_j over the user's j-th hits from that count on; read from the hit
+    cells, one segment maximum per user and level.
     """
     n_users = lists.hit.shape[0]
     user, position = lists.hit_coordinates
-    inside = position < settings.k
+    inside = position < k
     user, position = user[inside], position[inside]
     start = np.searchsorted(user, np.arange(n_users))  # each user's first hit (hit cells are sorted)
     hits = np.bincount(user, minlength=n_users)
@@ -69,7 +79,7 @@ def interpolated_precision(lists: Lists, truth: Truth, rows: np.ndarray, setting
     precision = np.append(nth / (position + 1.0), 0.0)  # a trailing 0 keeps the last segment's end in range
     with_hits = np.flatnonzero(hits[rows] > 0)  # the others score 0 at every level
     R, first_hit, hits_of = (array[rows[with_hits]] for array in (truth.relevant_count, start, hits))
-    need = hits_for_recall_levels(R, settings.recall_levels)  # levels x users
+    need = hits_for_recall_levels(R, rule, levels)  # levels x users
     reachable = need <= hits_of
     # one segment [first, end) per reachable (level, user); within a level users ascend, so the
     # gaps between segments stay short (reduceat reduces each gap too)
@@ -78,16 +88,14 @@ def interpolated_precision(lists: Lists, truth: Truth, rows: np.ndarray, setting
     found = np.zeros(need.shape)
     if len(bounds):
         found[reachable] = np.maximum.reduceat(precision, bounds)[::2]
-    values = np.zeros((11, len(rows)))
+    values = np.zeros((len(levels), len(rows)))
     values[:, with_hits] = found
-    out = dict(zip(RECALL_LEVELS, values, strict=True))
-    out["11pt_avg"] = values.mean(axis=0)
-    return out
+    return values
 
 
-def hits_for_recall_levels(R: np.ndarray, rule: str = "round") -> np.ndarray:
-    """The hits that reach each recall level r = 0, 0.1, .., 1 (rows) for users with R relevant
-    items (columns), at least one: ``round`` is trec_eval 10's lround(r·R) (halves away from 0,
+def hits_for_recall_levels(R: np.ndarray, rule: str = "round", levels: np.ndarray | None = None) -> np.ndarray:
+    """The hits that reach each recall level r (rows; default 0, 0.1, .., 1) for users with R
+    relevant items (columns), at least one: ``round`` is trec_eval 10's lround(r·R) (halves away from 0,
     on r·R as a double: 0.7·5 = 3.5 needs 4, 0.7·45 = 31.499999999999996 needs 31), ``add_0.9``
     trec_eval 9's and pytrec_eval's ⌊r·R + 0.9⌋ (0.4 of 3 relevant items needs 2, not 1).
 
@@ -96,7 +104,8 @@ def hits_for_recall_levels(R: np.ndarray, rule: str = "round") -> np.ndarray:
     >>> hits_for_recall_levels(np.array([3, 5]), "add_0.9")[[0, 4, 7], :].tolist()
     [[1, 1], [2, 2], [2, 4]]
     """
-    share = (np.arange(11) / 10)[:, None] * np.asarray(R, dtype=np.float64)
+    levels = np.arange(11) / 10 if levels is None else np.asarray(levels, dtype=np.float64)
+    share = levels[:, None] * np.asarray(R, dtype=np.float64)
     if rule == "add_0.9":
         need = np.floor(share + 0.9)
     else:
