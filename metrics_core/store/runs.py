@@ -294,7 +294,10 @@ def differences(first: Run, second: Run) -> list[str]:
     a, b = first.settings, second.settings
     for key in sorted(set(a) | set(b)):
         if key != "preset" and a.get(key) != b.get(key):
-            found.append(f"{key} {_shown(a.get(key))} vs {_shown(b.get(key))}")
+            sampled = key == "candidates" and None in (a.get(key), b.get(key))
+            found.append(f"{key} {_shown(a.get(key))} vs {_shown(b.get(key))}"
+                         + (" (a sampled evaluation against a full ranking: sampled candidates run higher)"
+                            if sampled else ""))
     truth_a, truth_b = first.ground_truth, second.ground_truth
     if truth_a and truth_b and truth_a != truth_b:
         if truth_a.get("table") != truth_b.get("table"):

@@ -202,6 +202,9 @@ def test_runs_at_different_settings_or_ground_truths_are_not_compared(tmp_path):
         compare_runs(store, k2.id, k10.id)
     with pytest.raises(InputError, match="gain linear vs exponential"):
         compare_runs(store, k2.id, exponential.id)
+    sampled = save_run(store, saved, data.evaluate_all(Settings(k=2, candidates=5), curves=False))
+    with pytest.raises(InputError, match=r"candidates \(none\) vs 5 \(a sampled evaluation against a full ranking"):
+        compare_runs(store, k2.id, sampled.id)
     other_truth = store.save_workspace("w2", models, store.put_table("t2.csv", truth.iloc[:30].to_csv(
         index=False).encode(), "t"), columns=Columns())
     elsewhere = save_run(store, other_truth, Dataset.build(dict(other_truth.models), other_truth.ground_truth)
