@@ -140,6 +140,31 @@ class SavedWorkspace(Recipe[StoredTable]):
         return self.superseded_by is None and self.deleted is None
 
 
+def _create_catalog(path: Path) -> None:
+    """Make a new catalog whole under a temporary name (``.catalog.sqlite.<hex>.tmp``, no journal:
+    a crash leaves only a temporary file, which the store removes later) and link it into place,
+    so that no process ever opens a catalog without its tables (a save killed while it made the
+    store left one that the check called damaged). When another process linked its own first,
+    that one is kept."""
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        connection = sqlite3.connect(temporary, isolation_level=None)
+        try:
+            connection.execute("PRAGMA journal_mode = OFF")
+            schema.migrate(connection)
+        finally:
+            connection.close()
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass
+        except OSError:  # (a file system without hard links: renamed into place unless one appeared meanwhile)
+            if not path.exists():
+                os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
 def _use_wal(connection: sqlite3.Connection, seconds: float) -> None:
     """Put the catalog in WAL mode, which the file keeps: once, by the first connection. Changing
     the mode needs the file to itself, and SQLite answers "locked" at once, without waiting, to
@@ -179,6 +204,9 @@ class Store:
         except OSError as error:
             raise (failures.disk_full(self.home) if failures.is_full(error)
                    else failures.not_writable(self.home, error)) from None
+        if not self.read_only and not (self.home / "catalog.sqlite").exists():
+            with failures.explained(self.home, self.busy_ms / 1000):
+                _create_catalog(self.home / "catalog.sqlite")
         with self.connect() as connection:
             try:
                 if self.read_only and schema.version_of(connection) < schema.CURRENT:

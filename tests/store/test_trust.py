@@ -377,6 +377,26 @@ def test_threads_opening_a_new_store_together_all_open_it(tmp_path):
             assert len(list(pool.map(open_store, range(8)))) == 8
 
 
+def test_a_store_killed_while_it_makes_its_catalog_leaves_none_behind(tmp_path, monkeypatch):
+    """The catalog is made whole under a temporary name, then linked into place: a process that
+    dies while making it (here, the schema failing halfway) leaves no catalog without its tables
+    (the check called such a one damaged), and the next open makes it."""
+    from metrics_core.store import catalog, schema
+    from metrics_core.store.check import check_store
+
+    def dies(connection, target=schema.CURRENT):
+        connection.execute("CREATE TABLE half (x)")
+        raise KeyboardInterrupt  # (as a kill between two statements)
+
+    monkeypatch.setattr(catalog.schema, "migrate", dies)
+    with pytest.raises(KeyboardInterrupt):
+        Store(tmp_path)
+    assert not (tmp_path / "catalog.sqlite").exists()
+    monkeypatch.undo()
+    Store(tmp_path)
+    assert check_store(tmp_path) == []
+
+
 def test_two_threads_saving_one_new_name_at_once_give_one_workspace(tmp_path):
     barrier = threading.Barrier(8)
 
