@@ -151,6 +151,18 @@ def test_mlflow_evaluate_with_the_rankscope_evaluator(tracking):
         mlflow.models.evaluate(data=recs, predictions="score", model_type="ranker", evaluators="rankscope")
 
 
+def test_a_tracking_store_that_refuses_is_named_after_the_numbers_are_printed(tmp_path):
+    """MLflow 3 refuses a folder store without its switch (and a sqlite:// one without the full
+    package): the command prints its numbers, then says where it could not log and how to fix it."""
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_ALLOW_FILE_STORE"}
+    done = subprocess.run([sys.executable, "-m", "metrics_core", "evaluate", *FILES, "--mlflow"], capture_output=True,
+                          text=True, timeout=300, env={**env, "RANKSCOPE_HOME": str(tmp_path / "store"),
+                                                       "MLFLOW_TRACKING_URI": (tmp_path / "mlruns").as_uri()})
+    assert done.returncode == 2 and json.loads(done.stdout)["models"]["a"]["metrics"]["ndcg"] > 0
+    assert "MLflow could not log to file://" in done.stderr and "MLFLOW_ALLOW_FILE_STORE=true" in done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+
+
 def test_without_mlflow_the_command_names_the_extra(tmp_path):
     probe = ("import sys\nsys.modules['mlflow'] = None\nfrom metrics_core.cli import main\n"
              f"sys.exit(main({['evaluate', *FILES, '--mlflow']!r}))")

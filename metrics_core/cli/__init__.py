@@ -236,11 +236,12 @@ def run_evaluate(args: argparse.Namespace) -> int:
     results = dataset.evaluate_all(settings, curves=for_app)
     warn_about_ids(results)
     save_if_asked(args, dataset, results)
-    log_to_mlflow_if_asked(args, results)
     if args.format == "json":
-        print(dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))
+        print(dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2),
+              flush=True)
     else:
-        print(format_table(results))
+        print(format_table(results), flush=True)
+    log_to_mlflow_if_asked(args, results)  # (after the numbers are out: a tracking store's refusal loses none)
     return failed_if_strict(args, results)
 
 
@@ -289,7 +290,6 @@ def run_compare(args: argparse.Namespace) -> int:
     comparison = compare(results, args.baseline, metrics, args.test, args.correction, args.bootstrap, args.seed)
     gates = check_gates(args.fail_if, {name: r.metrics for name, r in results.items()}, comparison.baseline)
     save_if_asked(args, dataset, results)
-    log_to_mlflow_if_asked(args, results, comparison)
     if args.command == "report":
         from metrics_core.report.cases import case_study
         from metrics_core.report.document import file_fingerprints, numbers, numbers_csv, write_report
@@ -310,6 +310,8 @@ def run_compare(args: argparse.Namespace) -> int:
         print(dumps(out, indent=2))
     else:
         print(format_comparison(comparison))
+    sys.stdout.flush()
+    log_to_mlflow_if_asked(args, results, comparison)  # (after the numbers are out: a refusal loses none)
     for gate in gates:
         if gate.failed:
             print(gate.message(), file=sys.stderr)

@@ -138,9 +138,9 @@ def run_on_spark(args: argparse.Namespace, settings: Settings, columns: Columns)
                   f"{run.per_user_sample:,} users per model)", file=sys.stderr)
     finally:
         spark.stop()
-    log_to_mlflow_if_asked(args, results)  # (aggregates and the bootstrap intervals; per-user rows stay in Spark)
-    print(dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2))
+    print(dumps({"k": settings.k, "models": {name: r.to_dict() for name, r in results.items()}}, indent=2), flush=True)
     print(f"rankscope: computed on Spark ({args.master})", file=sys.stderr)
+    log_to_mlflow_if_asked(args, results)  # (aggregates and the bootstrap intervals; per-user rows stay in Spark)
     failures = strict_failures(results) if args.strict else []
     for line in failures:
         print(line, file=sys.stderr)

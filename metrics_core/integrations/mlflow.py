@@ -16,7 +16,7 @@ import math
 import re
 import tempfile
 from collections.abc import Iterator, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from metrics_core.errors import InputError, input_error
@@ -81,11 +81,12 @@ class KeptAggregates:
 
 
 def parameters(settings) -> dict[str, str]:
-    """The settings as MLflow parameters (text): each field, a custom gain as its JSON pairs."""
-    values = asdict(settings)
-    if isinstance(values.get("gain"), dict):
-        values["gain"] = sorted(values["gain"].items())
-    return {name: value if isinstance(value, str) else json.dumps(value) for name, value in values.items()}
+    """The settings as MLflow parameters (text), each as a saved run keeps it (a custom gain as
+    its JSON pairs)."""
+    from metrics_core.store.settings_text import settings_json
+
+    return {name: value if isinstance(value, str) else json.dumps(value)
+            for name, value in json.loads(settings_json(settings)).items()}
 
 
 @contextlib.contextmanager
@@ -129,6 +130,18 @@ def log_to_mlflow(results, run=None, *, experiment: str | None = None, compariso
     if not results:
         raise input_error("mlflow", "there are no results to log.", "evaluate at least one model first.")
     mlflow = import_mlflow()
+    try:
+        return _logged(mlflow, results, run, experiment, comparison, report, per_user)
+    except mlflow.exceptions.MlflowException as error:  # (the tracking store refused: say where and how to fix it)
+        raise input_error("mlflow", f"MLflow could not log to {mlflow.get_tracking_uri()} "
+                                    f"({str(error).strip().splitlines()[0][:300]}).",
+                          "set MLFLOW_TRACKING_URI to your tracking server (http://...), or to a folder "
+                          "(file:///path/mlruns) with MLFLOW_ALLOW_FILE_STORE=true, which MLflow 3 asks for; a "
+                          "sqlite:// store needs the full mlflow package.") from None
+
+
+def _logged(mlflow, results: Mapping, run, experiment: str | None, comparison, report: bool, per_user: bool) -> str:
+    """:func:`log_to_mlflow`'s work, in the run it chooses; returns the run's id."""
     several = len(results) > 1
     first = next(iter(results.values()))
     with _active_run(run, experiment) as run_id, tempfile.TemporaryDirectory() as folder:

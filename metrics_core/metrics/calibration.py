@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-MULTI_LABEL = "|"
+from metrics_core.metrics.bias import labels_of
+
 DENSE_CATEGORIES = 64  # up to this many categories, a top K's mix is summed position by position in dense rows
 
 
@@ -41,7 +42,7 @@ def category_column(table: pd.DataFrame, item_column: str) -> str | None:
         values = table[column]
         if column == item_column or pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
             continue
-        labels = values.dropna().astype(str).str.split(MULTI_LABEL).explode().str.strip()
+        labels = labels_of(values.dropna())
         if len(labels) and labels.nunique() * 2 <= len(table):
             return column
     return None
@@ -70,16 +71,12 @@ def category_shares(values: pd.Series, codes: np.ndarray, n_items: int) -> tuple
     ([[0.0, 0.5, 0.5], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]], ['Comedy', 'Drama', 'War'])
     """
     first = ~pd.Series(codes).duplicated().to_numpy()
-    labels = values.to_numpy(dtype=object)[first]
-    items = codes[first]
-    split = pd.Series([[] if v is None or (isinstance(v, float) and np.isnan(v)) else
-                       [part.strip() for part in str(v).split(MULTI_LABEL) if part.strip()] for v in labels])
-    per_item = split.map(len).to_numpy()
-    flat = split.explode().dropna()
-    category, names = pd.factorize(flat.to_numpy(dtype=object), sort=True)
-    rows = np.repeat(items, per_item)
-    weights = np.repeat(1.0 / np.maximum(per_item, 1), per_item)
-    return (sp.csr_matrix((weights, (rows, category)), shape=(n_items, max(len(names), 1))),
+    labels = labels_of(pd.Series(values.to_numpy(dtype=object)[first], index=codes[first]).dropna())
+    labels = labels[labels.str.strip() != ""].str.strip()  # (the item table's row's item code is the index)
+    items = labels.index.to_numpy()
+    per_item = np.bincount(items, minlength=n_items)
+    category, names = pd.factorize(labels.to_numpy(dtype=object), sort=True)
+    return (sp.csr_matrix((1.0 / per_item[items], (items, category)), shape=(n_items, max(len(names), 1))),
             [str(name) for name in names])
 
 

@@ -38,14 +38,38 @@ def start_server(home: Path, port: int | None = None, session_ttl: int | None = 
          "--server.headless", "true", "--server.address", "127.0.0.1", *ttl],
         cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
-    for _ in range(120):
+    wait_until_serving(url, process)
+    return process, url
+
+
+def wait_until_serving(url: str, process: subprocess.Popen, tries: int = 120) -> None:
+    """Wait for the server's health check (half a second between tries); kill it and fail the
+    test when it never answers."""
+    for _ in range(tries):
         try:
             if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                return process, url
+                return
         except OSError:
             time.sleep(0.5)
     process.kill()
-    pytest.fail("streamlit did not start")
+    pytest.fail(f"the app at {url} did not start")
+
+
+def summary_in_chromium(url: str, timeout_ms: int = 60_000) -> int:
+    """Open ``url`` in the system Chromium, wait for the Summary's verdict on NDCG@10 and check
+    that no exception is shown; return how many Deploy buttons the toolbar has."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1440, "height": 900})
+        page.goto(url)
+        settle(page)
+        page.get_by_text("is best on NDCG@10").first.wait_for(timeout=timeout_ms)
+        assert page.locator('[data-testid="stException"]').count() == 0
+        deploy = page.locator('[data-testid="stToolbarActions"] >> text=Deploy').count()
+        browser.close()
+    return deploy
 
 
 def stop_server(process: subprocess.Popen) -> None:

@@ -8,13 +8,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import tomllib
-import urllib.request
 from pathlib import Path
 
 import pytest
-from browsing import CHROMIUM, ROOT, free_port, settle
+from browsing import CHROMIUM, ROOT, free_port, summary_in_chromium, wait_until_serving
 
 from metrics_core.cli.app import streamlit_flags
 
@@ -38,8 +36,6 @@ def test_without_streamlit_the_command_names_the_extra(tmp_path):
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no system Chromium")
 def test_rankscope_app_serves_the_demo_from_anywhere(tmp_path):
-    from playwright.sync_api import sync_playwright
-
     port = free_port()
     environment = {**os.environ, "RANKSCOPE_DEMO_DIR": str(tmp_path / "demo")}
     server = subprocess.Popen([sys.executable, "-m", "metrics_core", "app", "--port", str(port), "--home",
@@ -47,23 +43,8 @@ def test_rankscope_app_serves_the_demo_from_anywhere(tmp_path):
                               stderr=subprocess.PIPE, start_new_session=True)
     try:
         url = f"http://127.0.0.1:{port}"
-        for _ in range(120):
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("rankscope app did not start")
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-            page = browser.new_page(viewport={"width": 1440, "height": 900})
-            page.goto(url)
-            settle(page)
-            page.get_by_text("is best on NDCG@10").first.wait_for(timeout=60_000)
-            assert page.locator('[data-testid="stException"]').count() == 0
-            assert page.locator('[data-testid="stToolbarActions"] >> text=Deploy').count() == 0
-            browser.close()
+        wait_until_serving(url, server)
+        assert summary_in_chromium(url) == 0  # (no Deploy button)
         assert (tmp_path / "demo" / "ground_truth.csv").exists()  # (written under the chosen folder, not the clone)
         assert (tmp_path / "store").is_dir()
     finally:

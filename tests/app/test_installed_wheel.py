@@ -10,12 +10,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from browsing import CHROMIUM, ROOT, free_port, settle
+from browsing import CHROMIUM, ROOT, free_port, summary_in_chromium, wait_until_serving
 
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="no system Chromium")]
@@ -27,19 +25,7 @@ def run(*args, **options) -> subprocess.CompletedProcess:
     return done
 
 
-def wait_for(url: str) -> None:
-    for _ in range(240):
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=1).read() == b"ok":
-                return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail("rankscope app did not start")
-
-
 def test_the_built_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
-    from playwright.sync_api import sync_playwright
-
     dist = tmp_path / "dist"
     run(sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", dist, ROOT)
     (wheel,) = dist.glob("rankscope-*.whl")
@@ -63,15 +49,8 @@ def test_the_built_wheel_installs_and_runs_in_a_fresh_venv(tmp_path):
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_for(url)
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
-            page = browser.new_page(viewport={"width": 1440, "height": 900})
-            page.goto(url)
-            settle(page)
-            page.get_by_text("is best on NDCG@10").first.wait_for(timeout=90_000)
-            assert page.locator('[data-testid="stException"]').count() == 0
-            browser.close()
+        wait_until_serving(url, server)
+        summary_in_chromium(url, timeout_ms=90_000)
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(20)

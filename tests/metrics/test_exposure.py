@@ -11,6 +11,7 @@ import pytest
 from scipy.spatial.distance import jensenshannon
 
 from metrics_core import Dataset, Settings
+from metrics_core.errors import InputError
 from metrics_core.metrics import exposure
 
 ITEMS = pd.DataFrame({"item_id": range(8), "genre": ["A", "A", "B", "B", "A", "A", "A|B", "C"]})
@@ -59,3 +60,10 @@ def test_what_exposure_needs():
     assert "item table" in distance([[0, 1]], items=None)
     assert "training interactions" in distance([[0, 1]], exposure_target="training")
     assert "category" in distance([[0, 1]], items=ITEMS.assign(genre=range(8)))
+    recs = pd.DataFrame({"user_id": [1], "item_id": [0], "rank": [1]})
+    dataset = Dataset.build(recs, recs[["user_id", "item_id"]], items=ITEMS)
+    assert dataset.exposure("model", Settings(k=1))["exposure"].tolist() == [1.0, 0.0, 0.0]
+    with pytest.raises(InputError, match="no model named 'other'"):
+        dataset.exposure("other")
+    with pytest.raises(InputError, match="category"):
+        Dataset.build(recs, recs[["user_id", "item_id"]], items=ITEMS[["item_id"]]).exposure("model")

@@ -45,5 +45,8 @@ def test_any_level_equals_the_definition_and_the_eleven_levels(seed, rule):
     metrics = dataset.evaluate(settings=settings).metrics
     for level in (0.0, 0.3, 0.5, 0.9, 1.0):
         assert table[f"{level:g}"].mean() == pytest.approx(metrics[f"iprec_at_recall_{level:.2f}"], abs=1e-15)
-    with pytest.raises(InputError, match="between 0 and 1"):
-        dataset.precision_at_recall("model", [1.5])
+    for wrong in ([1.5], ["half"], []):
+        with pytest.raises(InputError, match="between 0 and 1"):
+            dataset.precision_at_recall("model", wrong)
+    with pytest.raises(InputError, match="no model named 'other'"):
+        dataset.precision_at_recall("other", [0.5])

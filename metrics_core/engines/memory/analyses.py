@@ -28,17 +28,23 @@ class Analyses:
     user_table: pd.DataFrame | None
     user_table_codes: np.ndarray | None
 
+    def _lists_of(self, model: str):
+        """The lists of ``model``, or an InputError naming the dataset's models."""
+        if model not in self.lists:
+            raise input_error("model", f"no model named {model!r}.", f"choose one of: {', '.join(self.lists)}.")
+        return self.lists[model]
+
     def long_tail(self, model: str, k: int = 10) -> pd.DataFrame:
         """The model's long-tail curve at K (see :func:`metrics_core.metrics.popularity.long_tail`)."""
         from metrics_core.metrics.popularity import long_tail
 
-        return long_tail(self.lists[model].items[:, :k], self._interactions("the long-tail chart"))
+        return long_tail(self._lists_of(model).items[:, :k], self._interactions("the long-tail chart"))
 
     def head_share(self, model: str, k: int = 10, head: float = 0.2) -> float:
         """Share of the model's top-K recommendations that go to the most popular items."""
         from metrics_core.metrics.popularity import head_share
 
-        return head_share(self.lists[model].items[:, :k], self._interactions("the head share"), head)
+        return head_share(self._lists_of(model).items[:, :k], self._interactions("the head share"), head)
 
     def _interactions(self, what: str) -> np.ndarray:
         if self.training is None:
@@ -53,7 +59,7 @@ class Analyses:
         if self.item_table is None:
             raise input_error("item bias", "needs an item table.", "give an item table with the attribute.")
         values = self.item_attribute(attribute)
-        top = self.lists[model].items[:, :k]
+        top = self._lists_of(model).items[:, :k]
         catalog = np.flatnonzero(self.training.users_per_item > 0) if self.training is not None \
             else np.unique(self.item_table_codes)
         return item_bias(attribute, values, top[top >= 0], catalog)
@@ -89,7 +95,7 @@ class Analyses:
         """Histogram of the scores in each list's top K and in the rest (None for rank-only lists)."""
         from metrics_core.metrics.scores import score_histogram
 
-        lists = self.lists[model]
+        lists = self._lists_of(model)
         lists.require_scores(lists.positions, "the score histogram")
         return None if lists.scores is None else score_histogram(lists.scores, k, bins, edges)
 
@@ -112,7 +118,7 @@ class Analyses:
         categories, why = self.categories(settings.category_column)
         if categories is None:
             raise input_error("exposure", why + ".", "give an item table with a category column (a genre).")
-        top = self.lists[model].items[:, :settings.k]
+        top = self._lists_of(model).items[:, :settings.k]
         per_item = exposure.item_exposure(top, exposure.position_weights(top.shape[1], settings.exposure_browsing,
                                                                          settings.rbp_p), len(self.items))
         training = self.training
@@ -130,11 +136,15 @@ class Analyses:
         from metrics_core.settings import Settings
 
         settings = settings or Settings()
-        levels = np.asarray(levels, dtype=np.float64).reshape(-1)
+        try:
+            levels = np.asarray(levels, dtype=np.float64).reshape(-1)
+        except (TypeError, ValueError):
+            levels = np.array([np.nan])
         if not len(levels) or not np.all((levels >= 0) & (levels <= 1)):
-            raise input_error("recall levels", f"{levels.tolist()} are not levels between 0 and 1.",
+            raise input_error("recall levels", "the levels asked for are not numbers between 0 and 1.",
                               "give recall levels such as [0.25, 0.5, 0.75].")
         rows = np.flatnonzero(self.truth.relevant_count > 0)
+        self._lists_of(model)
         lists = self.retrieved(model, settings.score_threshold, settings.max_list_length)
         values = precision_at_recall_levels(lists, self.truth, rows, settings.k, levels, settings.recall_levels)
         return pd.DataFrame(values.T, index=pd.Index(self.users.ids[rows], name=self.columns.user),
