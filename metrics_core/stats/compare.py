@@ -12,6 +12,7 @@ beyond-accuracy per-user metrics are compared over users that have a value in bo
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -26,6 +27,9 @@ from metrics_core.stats.segments import UNKNOWN, natural_order
 
 RESAMPLE_BATCH_CELLS = 1 << 24
 CACHED_RESAMPLE_CELLS = 1 << 25  # ~256 MB of float64 counts at most
+NORMAL_LIMIT_USERS = 100_000  # above: the resampled means' normal limit (normal_limit_means)
+NORMAL_LIMIT_BLOCK = 1 << 16
+WILCOXON_EXACT_UP_TO = 50  # pairs; above, scipy's normal approximation (signed_rank_test)
 
 
 def paired_test(b: np.ndarray, a: np.ndarray, test: str = "wilcoxon") -> tuple[float, float]:
@@ -48,9 +52,37 @@ def paired_test(b: np.ndarray, a: np.ndarray, test: str = "wilcoxon") -> tuple[f
             return 0.0, float(np.sign(d.mean()) * np.inf)
         return float(stats.ttest_rel(b, a).pvalue), float(d.mean() / sd)
     nonzero = d[d != 0]
+    if len(d) > WILCOXON_EXACT_UP_TO:
+        return signed_rank_test(nonzero)
     ranks = stats.rankdata(np.abs(nonzero))
     effect = float((ranks[nonzero > 0].sum() - ranks[nonzero < 0].sum()) / ranks.sum())
     return float(stats.wilcoxon(b, a).pvalue), effect
+
+
+def signed_rank_test(nonzero: np.ndarray) -> tuple[float, float]:
+    """Wilcoxon's signed-rank test of non-zero differences by the normal approximation, as
+    :func:`scipy.stats.wilcoxon` computes it for more than 50 pairs (zeros dropped, no continuity
+    correction, two-sided): with n differences ranked by size (ties: their average rank, t of them
+    to a tie), z = (R⁺ − n(n+1)/4) / √((n(n+1)(2n+1) − Σ(t³ − t)/2) / 24) and p = 2·P(Z > |z|);
+    and the rank-biserial effect (R⁺ − R⁻) / (R⁺ + R⁻). One sort of the sizes serves both (scipy
+    and the effect each ranked them: 0.85 s at 1M users)."""
+    from scipy.special import ndtr
+
+    n = len(nonzero)
+    if n == 0:
+        return 1.0, 0.0
+    size = np.abs(nonzero)
+    order = np.argsort(size)  # (the order within a tie does not matter)
+    ordered = size[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ties = np.diff(np.r_[starts, n]).astype(np.float64)
+    average_rank = starts + (ties + 1) / 2  # (ranks from 1)
+    positive = np.add.reduceat((nonzero[order] > 0).astype(np.float64), starts)
+    r_plus = float(positive @ average_rank)
+    total = n * (n + 1) / 2
+    spread = np.sqrt((n * (n + 1.0) * (2.0 * n + 1.0) - float((ties ** 3 - ties).sum()) / 2) / 24)
+    z = (r_plus - total / 2) / spread if spread > 0 else 0.0
+    return float(2 * ndtr(-abs(z))), float((2 * r_plus - total) / total)
 
 
 def adjust(p_values: np.ndarray, method: str = "holm") -> np.ndarray:
@@ -85,7 +117,8 @@ def bootstrap_means(values: np.ndarray, resamples: int = 1000, seed: int = 0, le
     All columns share the same resampled users (so paired differences stay paired); NaN
     cells are users without a value, left out of that column's mean in every resample. Each
     batch of resamples is a matrix of how often each user was drawn, multiplied by the
-    values. Returns an array (columns x 2) of the lower and upper bounds.
+    values; above 100,000 users, the resampled means are drawn from their normal limit instead
+    (:func:`resampled_means`). Returns an array (columns x 2) of the lower and upper bounds.
     """
     values = np.asarray(values, dtype=np.float64)
     if values.ndim == 1:
@@ -97,7 +130,19 @@ def bootstrap_means(values: np.ndarray, resamples: int = 1000, seed: int = 0, le
 
 
 def resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
-    """The mean of each column in every resample (resamples x columns); NaN = no value."""
+    """The mean of each column in every resample (resamples x columns); NaN = no value.
+
+    Up to :data:`NORMAL_LIMIT_USERS` users, users are drawn with replacement. Above, the resampled
+    means are drawn from their normal limit (:func:`normal_limit_means`), which the draws of
+    users approach as users grow: at 100,000 users its percentiles differ from theirs by less
+    than their own resampling noise (see the function), and drawing 1,000 x 1M users took 20 s."""
+    if len(values) > NORMAL_LIMIT_USERS:
+        return normal_limit_means(values, resamples, seed)
+    return drawn_means(values, resamples, seed)
+
+
+def drawn_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """The mean of each column in every resample of users drawn with replacement."""
     present = ~np.isnan(values)
     filled = np.where(present, values, 0.0)
     means = np.empty((resamples, values.shape[1]))
@@ -107,10 +152,50 @@ def resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray
     return means
 
 
+def normal_limit_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
+    """Resampled means of each column (resamples x columns) drawn from the bootstrap's normal limit.
+
+    With n users, column j's mean over its users with a value (share s_j = n_j / n) moves in a
+    resample by (1 / (n·s_j))·Σ_i (c_i − 1)·(x_ij − m_j) over those users (c_i: how often user i is
+    drawn), to first order. The multinomial counts have covariance I − J/n and the deviations sum to
+    0, so the means are jointly normal around m with covariance ΨᵀΨ / n², where
+    Ψ_ij = (x_ij − m_j) / s_j for a user with a value and 0 otherwise: for a column without gaps,
+    the bootstrap's own variance of a mean, Σ(x − m)² / n². Paired columns keep their covariance,
+    so differences and smooth functions of the draws behave as the users' draws do.
+
+    Its percentiles differ from the percentile bootstrap's by the skewness term of the
+    Cornish–Fisher expansion, (γ/√n)·(z² − 1)/6 standard errors (γ: the values' skewness): for
+    γ = 3 at 100,000 users, 0.005 standard errors at 95%, against 0.08 from drawing 1,000
+    resamples (the 2.5% quantile's own noise), so the intervals agree within the bootstrap's
+    own repeatability (tested). A column without any value gives NaN."""
+    n, columns = values.shape
+    present_count = np.zeros(columns)
+    total = np.zeros(columns)
+    for start in range(0, n, NORMAL_LIMIT_BLOCK):  # (blocks of rows: memory stays small)
+        block = values[start:start + NORMAL_LIMIT_BLOCK]
+        present = ~np.isnan(block)
+        present_count += present.sum(axis=0)
+        total += np.where(present, block, 0.0).sum(axis=0)
+    has_values = present_count > 0
+    means = np.divide(total, present_count, out=np.zeros(columns), where=has_values)
+    share = np.maximum(present_count, 1) / n
+    covariance = np.zeros((columns, columns))
+    for start in range(0, n, NORMAL_LIMIT_BLOCK):
+        block = values[start:start + NORMAL_LIMIT_BLOCK]
+        influence = np.where(np.isnan(block), 0.0, block - means) / share
+        covariance += influence.T @ influence
+    covariance /= float(n) ** 2
+    draws = np.random.default_rng(seed).multivariate_normal(means, covariance, size=resamples, method="eigh")
+    draws[:, ~has_values] = np.nan
+    return draws
+
+
 def percentile_interval(samples: np.ndarray, level: float) -> np.ndarray:
     """Percentile interval of each column of ``samples`` (resamples x columns) -> columns x 2."""
     tail = (1 - level) / 2 * 100
-    return np.nanpercentile(samples, [tail, 100 - tail], axis=0).T
+    with warnings.catch_warnings():  # (a column without any value has no interval: NaN, said elsewhere)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanpercentile(samples, [tail, 100 - tail], axis=0).T
 
 
 def _resample_counts(n: int, resamples: int, seed: int):

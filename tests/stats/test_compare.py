@@ -215,3 +215,48 @@ def test_metrics_share_the_draws_and_keep_the_bounds_of_one_metric_at_a_time(res
         for frame in ("rows", "intervals"):
             mine = getattr(together, frame).query("metric == @metric").reset_index(drop=True)
             pd.testing.assert_frame_equal(mine, getattr(alone, frame).reset_index(drop=True))
+
+
+def test_above_100000_users_the_resampled_means_follow_the_bootstraps_normal_limit():
+    """The normal limit's intervals agree with users drawn with replacement within the draws'
+    own noise (skewed values, a column with gaps, a paired difference), and their width is the
+    bootstrap's standard error times 2·1.96."""
+    from metrics_core.stats.compare import NORMAL_LIMIT_USERS, drawn_means, percentile_interval
+
+    rng = np.random.default_rng(3)
+    n = NORMAL_LIMIT_USERS + 20_000
+    a = rng.exponential(1.0, n)  # skewness 2
+    b = a * 0.8 + rng.exponential(0.3, n)
+    gaps = np.where(rng.random(n) < 0.3, np.nan, rng.random(n) ** 3)
+    values = np.column_stack([a, b, b - a, gaps])
+    limit = bootstrap_means(values, 1_000, seed=1)
+    drawn = percentile_interval(drawn_means(values, 1_000, seed=2), 0.95)
+    present = ~np.isnan(values)
+    errors = np.array([np.nanstd(values[:, j]) / np.sqrt(present[:, j].sum()) for j in range(4)])
+    assert (np.abs(limit - drawn) < 0.4 * errors[:, None]).all()
+    np.testing.assert_allclose(limit[:, 1] - limit[:, 0], 2 * 1.959964 * errors, rtol=0.1)
+    means = np.nanmean(values, axis=0)
+    assert ((limit[:, 0] < means) & (means < limit[:, 1])).all()
+    assert np.array_equal(bootstrap_means(values, 200, seed=4), bootstrap_means(values, 200, seed=4))
+    none = bootstrap_means(np.column_stack([a, np.full(n, np.nan)]), 100)
+    assert np.isnan(none[1]).all() and np.isfinite(none[0]).all()
+
+
+@pytest.mark.parametrize("n", [51, 300, 20_000])
+def test_the_signed_rank_test_above_50_pairs_is_scipys(n):
+    """p-value and effect equal scipy's wilcoxon and the rank-biserial of scipy's ranks, with ties,
+    zeros and a shift."""
+    from scipy import stats
+
+    rng = np.random.default_rng(n)
+    a = np.round(rng.random(n), 1)
+    b = np.round(rng.random(n) + 0.03, 1)
+    p, effect = paired_test(b, a, "wilcoxon")
+    d = b - a
+    nonzero = d[d != 0]
+    ranks = stats.rankdata(np.abs(nonzero))
+    assert p == pytest.approx(stats.wilcoxon(b, a).pvalue, rel=1e-9, abs=1e-300)
+    assert effect == pytest.approx((ranks[nonzero > 0].sum() - ranks[nonzero < 0].sum()) / ranks.sum(), rel=1e-12)
+    continuous = rng.random(n)
+    p, _ = paired_test(continuous + 0.01, rng.random(n))
+    assert 0 <= p <= 1

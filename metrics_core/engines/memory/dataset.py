@@ -529,7 +529,7 @@ def _outer_join(left: pd.DataFrame, right: dict[str, np.ndarray], right_rows: np
     ``evaluated`` False), by placing each column in a union-length array, faster than pandas'
     aligning."""
     left_rows = left.index.to_numpy()
-    union = np.union1d(left_rows, right_rows)
+    union = _sorted_union(left_rows, right_rows)
     at_left, at_right = np.searchsorted(union, left_rows), np.searchsorted(union, right_rows)
 
     def placed(values: np.ndarray, at: np.ndarray) -> np.ndarray:
@@ -547,6 +547,15 @@ def _outer_join(left: pd.DataFrame, right: dict[str, np.ndarray], right_rows: np
     columns["evaluated"] = evaluated
     columns.update({name: placed(np.asarray(values), at_right) for name, values in right.items()})
     return pd.DataFrame(columns, index=pd.Index(union, dtype=left_rows.dtype), copy=False)
+
+
+def _sorted_union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The sorted union of two arrays of user codes (row numbers, from 0), by marking each
+    (linear in the users; ``np.union1d`` sorts or hashes the concatenation: 0.8 s at 1M users)."""
+    marked = np.zeros(int(max(a.max(initial=-1), b.max(initial=-1))) + 1, dtype=bool)
+    marked[a] = True
+    marked[b] = True
+    return np.flatnonzero(marked).astype(np.result_type(a.dtype, b.dtype), copy=False)
 
 
 @dataclass
