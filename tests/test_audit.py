@@ -61,3 +61,29 @@ def test_strict_fails_the_command_line_on_any_finding(tmp_path):
     compared = rankscope(tmp_path, "compare", "--k", "4", "--strict", "--recommendations", f"b={tmp_path / 'recs.csv'}",
                          "--bootstrap", "20")
     assert compared.returncode == 1 and "strict [b]" in compared.stderr
+
+
+def test_training_items_in_the_lists_are_found_alike_by_the_compiled_pass_and_the_small_path(monkeypatch):
+    """Large lists are marked by one compiled pass over the training matrix's rows; it finds the
+    same cells as the small path's key look-up, repeats in training and users without training
+    included."""
+    import numpy as np
+
+    from metrics_core.inputs import encoded
+
+    rng = np.random.default_rng(7)
+    users, length, items = 300, 12, 60
+    recs = pd.DataFrame({"user_id": np.repeat(np.arange(users), length), "item_id": np.concatenate(
+        [rng.choice(items, length, replace=False) for _ in range(users)]), "rank": np.tile(np.arange(1, length + 1),
+                                                                                            users)})
+    train = pd.DataFrame({"user_id": rng.integers(0, users - 20, 4_000), "item_id": rng.integers(0, items, 4_000)})
+    truth = pd.DataFrame({"user_id": np.arange(users), "item_id": rng.integers(0, items, users)})
+    data = Dataset.build(recs, truth, train=train)
+    lists = data.lists[data.models[0]]
+    small = lists.seen_cells(data.training)
+    lists.__dict__.pop("_seen")
+    monkeypatch.setattr(encoded, "KERNEL_MIN", 0)
+    compiled = lists.seen_cells(data.training)
+    assert np.array_equal(small, compiled) and 0 < small.sum() < small.size
+    listed = set(zip(recs.user_id, recs.item_id, strict=True)) & set(zip(train.user_id, train.item_id, strict=True))
+    assert small.sum() == len(listed)

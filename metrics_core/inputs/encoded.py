@@ -199,7 +199,10 @@ class Lists:
         kept = self.__dict__.setdefault("_seen", {})
         if id(training) not in kept:
             kept.clear()
-            kept[id(training)] = _cells_of(self.items, training.pair_keys, training.matrix.shape[1])
+            matrix, n_items = training.matrix, training.matrix.shape[1]
+            kept[id(training)] = _marked_cells(self.items, matrix.indptr, matrix.indices, n_items) \
+                if self.items.size >= KERNEL_MIN and n_items <= KERNEL_ITEMS_MAX else \
+                _cells_of(self.items, training.pair_keys, n_items)
         return kept[id(training)]
 
     def judged_cells(self, truth: Truth) -> np.ndarray:
@@ -255,16 +258,22 @@ def _cells_of(items: np.ndarray, keys: np.ndarray, n_items: int) -> np.ndarray:
 
 def _cells_compiled(items: np.ndarray, keys: np.ndarray, n_items: int) -> np.ndarray:
     """:func:`_cells_of` by one compiled pass per range of users, on a few threads."""
+    key_user, key_item = np.divmod(keys, max(n_items, 1))
+    starts = np.searchsorted(key_user, np.arange(len(items) + 1))  # (the keys are sorted: by user, then item)
+    return _marked_cells(items, starts, key_item, n_items)
+
+
+def _marked_cells(items: np.ndarray, starts: np.ndarray, item_of: np.ndarray, n_items: int) -> np.ndarray:
+    """Whether each cell of ``items`` holds one of its user's items ``item_of[starts[u]:starts[u + 1]]``
+    (a CSR matrix's ``indptr`` and ``indices``, in any order within a user), by one compiled pass per
+    range of users (:func:`~metrics_core.inputs.kernels.mark_judged`), on a few threads."""
     from metrics_core._numeric.parallel import map_chunks, thread_shares
     from metrics_core.inputs.kernels import mark_judged, read_only_view
 
-    n_users = len(items)
-    key_user, key_item = np.divmod(keys, max(n_items, 1))
-    starts = np.searchsorted(key_user, np.arange(n_users + 1))  # (the keys are sorted: by user, then item)
     found = np.zeros(items.shape, dtype=bool)
     view = read_only_view(np.ascontiguousarray(items))
-    map_chunks(lambda start, stop: mark_judged(view, starts, key_item, found, n_items, start, stop),
-               thread_shares(n_users))
+    map_chunks(lambda start, stop: mark_judged(view, starts, item_of, found, n_items, start, stop),
+               thread_shares(len(items)))
     return found
 
 

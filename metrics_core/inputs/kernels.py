@@ -263,6 +263,34 @@ def softmax_entropy_rows(scores, rows, width, out, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
+def miscalibration_rows(top, shares, has, indptr, indices, data, alpha, out, start, stop):
+    """C_KL (as :func:`metrics_core.metrics.calibration.miscalibration` defines it) of rows
+    ``start .. stop`` of ``top`` (rows x K item codes, -1 empty): the row's list mix q is the
+    mean of ``shares`` (items x categories, dense) over its items with a category (``has``), its
+    history mix p row i of a CSR matrix (``indptr``, ``indices``, ``data``), and ``out[i]`` =
+    Σ over p > 0 of p·log(p / ((1 − α)·q + α·p)); NaN when the list has no item with a category or
+    the history none. One pass over each row's items into a mix of its own."""
+    mix = np.zeros(shares.shape[1])
+    for i in range(start, stop):
+        mix[:] = 0.0
+        counted = 0
+        for position in range(top.shape[1]):
+            item = top[i, position]
+            if item >= 0 and has[item]:
+                counted += 1
+                for category in range(shares.shape[1]):
+                    mix[category] += shares[item, category]
+        total, positive = 0.0, False
+        for entry in range(indptr[i], indptr[i + 1]):
+            p = data[entry]
+            if p > 0:
+                positive = True
+                q = mix[indices[entry]] / counted if counted > 0 else 0.0
+                total += p * np.log(p / ((1.0 - alpha) * q + alpha * p))
+        out[i] = total if positive and counted > 0 else np.nan
+
+
+@numba.njit(cache=True, nogil=True)
 def sparse_entries(indptr, indices, data, rows, columns, out, start, stop):
     """``out[i]`` = the entry at (``rows[i]``, ``columns[i]``) of a CSR matrix (``indptr``,
     ``indices`` sorted within each row, ``data``), 0 where it has none, for ``i`` in ``start ..
@@ -329,8 +357,9 @@ def compile_all() -> None:
     for score_type in (np.float32, np.float64):  # (read-only: the file's column as Arrow gives it)
         positions_in_rows(read_only_view(np.zeros(2, score_type)), 2, np.zeros(2, np.int64), 0, 1)
     for item_type in ints:  # (the lists' codes: int32, or int64 past 2^31 cells)
-        mark_judged(read_only_view(np.zeros((1, 2), item_type)), np.array([0, 1]), np.zeros(1, np.int64),
-                    np.zeros((1, 2), bool), 1, 0, 1)
+        for index_type in ints:  # (a CSR matrix's indptr and indices: the training items of each user)
+            mark_judged(read_only_view(np.zeros((1, 2), item_type)), np.array([0, 1], index_type),
+                        np.zeros(1, index_type), np.zeros((1, 2), bool), 1, 0, 1)
     blank_duplicates(np.zeros((1, 2), dtype=np.int32), 1, 0, 1)
     codes = read_only_view(np.zeros(1, np.int32))
     for rank_type in ints:
@@ -346,6 +375,8 @@ def compile_all() -> None:
     for score_type in (np.float32, np.float64):
         softmax_entropy_rows(read_only_view(np.zeros((1, 2), score_type)), np.zeros(1, np.int64), 2, np.zeros(1), 0, 1)
     for index_type in ints:  # (scipy's CSR index arrays: int32, or int64 from 2^31 entries)
+        miscalibration_rows(items, np.ones((1, 1)), np.ones(1, bool), np.zeros(2, index_type), np.zeros(1, index_type),
+                            np.ones(1), 0.01, np.zeros(1), 0, 1)
         zero = np.zeros(1, np.int64)
         sparse_entries(np.zeros(2, index_type), np.zeros(1, index_type), np.ones(1), zero, zero, np.zeros(1), 0, 1)
     load_usual()  # (read-only columns: pandas' views)

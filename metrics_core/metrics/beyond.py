@@ -183,10 +183,10 @@ def _similarity_metrics(out: BeyondPass, top, hit_top, rows, inputs: BeyondInput
                 return
             has_features = vectors.value_codes[:, 0] >= 0
             sums = similarity.hamming_pair_sums(top, vectors.value_codes, has_features)
+            usable = similarity.usable_cells(top, has_features)
         else:
-            has_features = vectors.has_vector
-            sums = similarity.cosine_pair_sums(top, vectors)
-        usable = similarity.usable_cells(top, has_features)
+            usable = similarity.usable_cells(top, vectors.has_vector)
+            sums = similarity.cosine_pair_sums(top, vectors, usable)
         out.left_out["recommendations_without_features"] = int(((top >= 0) & ~usable).sum())
         to_history = similarity.feature_history_similarity(rows, vectors, inputs.history[0]) \
             if inputs.history is not None else None

@@ -16,6 +16,20 @@ def _row_mean(values: np.ndarray, used: np.ndarray) -> np.ndarray:
     return np.divide(total, n, out=np.full(len(n), np.nan), where=n > 0)
 
 
+def _of_cells(per_item: np.ndarray, top: np.ndarray, empty) -> np.ndarray:
+    """``per_item[top]`` with ``empty`` in the empty cells (-1 reads the value appended last):
+    one look-up per cell of a value computed once per item."""
+    return np.append(per_item, np.asarray(empty, dtype=per_item.dtype))[top]
+
+
+def _mean_of_cells(per_item: np.ndarray, counted: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """Per row of ``top``: the mean of ``per_item`` over its cells whose item is ``counted`` (NaN
+    with none); ``per_item`` is 0 where not counted."""
+    n = _of_cells(counted, top, False).sum(axis=1)
+    total = _of_cells(per_item, top, 0.0).sum(axis=1)
+    return np.divide(total, n, out=np.full(len(n), np.nan), where=n > 0)
+
+
 def novelty(top: np.ndarray, item_users: np.ndarray, n_train_users: int,
             unknown: str = "leave_out") -> tuple[np.ndarray, int]:
     """Per user: mean over recommended items of −log2(p_i), where p_i is the share of training
@@ -27,19 +41,19 @@ def novelty(top: np.ndarray, item_users: np.ndarray, n_train_users: int,
     >>> novelty(top, users_of, 4)[0], novelty(top, users_of, 4, "one_user")[0]
     (array([1.]), array([1.5]))
     """
-    listed = top >= 0
-    users_of = item_users[np.where(listed, top, 0)]
-    known = listed & (users_of > 0)
-    surprise = -np.log2(np.maximum(users_of, 1) / n_train_users)
-    return _row_mean(surprise, known if unknown == "leave_out" else listed), int((listed & ~known).sum())
+    known = item_users > 0
+    counted = known if unknown == "leave_out" else np.ones(len(item_users), dtype=bool)
+    surprise = np.where(counted, -np.log2(np.maximum(item_users, 1) / n_train_users), 0.0)
+    unknown_cells = int(_of_cells(~known, top, False).sum())
+    return _mean_of_cells(surprise, counted, top), unknown_cells
 
 
 def average_recommendation_popularity(top: np.ndarray, popularity: np.ndarray, unknown: str = "zero") -> np.ndarray:
     """Per user: mean training popularity of the recommended items; items unknown to training
     count 0 (``zero``) or are left out (``leave_out``, Evidently). ARP is its mean over users."""
-    listed = top >= 0
-    values = popularity[np.where(listed, top, 0)].astype(np.float64)
-    return _row_mean(values, listed if unknown == "zero" else listed & (values > 0))
+    popularity = popularity.astype(np.float64)
+    counted = np.ones(len(popularity), dtype=bool) if unknown == "zero" else popularity > 0
+    return _mean_of_cells(popularity, counted, top)
 
 
 def interaction_novelty(recommended: np.ndarray, item_interactions: np.ndarray, total: int) -> float:
@@ -72,15 +86,13 @@ def popularity_serendipity(top: np.ndarray, hit_top: np.ndarray, item_interactio
     >>> popularity_serendipity(np.array([[1, 0]]), np.array([[True, True]]), np.array([5, 1]), 2)
     array([0.25])
     """
-    listed = top >= 0
-    counts = item_interactions[np.where(listed, top, 0)]
     if levels is None:
         levels = popularity_levels(item_interactions)
-    pop_rank = np.searchsorted(-levels, -counts) + 1
+    pop_rank = np.searchsorted(-levels, -item_interactions) + 1  # (once per item)
+    p_any = _of_cells(np.where(item_interactions > 0, (n_catalog + 1 - pop_rank) / n_catalog, 0.0), top, 0.0)
     rank = np.arange(1, top.shape[1] + 1)[None, :]
     p_user = (n_catalog + 1 - rank) / n_catalog
-    p_any = np.where(counts > 0, (n_catalog + 1 - pop_rank) / n_catalog, 0.0)
-    return _row_mean(np.maximum(p_user - p_any, 0.0) * hit_top, listed)
+    return _row_mean(np.maximum(p_user - p_any, 0.0) * hit_top, top >= 0)
 
 
 def popularity_levels(item_interactions: np.ndarray) -> np.ndarray:

@@ -57,12 +57,14 @@ class PairSums:
 
 
 def usable_cells(top: np.ndarray, has_vector: np.ndarray) -> np.ndarray:
-    return (top >= 0) & has_vector[np.where(top >= 0, top, 0)]
+    """The cells of ``top`` (-1 empty) whose item has features (-1 reads the False appended last)."""
+    return np.append(has_vector, False)[top]
 
 
-def cosine_pair_sums(top: np.ndarray, vectors: ItemVectors) -> PairSums:
-    """Σ_{i<j} cos(i, j) over the list's items with a vector, as (‖S‖² − n) / 2."""
-    usable = usable_cells(top, vectors.has_vector)
+def cosine_pair_sums(top: np.ndarray, vectors: ItemVectors, usable: np.ndarray | None = None) -> PairSums:
+    """Σ_{i<j} cos(i, j) over the list's items with a vector, as (‖S‖² − n) / 2 (``usable``: the
+    cells whose item has a vector, when known)."""
+    usable = usable_cells(top, vectors.has_vector) if usable is None else usable
     n = usable.sum(axis=1).astype(np.float64)
     squared = np.empty(len(top))
     rows = max(1, CHUNK_VALUES // max(1, top.shape[1] * vectors.dimensions))

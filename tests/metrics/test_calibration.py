@@ -110,7 +110,10 @@ def test_few_and_many_categories_give_the_same_values(seed, monkeypatch):
     history = calibration.mean_shares(rng.integers(0, n_users, 90), rng.integers(0, n_items, 90), n_users,
                                       sp.csr_matrix(shares)).tocsr()
     dense = calibration.list_miscalibration(top, history, sp.csr_matrix(shares), 0.05)
+    monkeypatch.setattr(calibration, "KERNEL_MIN", 0)
+    compiled = calibration.list_miscalibration(top, history, sp.csr_matrix(shares), 0.05)
     monkeypatch.setattr(calibration, "DENSE_CATEGORIES", 0)
     sparse = calibration.list_miscalibration(top, history, sp.csr_matrix(shares), 0.05)
     np.testing.assert_allclose(dense, sparse, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(compiled, sparse, rtol=1e-12, atol=1e-15)
     assert np.isnan(dense).any() and (~np.isnan(dense)).sum() > 5

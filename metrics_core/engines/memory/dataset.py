@@ -382,7 +382,7 @@ class Dataset(Analyses):
             shares, names = calibration.category_shares(self.item_table[chosen], self.item_table_codes,
                                                         len(self.items))
             history = None if self.training is None else \
-                calibration.mean_shares(self.training.user, self.training.item, len(self.users), shares).tocsr()
+                calibration.mix_of_rows(self.training.matrix, shares)
             kept[chosen] = calibration.Categories(chosen, shares, names, history)
         return kept[chosen], ""
 
@@ -507,10 +507,9 @@ class Dataset(Analyses):
         """Relevant ground-truth pairs also in training (counted once per dataset)."""
         kept = self.__dict__.setdefault("_leaked", {})
         if "count" not in kept:
-            keys = self.training.pair_keys
-            wanted = self.truth.user * self.training.matrix.shape[1] + self.truth.item
-            at = np.minimum(np.searchsorted(keys, wanted), max(len(keys) - 1, 0))
-            kept["count"] = int((keys[at] == wanted).sum()) if len(keys) else 0
+            from metrics_core.metrics.similarity import matrix_entries
+
+            kept["count"] = int((matrix_entries(self.training.matrix, self.truth.user, self.truth.item) != 0).sum())
         return kept["count"]
 
     @staticmethod
