@@ -27,7 +27,7 @@ def histogram(values: pd.DataFrame, bins: int = BINS) -> pd.DataFrame:
     each value gets its own bar (labelled with the value); otherwise about ``bins`` equal-width bins
     with round edges (:func:`nice_edges`) covering every model's values. NaN and infinite values
     are left out. Bars are in value order; every model has every bar (0 users where it has none)."""
-    models = list(dict.fromkeys(values["model"]))
+    models = list(values["model"].drop_duplicates())  # (in order of appearance; a dict of 4M names took 3.6 s)
     numbers = values["value"].to_numpy(dtype=np.float64)
     finite = np.isfinite(numbers)
     distinct = np.unique(numbers[finite])
@@ -42,8 +42,8 @@ def histogram(values: pd.DataFrame, bins: int = BINS) -> pd.DataFrame:
     codes = pd.Categorical(values["model"], categories=models).codes.astype(np.int64)
     slot = np.searchsorted(distinct, numbers[finite]) if edges is None else \
         np.clip(np.searchsorted(edges, numbers[finite], side="right") - 1, 0, bins - 1)
-    counts = np.zeros((len(models), len(starts)), dtype=np.int64)
-    np.add.at(counts, (codes[finite], slot), 1)
+    counts = np.bincount(codes[finite] * len(starts) + slot, minlength=len(models) * len(starts)).reshape(
+        len(models), len(starts))
     totals = counts.sum(axis=1, keepdims=True)
     shares = np.divide(counts, totals, out=np.zeros(counts.shape), where=totals > 0)
     return pd.DataFrame({"model": np.repeat(models, len(starts)), "from": np.tile(starts, len(models)),
