@@ -318,6 +318,26 @@ def histogram_rows(scores, k, first, last, span, bins, edges, top_counts, rest_c
 
 
 @numba.njit(cache=True, nogil=True)
+def shared_depth_rows(a, b, n_items, grows, start, stop):
+    """For rows ``start .. stop`` of two lists (users x positions item codes, -1 empty, items
+    distinct within a row): ``grows[row, d]`` += 1 for each item both hold whose later position
+    of the two is d (from 0). One table indexed by item code holds ``row + 1`` and the item's
+    position in ``a``, so it is never cleared."""
+    mark = np.zeros(n_items, dtype=np.int64)
+    at = np.zeros(n_items, dtype=np.int64)
+    for row in range(start, stop):
+        for position in range(a.shape[1]):
+            item = a[row, position]
+            if item >= 0:
+                mark[item] = row + 1
+                at[item] = position
+        for position in range(b.shape[1]):
+            item = b[row, position]
+            if item >= 0 and mark[item] == row + 1:
+                grows[row, max(at[item], position)] += 1
+
+
+@numba.njit(cache=True, nogil=True)
 def sparse_entries(indptr, indices, data, rows, columns, out, start, stop):
     """``out[i]`` = the entry at (``rows[i]``, ``columns[i]``) of a CSR matrix (``indptr``,
     ``indices`` sorted within each row, ``data``), 0 where it has none, for ``i`` in ``start ..
@@ -388,6 +408,10 @@ def compile_all() -> None:
             mark_judged(read_only_view(np.zeros((1, 2), item_type)), np.array([0, 1], index_type),
                         np.zeros(1, index_type), np.zeros((1, 2), bool), 1, 0, 1)
     blank_duplicates(np.zeros((1, 2), dtype=np.int32), 1, 0, 1)
+    for writeable in (True, False):  # (two models' first K positions: strided views of the lists)
+        lists = np.zeros((1, 3), dtype=np.int32)
+        lists.flags.writeable = writeable
+        shared_depth_rows(lists[:, :2], lists[:, :2], 1, np.zeros((1, 2), np.int64), 0, 1)
     codes = read_only_view(np.zeros(1, np.int32))
     for rank_type in ints:
         for score_type in (np.float32, np.float64):

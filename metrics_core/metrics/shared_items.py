@@ -42,6 +42,27 @@ def shared_items(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
             column[user, at + 1].astype(np.int64) - width_a)
 
 
+def shared_depths(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Users x positions counts: how many items both lists of a row hold whose later position of
+    the two is d (column d, from 0; as wide as the wider list). Row sums are the shared items.
+    From :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells one compiled pass per block of rows
+    (:func:`~metrics_core.inputs.kernels.shared_depth_rows`: no sort; the tagged row sort took 0.35 s
+    per pair of models at 1M users x 10), else from :func:`shared_items`."""
+    from metrics_core.inputs.encode import KERNEL_MIN
+
+    n_users, width = len(a), max(a.shape[1], b.shape[1])
+    if a.size + b.size < max(KERNEL_MIN, 1):
+        user, in_a, in_b = shared_items(a, b)
+        return np.bincount(user * width + np.maximum(in_a, in_b), minlength=n_users * width).reshape(n_users, width)
+    from metrics_core._numeric.parallel import map_chunks, thread_shares
+    from metrics_core.inputs.kernels import shared_depth_rows
+
+    grows = np.zeros((n_users, width), dtype=np.int64)
+    n_items = int(max(a.max(initial=-1), b.max(initial=-1))) + 1
+    map_chunks(lambda start, stop: shared_depth_rows(a, b, n_items, grows, start, stop), thread_shares(n_users))
+    return grows
+
+
 def positions_in(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """For each cell of ``a`` (users x positions item codes, -1 empty), the position in the
     same row of ``b`` that holds its item, -1 when none does (items unique within a row), by

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from metrics_core.metrics.shared_items import shared_items
+from metrics_core.metrics.shared_items import shared_depths
 
 MEASURES = ("jaccard", "rbo")
 
@@ -22,8 +22,7 @@ def jaccard(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     >>> jaccard(np.array([[1, 2, 3], [4, -1, -1]]), np.array([[3, 2, 9], [-1, -1, -1]]))
     array([0.5, 0. ])
     """
-    user, _, _ = shared_items(a, b)
-    shared = np.bincount(user, minlength=len(a)).astype(np.float64)
+    shared = shared_depths(a, b).sum(axis=1).astype(np.float64)
     union = (a >= 0).sum(axis=1) + (b >= 0).sum(axis=1) - shared
     return np.divide(shared, union, out=np.full(len(a), np.nan), where=union > 0)
 
@@ -43,11 +42,8 @@ def rank_biased_overlap(a: np.ndarray, b: np.ndarray, p: float = 0.9) -> np.ndar
     >>> rank_biased_overlap(np.array([[1, 2]]), np.array([[2, 1]]), p=0.5)
     array([0.5])
     """
-    n_users, width = a.shape
-    user, in_a, in_b = shared_items(a, b)
-    depth = np.maximum(in_a, in_b)  # shared from this depth (0-based) on
-    grows = np.bincount(user * width + depth, minlength=n_users * width).reshape(n_users, width)
-    shared = np.cumsum(grows, axis=1)  # X_d for d = 1 .. K
+    width = a.shape[1]
+    shared = np.cumsum(shared_depths(a, b), axis=1)  # X_d for d = 1 .. K (an item counts from its later position)
     d = np.arange(1, width + 1, dtype=np.float64)
     agreement = shared / d
     value = agreement[:, -1] * p**width + (1 - p) / p * (agreement * p**d).sum(axis=1)

@@ -75,3 +75,25 @@ def test_positions_in_the_other_row_equal_a_dictionary_per_row(width_a, width_b,
     user, position, other = by_dictionary(a, b)
     expected[user, position] = other
     np.testing.assert_array_equal(positions_in(a, b), expected)
+
+
+@pytest.mark.parametrize("widths", [(6, 6), (4, 9)])
+def test_shared_depths_are_the_same_by_the_compiled_pass_and_the_row_sort(widths, monkeypatch):
+    """Each shared item is counted once, at the later of its two positions, whichever way."""
+    from metrics_core.inputs import encode
+    from metrics_core.metrics.shared_items import shared_depths
+
+    rng = np.random.default_rng(sum(widths))
+
+    def lists(width: int) -> np.ndarray:
+        rows = np.array([rng.choice(15, width, replace=False) for _ in range(400)])
+        rows[rng.random(rows.shape) < 0.2] = -1
+        return rows
+
+    a, b = lists(widths[0]), lists(widths[1])
+    by_sort = shared_depths(a, b)
+    monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    compiled = shared_depths(a[:, :widths[0]], b[:, :widths[1]])
+    assert np.array_equal(by_sort, compiled) and by_sort.sum() > 100
+    expected = [len(set(x[x >= 0]) & set(y[y >= 0])) for x, y in zip(a, b, strict=True)]
+    assert by_sort.sum(axis=1).tolist() == expected
