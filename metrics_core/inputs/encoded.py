@@ -272,6 +272,7 @@ def _marked_cells(items: np.ndarray, starts: np.ndarray, item_of: np.ndarray, n_
 
     found = np.zeros(items.shape, dtype=bool)
     view = read_only_view(np.ascontiguousarray(items))
+    starts, item_of = read_only_view(starts), read_only_view(item_of)  # (one type whether mapped from disk or not)
     map_chunks(lambda start, stop: mark_judged(view, starts, item_of, found, n_items, start, stop),
                thread_shares(len(items)))
     return found

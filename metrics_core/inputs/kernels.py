@@ -405,8 +405,8 @@ def compile_all() -> None:
         positions_in_rows(read_only_view(np.zeros(2, score_type)), 2, np.zeros(2, np.int64), 0, 1)
     for item_type in ints:  # (the lists' codes: int32, or int64 past 2^31 cells)
         for index_type in ints:  # (a CSR matrix's indptr and indices: the training items of each user)
-            mark_judged(read_only_view(np.zeros((1, 2), item_type)), np.array([0, 1], index_type),
-                        np.zeros(1, index_type), np.zeros((1, 2), bool), 1, 0, 1)
+            mark_judged(read_only_view(np.zeros((1, 2), item_type)), read_only_view(np.array([0, 1], index_type)),
+                        read_only_view(np.zeros(1, index_type)), np.zeros((1, 2), bool), 1, 0, 1)
     blank_duplicates(np.zeros((1, 2), dtype=np.int32), 1, 0, 1)
     for writeable in (True, False):  # (two models' first K positions: strided views of the lists)
         lists = np.zeros((1, 3), dtype=np.int32)
@@ -432,5 +432,6 @@ def compile_all() -> None:
         miscalibration_rows(items, np.ones((1, 1)), np.ones(1, bool), np.zeros(2, index_type), np.zeros(1, index_type),
                             np.ones(1), 0.01, np.zeros(1), 0, 1)
         zero = np.zeros(1, np.int64)
-        sparse_entries(np.zeros(2, index_type), np.zeros(1, index_type), np.ones(1), zero, zero, np.zeros(1), 0, 1)
+        sparse_entries(read_only_view(np.zeros(2, index_type)), read_only_view(np.zeros(1, index_type)), np.ones(1),
+                       zero, zero, np.zeros(1), 0, 1)
     load_usual()  # (read-only columns: pandas' views)

@@ -91,14 +91,15 @@ def matrix_entries(matrix: sp.csr_matrix, rows: np.ndarray, columns: np.ndarray)
     if len(rows) < LOOKUP_KERNEL_MIN:
         return np.asarray(matrix[rows, columns], dtype=np.float64).ravel()
     from metrics_core._numeric.parallel import map_chunks, thread_shares
-    from metrics_core.inputs.kernels import sparse_entries
+    from metrics_core.inputs.kernels import read_only_view, sparse_entries
 
     if not matrix.has_sorted_indices:
         matrix = matrix.sorted_indices()
     rows, columns = np.asarray(rows, dtype=np.int64), np.asarray(columns, dtype=np.int64)
     data = np.asarray(matrix.data, dtype=np.float64)
     out = np.empty(len(rows))
-    map_chunks(lambda start, stop: sparse_entries(matrix.indptr, matrix.indices, data, rows, columns, out, start, stop),
+    indptr, indices = read_only_view(matrix.indptr), read_only_view(matrix.indices)  # (mapped from disk or not)
+    map_chunks(lambda start, stop: sparse_entries(indptr, indices, data, rows, columns, out, start, stop),
                thread_shares(len(rows)))
     return out
 
