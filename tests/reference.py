@@ -117,7 +117,8 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
             break
     out = {"precision": P, "recall": Rc, "fbeta": F, "ap": AP, "ar": AR, "ndcg": NDCG, "dcg": dcg, "hit": HR, "rr": RR,
            "rbp": sum((1 - rbp_p) * rbp_p ** i for i in range(k) if rel[i]),
-           "relative_precision": h / min(k, R) if R else 0.0}
+           "relative_precision": h / min(k, R) if R else 0.0,
+           "r_precision_at_k": sum(rel[:min(k, R)]) / min(k, R) if R else 0.0}
     if judged is not None:  # trec_eval's bpref over the top k
         total, nonrelevant_above = 0.0, 0
         for item in top:

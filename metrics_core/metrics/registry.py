@@ -180,6 +180,9 @@ REGISTRY: tuple[Metric, ...] = (
               ("judgements",), kernel=_sum(f.infap_term, f.per_relevant)),
     _accuracy("relative_precision", "Relative precision", "hits in the top K / min(K, R)", "relative_precision",
               curve=False, kernel=_sum(f.one, f.per_best_possible)),
+    _accuracy("r_precision_at_k", "R-precision@K", "hits among the first min(K, R) items / min(K, R): R-precision "
+              "when R ≤ K, precision@K when R > K", "r_precision_at_k", headline=False,
+              kernel=_sum(f.within_relevant_count, f.per_best_possible)),
     _accuracy("fall_out", "Fall-out", "irrelevant items in the top K / irrelevant candidates", "fall_out",
               ("candidates",), higher_is_better=False, kernel=OverCandidates(f.fall_out)),
     _accuracy("accuracy", "Accuracy", "(hits + irrelevant candidates left out) / all candidates", "accuracy",

@@ -110,3 +110,21 @@ def test_a_recall_level_on_a_half_rounds_as_c_rounds_the_double():
     assert 0.7 * 5 == 3.5 and 0.7 * 45 < 31.5
     assert hits_for_recall_levels([5])[7, 0] == 4 and hits_for_recall_levels([3])[5, 0] == 2
     assert hits_for_recall_levels([45])[7, 0] == 31 and hits_for_recall_levels([45], "add_0.9")[7, 0] == 32
+
+
+def test_r_precision_cut_at_k_counts_the_first_min_k_r_items():
+    """Relevant items at ranks 1, 4 and 5 of 3 (R = 3): the first min(K, R) items hold 1 hit. At
+    K = 5: 1/3 (R-precision itself, 1/3; relative precision, 3/3); at K = 2: 1/2 (precision@2);
+    a second user with R = 1, its one relevant item at rank 2: 0 at every K (the first item is
+    not it), where relative precision at K = 2 is 1."""
+    recs = pd.DataFrame({"user_id": [1] * 5 + [2] * 3, "item_id": [10, 11, 12, 13, 14, 20, 21, 22],
+                         "rank": [1, 2, 3, 4, 5, 1, 2, 3]})
+    truth = pd.DataFrame({"user_id": [1, 1, 1, 2], "item_id": [10, 13, 14, 21]})
+    at_5 = evaluate(recs, truth, k=5).per_user
+    assert at_5["r_precision_at_k"].tolist() == pytest.approx([1 / 3, 0.0], abs=1e-15)
+    assert at_5["r_precision"].tolist() == pytest.approx([1 / 3, 0.0], abs=1e-15)
+    assert at_5["relative_precision"].tolist() == pytest.approx([1.0, 1.0], abs=1e-15)
+    at_2 = evaluate(recs, truth, k=2)
+    assert at_2.per_user["r_precision_at_k"].tolist() == pytest.approx([0.5, 0.0], abs=1e-15)
+    assert at_2.metrics["r_precision_at_k"] == pytest.approx(0.25, abs=1e-15)
+    assert at_2.curves["r_precision_at_k"].tolist() == pytest.approx([0.5, 0.25, 1 / 6, 1 / 6, 1 / 6], abs=1e-15)

@@ -49,6 +49,17 @@ def precision_at_hit(hits: Hits) -> np.ndarray:
     return hits.nth / hits.rank
 
 
+def within_relevant_count(hits: Hits) -> np.ndarray:
+    """1 for a hit at a rank ≤ its user's R, else 0: the hits R-precision counts.
+
+    >>> from types import SimpleNamespace
+    >>> hits = SimpleNamespace(rank=np.array([1.0, 4.0, 2.0]), R=np.array([3, 1]), row=np.array([0, 0, 1]))
+    >>> within_relevant_count(hits)
+    array([1., 0., 0.])
+    """
+    return (hits.rank <= hits.R[hits.row]).astype(np.float64)
+
+
 def rbp_weight(hits: Hits) -> np.ndarray:
     """(1 - p)·p^(i-1), RBP's weight of the hit at rank i.
 
