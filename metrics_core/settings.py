@@ -49,6 +49,9 @@ class Settings:
     ndcg_ideal: the ideal list behind NDCG: ``cut_at_k`` (the user's best grades, at most K of
         them), ``all_relevant`` (all of them whatever K, trec_eval's ``ndcg`` on a top-K run) or
         ``k_relevant`` (K relevant items, RecTools).
+    dcg_log_base: the base of the logarithm in DCG's discount 1 / log(rank + 1) (default 2;
+        scikit-learn's ``dcg_score(log_base=...)``, Microsoft Recommenders' ``discfun_type="loge"`` is
+        e). DCG at base b is log2(b) times DCG at base 2; NDCG does not depend on it.
     score_threshold: items scored at or below it are not retrieved (their positions are left
         empty), as torchmetrics' retrieval metrics can do; None keeps every item. Needs scores.
     preset: a named convention (see ``PRESETS``) applied to every field left at its default:
@@ -125,6 +128,7 @@ class Settings:
     candidates: int | None = None
     rbp_p: float = 0.8
     ndcg_ideal: NdcgIdeal = "cut_at_k"
+    dcg_log_base: float = 2.0
     recall_levels: RecallLevels = "round"
     max_list_length: int | None = None
     score_threshold: float | None = None
@@ -177,6 +181,10 @@ class Settings:
                 and self.entropy_base > 1):
             raise input_error("settings", f"entropy_base = {self.entropy_base!r} is not a number above 1.",
                               "choose 2 (bits) or e (the default, nats).")
+        if isinstance(self.dcg_log_base, bool) or not (isinstance(self.dcg_log_base, (int, float))
+                                                       and math.isfinite(self.dcg_log_base) and self.dcg_log_base > 1):
+            raise input_error("settings", f"dcg_log_base = {self.dcg_log_base!r} is not a number above 1.",
+                              "choose 2 (the default) or e (natural logarithms, as Microsoft Recommenders).")
         if not (isinstance(self.calibration_alpha, (int, float)) and 0 < self.calibration_alpha <= 1):
             raise input_error("settings", f"calibration_alpha = {self.calibration_alpha!r} is not in (0, 1].",
                               "choose a small smoothing, e.g. 0.01 (Steck's).")

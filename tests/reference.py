@@ -71,7 +71,7 @@ def pooled_unjudged(truth_rows, threshold):
 
 def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", gain="linear",
                  precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8, ndcg_ideal="cut_at_k",
-                 judged=None, recall_levels="round", pooled=frozenset()):
+                 judged=None, recall_levels="round", pooled=frozenset(), dcg_log_base=2.0):
     """Every accuracy metric of one user at cut-off k, by the definitions."""
     top = (slots + [None] * k)[:k]
     rel = [1 if item is not None and item in grades else 0 for item in top]
@@ -104,6 +104,8 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
         return {"linear": x, "exponential": 2.0 ** x - 1.0, "binary": 1.0}[gain]
 
     dcg = sum(g(grades[item]) / math.log2(i + 2) for i, item in enumerate(top) if item is not None and item in grades)
+    dcg_in_base = sum(g(grades[item]) / math.log(i + 2, dcg_log_base) for i, item in enumerate(top)
+                      if item is not None and item in grades)
     ordered = sorted((g(x) for x in grades.values()), reverse=True)  # the ideal list: highest gain first
     ideal = {"cut_at_k": ordered[:k], "all_relevant": ordered, "k_relevant": ordered[:1] * k}[ndcg_ideal]
     idcg = sum(x / math.log2(i + 2) for i, x in enumerate(ideal))
@@ -115,7 +117,8 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
         if item is not None and item in grades:
             RR = 1.0 / (i + 1)
             break
-    out = {"precision": P, "recall": Rc, "fbeta": F, "ap": AP, "ar": AR, "ndcg": NDCG, "dcg": dcg, "hit": HR, "rr": RR,
+    out = {"precision": P, "recall": Rc, "fbeta": F, "ap": AP, "ar": AR, "ndcg": NDCG, "dcg": dcg_in_base, "hit": HR,
+           "rr": RR,
            "rbp": sum((1 - rbp_p) * rbp_p ** i for i in range(k) if rel[i]),
            "relative_precision": h / min(k, R) if R else 0.0,
            "r_precision_at_k": sum(rel[:min(k, R)]) / min(k, R) if R else 0.0}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -74,6 +76,7 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
             "ndcg_ideal": str(rng.choice(["cut_at_k", "all_relevant", "k_relevant"])),
             "rr_cutoff": bool(rng.integers(0, 2)),
             "recall_levels": str(rng.choice(["round", "add_0.9"])),
+            "dcg_log_base": float(rng.choice([2.0, math.e, 10.0])),
         }
         users = [u for u in grades if grades[u]]
         expected = {u: user_metrics(lists.get(u, []), grades[u], k, candidates=candidates, judged=judged.get(u, set()),

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from metrics_core import Dataset, Settings, evaluate
+from metrics_core import Columns, Dataset, Settings, evaluate
 
 
 def test_seed003_accuracy(three_users):
@@ -128,3 +128,23 @@ def test_r_precision_cut_at_k_counts_the_first_min_k_r_items():
     assert at_2.per_user["r_precision_at_k"].tolist() == pytest.approx([0.5, 0.0], abs=1e-15)
     assert at_2.metrics["r_precision_at_k"] == pytest.approx(0.25, abs=1e-15)
     assert at_2.curves["r_precision_at_k"].tolist() == pytest.approx([0.5, 0.25, 1 / 6, 1 / 6, 1 / 6], abs=1e-15)
+
+
+def test_dcg_in_another_log_base_is_scikit_learns_and_leaves_ndcg_alone():
+    """DCG with natural logarithms equals scikit-learn's dcg_score(log_base=e) (and Microsoft
+    Recommenders' default discount); it is log2(e) times DCG in base 2, and NDCG is unchanged.
+    By hand: grades 3 and 1 at ranks 1 and 3, K = 3: 3/ln 2 + 1/ln 4 = 4.3281 + 0.7213 = 5.0494."""
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    import numpy as np
+
+    recs = pd.DataFrame({"user_id": 1, "item_id": [10, 11, 12, 13], "score": [4.0, 3, 2, 1]})
+    truth = pd.DataFrame({"user_id": 1, "item_id": [10, 12, 13], "grade": [3, 1, 2]})
+    columns = Columns(relevance="grade", threshold=1)
+    base_e = evaluate(recs, truth, k=3, columns=columns, dcg_log_base=math.e).metrics
+    base_2 = evaluate(recs, truth, k=3, columns=columns).metrics
+    assert base_e["dcg"] == pytest.approx(3 / math.log(2) + 1 / math.log(4), abs=1e-12)
+    assert round(base_e["dcg"], 4) == 5.0494
+    assert base_e["dcg"] == pytest.approx(sklearn_metrics.dcg_score(
+        np.array([[3, 0, 1, 2]]), np.array([[4.0, 3, 2, 1]]), k=3, log_base=math.e), abs=1e-12)
+    assert base_e["dcg"] == pytest.approx(base_2["dcg"] * math.log2(math.e), abs=1e-12)
+    assert base_e["ndcg"] == base_2["ndcg"]

@@ -25,6 +25,7 @@ Divisions by zero give 0.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -132,8 +133,9 @@ def per_ap_denominator(scaled: Scaled) -> np.ndarray:
 
 
 def dcg_factor(scaled: Scaled) -> float:
-    """The gain of every relevant item when the lists carry hits only (all grades equal), else 1."""
-    return scaled.uniform_gain
+    """The gain of every relevant item when the lists carry hits only (all grades equal), else 1,
+    times log2(b) for DCG's logarithm in base b (1 / log_b(x) = log2(b) / log2(x))."""
+    return scaled.uniform_gain * math.log2(scaled.settings.dcg_log_base)
 
 
 def per_ideal_dcg(scaled: Scaled) -> np.ndarray:
