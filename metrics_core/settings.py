@@ -49,6 +49,9 @@ class Settings:
     ndcg_ideal: the ideal list behind NDCG: ``cut_at_k`` (the user's best grades, at most K of
         them), ``all_relevant`` (all of them whatever K, trec_eval's ``ndcg`` on a top-K run) or
         ``k_relevant`` (K relevant items, RecTools).
+    false_positives: what MCC and accuracy over the candidates count as false positives: the
+        irrelevant items ``listed`` in the top K (default), or K − hits (``k``, RecTools: a list
+        shorter than K counts its empty places as false positives too).
     dcg_log_base: the base of the logarithm in DCG's discount 1 / log(rank + 1) (default 2;
         scikit-learn's ``dcg_score(log_base=...)``, Microsoft Recommenders' ``discfun_type="loge"`` is
         e). DCG at base b is log2(b) times DCG at base 2; NDCG does not depend on it.
@@ -129,6 +132,7 @@ class Settings:
     rbp_p: float = 0.8
     ndcg_ideal: NdcgIdeal = "cut_at_k"
     dcg_log_base: float = 2.0
+    false_positives: Literal["listed", "k"] = "listed"
     recall_levels: RecallLevels = "round"
     max_list_length: int | None = None
     score_threshold: float | None = None
@@ -173,6 +177,7 @@ class Settings:
             raise input_error("settings", f"rbp_p = {self.rbp_p!r} is not between 0 and 1.",
                               "choose a persistence 0 < p < 1, e.g. 0.8.")
         _one_of("fbeta", self.fbeta, ("per_user", "of_means"))
+        _one_of("false_positives", self.false_positives, ("listed", "k"))
         for name in ("novelty_unknown", "arp_normalisation", "arp_unknown", "gini_over", "similarity",
                      "diversity_divisor", "serendipity_over", "score_entropy", "primitive_scale", "exposure_browsing",
                      "exposure_target"):
@@ -293,9 +298,10 @@ PRESETS: dict[str, dict[str, object]] = {
                   "diversity_divisor": "list", "score_entropy": "pooled"},
     # RecTools 0.19: MAP divided by R (divide_by_k=False), NDCG's ideal list of K relevant items
     # (divide_by_achievable=False), cold items seen by one user in MeanInvUserFreq, ARP
-    # normalised by interactions, IntraListDiversity with Hamming distances of item features.
+    # normalised by interactions, IntraListDiversity with Hamming distances of item features,
+    # MCC and accuracy with K - hits false positives.
     "rectools": {"ap_denominator": "relevant", "ndcg_ideal": "k_relevant", "novelty_unknown": "one_user",
-                 "arp_normalisation": "interactions", "similarity": "hamming"},
+                 "arp_normalisation": "interactions", "similarity": "hamming", "false_positives": "k"},
     # Microsoft Recommenders 1.2 (python_evaluation): binary NDCG gain, users without a list left
     # out, lists by score, co-occurrence similarity, serendipity over the whole top K,
     # distributional coverage = entropy in bits.

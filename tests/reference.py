@@ -71,7 +71,8 @@ def pooled_unjudged(truth_rows, threshold):
 
 def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", gain="linear",
                  precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8, ndcg_ideal="cut_at_k",
-                 judged=None, recall_levels="round", pooled=frozenset(), dcg_log_base=2.0):
+                 judged=None, recall_levels="round", pooled=frozenset(), dcg_log_base=2.0,
+                 false_positives="listed"):
     """Every accuracy metric of one user at cut-off k, by the definitions."""
     top = (slots + [None] * k)[:k]
     rel = [1 if item is not None and item in grades else 0 for item in top]
@@ -188,10 +189,12 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
                     area += (hits_so_far / R if R else 0.0) / negatives
             tpr = h / R if R else 0.0
             lauc = area + (1 - fp / negatives) * (tpr + 1) / 2
+        out["lauc"] = lauc
+        out["fall_out"] = fp / negatives if negatives else 0.0
+        if false_positives == "k":  # (RecTools: K recommendations whatever the list holds)
+            fp = k - h
         tp, fn, tn = h, R - h, negatives - fp
         den = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
-        out["lauc"] = lauc
         out["mcc"] = (tp * tn - fp * fn) / den if den > 0 else 0.0
-        out["fall_out"] = fp / negatives if negatives else 0.0
         out["accuracy"] = (tp + tn) / (R + negatives) if R + negatives else 0.0
     return out

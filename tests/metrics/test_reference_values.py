@@ -148,3 +148,19 @@ def test_dcg_in_another_log_base_is_scikit_learns_and_leaves_ndcg_alone():
         np.array([[3, 0, 1, 2]]), np.array([[4.0, 3, 2, 1]]), k=3, log_base=math.e), abs=1e-12)
     assert base_e["dcg"] == pytest.approx(base_2["dcg"] * math.log2(math.e), abs=1e-12)
     assert base_e["ndcg"] == base_2["ndcg"]
+
+
+def test_mcc_and_accuracy_count_empty_places_as_false_positives_as_rectools_does():
+    """R = 2 of 10 candidates (N⁻ = 8); a list of 3 items, 1 relevant, at K = 5. Listed: TP 1,
+    FP 2, FN 1, TN 6: MCC = (6 − 2) / √(3·2·8·7) = 0.21822, accuracy 7/10. RecTools' K − hits:
+    FP 4, TN 4: MCC = (4 − 4) / √(5·2·8·5) = 0, accuracy 5/10 (the rectools preset's choice)."""
+    recs = pd.DataFrame({"user_id": 1, "item_id": [10, 11, 12], "rank": [1, 2, 3]})
+    truth = pd.DataFrame({"user_id": 1, "item_id": [11, 99]})
+    listed = evaluate(recs, truth, k=5, candidates=10).metrics
+    rectools = evaluate(recs, truth, k=5, candidates=10, false_positives="k").metrics
+    assert listed["mcc"] == pytest.approx(4 / math.sqrt(3 * 2 * 8 * 7), abs=1e-15)
+    assert round(listed["mcc"], 5) == 0.21822 and listed["accuracy"] == pytest.approx(0.7, abs=1e-15)
+    assert rectools["mcc"] == pytest.approx(0.0, abs=1e-15) and rectools["accuracy"] == pytest.approx(0.5, abs=1e-15)
+    assert rectools["fall_out"] == listed["fall_out"] and rectools["lauc"] == listed["lauc"]
+    preset = evaluate(recs, truth, k=5, candidates=10, preset="rectools").metrics
+    assert preset["mcc"] == rectools["mcc"] and preset["accuracy"] == rectools["accuracy"]

@@ -188,13 +188,21 @@ def lauc(c: CandidateCounts) -> np.ndarray:
     return np.where(neg > 0, area, 1.0)
 
 
+def predicted(c: CandidateCounts) -> np.ndarray:
+    """The items counted as predicted relevant at each k: those listed in the top k (F), or k
+    itself with ``false_positives="k"`` (RecTools: empty places count as false positives)."""
+    if c.settings.false_positives == "k":
+        return np.broadcast_to(c.cut.k[None, :].astype(np.float64), c.F.shape)
+    return c.F
+
+
 def mcc(c: CandidateCounts) -> np.ndarray:
     """Matthews correlation of recommended (top k) vs relevant, over the user's candidates.
 
-    TP = H, FP = F - H, FN = R - H, TN = N⁻ - FP; (TP·TN - FP·FN) / sqrt(product of the four
-    margins), 0 when a margin is empty.
+    TP = H, FP = predicted - H (:func:`predicted`), FN = R - H, TN = N⁻ - FP; (TP·TN - FP·FN) /
+    sqrt(product of the four margins), 0 when a margin is empty.
     """
-    tp, fp = c.H, c.F - c.H
+    tp, fp = c.H, predicted(c) - c.H
     fn = c.R[:, None] - c.H
     tn = c.n_negative[:, None] - fp
     margins = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
@@ -208,8 +216,9 @@ def fall_out(c: CandidateCounts) -> np.ndarray:
 
 def classification_accuracy(c: CandidateCounts) -> np.ndarray:
     """Accuracy@k over the candidates (RecTools): (TP + TN) / (R + N⁻), with TP = H[k] and
-    TN = N⁻ - (F[k] - H[k]): top-k items are predicted relevant, the other candidates not."""
-    return ratio(c.H + c.n_negative[:, None] - (c.F - c.H), (c.R + c.n_negative)[:, None])
+    TN = N⁻ - (predicted[k] - H[k]) (:func:`predicted`): top-k items are predicted relevant, the
+    other candidates not."""
+    return ratio(c.H + c.n_negative[:, None] - (predicted(c) - c.H), (c.R + c.n_negative)[:, None])
 
 
 # of the means

@@ -49,7 +49,8 @@ class Scaled:
 class CandidateCounts:
     """A user's counts over its candidates, for :class:`OverCandidates`: position-wise ``hit``,
     ``filled`` and ``H_all`` (hits so far), at each reported k ``H`` and ``F`` (rows x cut-offs),
-    ``R`` and the irrelevant candidates ``n_negative`` (rows), and the cut-offs ``cut``."""
+    ``R`` and the irrelevant candidates ``n_negative`` (rows), the cut-offs ``cut`` and the
+    ``settings``."""
 
     hit: np.ndarray
     filled: np.ndarray
@@ -59,6 +60,7 @@ class CandidateCounts:
     R: np.ndarray
     n_negative: np.ndarray
     cut: Cutoffs
+    settings: Settings
 
 
 @dataclass(frozen=True)

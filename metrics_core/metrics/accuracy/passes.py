@@ -280,7 +280,7 @@ def _chunk(lists: Lists, truth: Truth, part: np.ndarray, settings: Settings, can
                for m in _terms(entries)}
     if candidates is not None:
         n_negative = negatives(candidates, R, (lists.items[cells] >= 0).sum(axis=1), full_hit.sum(axis=1))
-        counts = CandidateCounts(hit, filled, H_all, H, F, R, n_negative, cut)
+        counts = CandidateCounts(hit, filled, H_all, H, F, R, n_negative, cut, settings)
         every_k.update({m.per_user: m.kernel.formula(counts) for m in entries if isinstance(m.kernel, OverCandidates)})
     column = cut.column_of(settings.k)
     listed = F[:, column].copy() if F is not None else row_sums(filled[:, :settings.k])
