@@ -49,6 +49,8 @@ class Settings:
     ndcg_ideal: the ideal list behind NDCG: ``cut_at_k`` (the user's best grades, at most K of
         them), ``all_relevant`` (all of them whatever K, trec_eval's ``ndcg`` on a top-K run) or
         ``k_relevant`` (K relevant items, RecTools).
+    dcg_discount: each rank i's weight in DCG and NDCG: 1 / log2(i + 1) (``log2``, default), or
+        LensKit's 1 / log2(max(i, 2)) (``lenskit``: ranks 1 and 2 both weigh 1).
     false_positives: what MCC and accuracy over the candidates count as false positives: the
         irrelevant items ``listed`` in the top K (default), or K − hits (``k``, RecTools: a list
         shorter than K counts its empty places as false positives too).
@@ -132,6 +134,7 @@ class Settings:
     rbp_p: float = 0.8
     ndcg_ideal: NdcgIdeal = "cut_at_k"
     dcg_log_base: float = 2.0
+    dcg_discount: Literal["log2", "lenskit"] = "log2"
     false_positives: Literal["listed", "k"] = "listed"
     recall_levels: RecallLevels = "round"
     max_list_length: int | None = None
@@ -178,6 +181,7 @@ class Settings:
                               "choose a persistence 0 < p < 1, e.g. 0.8.")
         _one_of("fbeta", self.fbeta, ("per_user", "of_means"))
         _one_of("false_positives", self.false_positives, ("listed", "k"))
+        _one_of("dcg_discount", self.dcg_discount, ("log2", "lenskit"))
         for name in ("novelty_unknown", "arp_normalisation", "arp_unknown", "gini_over", "similarity",
                      "diversity_divisor", "serendipity_over", "score_entropy", "primitive_scale", "exposure_browsing",
                      "exposure_target"):

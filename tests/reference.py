@@ -72,7 +72,7 @@ def pooled_unjudged(truth_rows, threshold):
 def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", gain="linear",
                  precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8, ndcg_ideal="cut_at_k",
                  judged=None, recall_levels="round", pooled=frozenset(), dcg_log_base=2.0,
-                 false_positives="listed"):
+                 false_positives="listed", dcg_discount="log2"):
     """Every accuracy metric of one user at cut-off k, by the definitions."""
     top = (slots + [None] * k)[:k]
     rel = [1 if item is not None and item in grades else 0 for item in top]
@@ -104,12 +104,15 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
             return gain.get(x, x)
         return {"linear": x, "exponential": 2.0 ** x - 1.0, "binary": 1.0}[gain]
 
-    dcg = sum(g(grades[item]) / math.log2(i + 2) for i, item in enumerate(top) if item is not None and item in grades)
-    dcg_in_base = sum(g(grades[item]) / math.log(i + 2, dcg_log_base) for i, item in enumerate(top)
+    def weight(i, base=2.0):  # rank i + 1's discount: 1 / log(rank + 1), LensKit's 1 / log(max(rank, 2))
+        return 1 / math.log(max(i + 1, 2) if dcg_discount == "lenskit" else i + 2, base)
+
+    dcg = sum(g(grades[item]) * weight(i) for i, item in enumerate(top) if item is not None and item in grades)
+    dcg_in_base = sum(g(grades[item]) * weight(i, dcg_log_base) for i, item in enumerate(top)
                       if item is not None and item in grades)
     ordered = sorted((g(x) for x in grades.values()), reverse=True)  # the ideal list: highest gain first
     ideal = {"cut_at_k": ordered[:k], "all_relevant": ordered, "k_relevant": ordered[:1] * k}[ndcg_ideal]
-    idcg = sum(x / math.log2(i + 2) for i, x in enumerate(ideal))
+    idcg = sum(x * weight(i) for i, x in enumerate(ideal))
     NDCG = dcg / idcg if idcg > 0 else 0.0
     HR = 1.0 if h else 0.0
     RR = 0.0
@@ -164,9 +167,8 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
     everything = [item for item in slots if item is not None]
     found = sum(1 for item in everything if item in grades)
     first_R = [item for item in slots[:R] if item is not None and item in grades]
-    dcg_R = sum(g(grades[item]) / math.log2(i + 2) for i, item in enumerate(slots[:R])
-                if item is not None and item in grades)
-    idcg_R = sum(x / math.log2(i + 2) for i, x in enumerate(sorted((g(v) for v in grades.values()), reverse=True)))
+    dcg_R = sum(g(grades[item]) * weight(i) for i, item in enumerate(slots[:R]) if item is not None and item in grades)
+    idcg_R = sum(x * weight(i) for i, x in enumerate(sorted((g(v) for v in grades.values()), reverse=True)))
     out["r_precision"] = len(first_R) / R if R else 0.0
     out["ndcg_at_r"] = dcg_R / idcg_R if idcg_R > 0 else 0.0
     out["set_precision"] = found / len(everything) if everything else 0.0

@@ -110,6 +110,8 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
                         help="NDCG's ideal list: the best grades cut at K (default), all of them, or K relevant items")
     parser.add_argument("--dcg-log-base", type=_entropy_base, default=None, metavar="2|e",
                         help="base of the logarithm in DCG's discount (default 2; NDCG does not depend on it)")
+    parser.add_argument("--dcg-discount", choices=("log2", "lenskit"), default=None,
+                        help="DCG/NDCG's weight of rank i: 1/log2(i + 1) (default) or LensKit's 1/log2(max(i, 2))")
     parser.add_argument("--false-positives", choices=("listed", "k"), default=None,
                         help="MCC/accuracy count as false positives the irrelevant items listed (default) or K - hits "
                              "(RecTools)")
@@ -271,7 +273,7 @@ def _settings(args: argparse.Namespace, **extra):
     return settings_for(args.preset, k=args.k, beta=args.beta, ap_denominator=args.ap_denominator, gain=args.gain,
                         precision_denominator=args.precision_denominator, rbp_p=args.rbp_p,
                         ndcg_ideal=args.ndcg_ideal, dcg_log_base=args.dcg_log_base,
-                        false_positives=args.false_positives,
+                        false_positives=args.false_positives, dcg_discount=args.dcg_discount,
                         score_threshold=args.score_threshold,
                         recall_levels=args.recall_levels, max_list_length=args.max_list_length,
                         entropy_base=args.entropy_base, primitive_model=args.primitive_model,

@@ -78,6 +78,7 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
             "recall_levels": str(rng.choice(["round", "add_0.9"])),
             "dcg_log_base": float(rng.choice([2.0, math.e, 10.0])),
             "false_positives": str(rng.choice(["listed", "k"])),
+            "dcg_discount": str(rng.choice(["log2", "lenskit"])),
         }
         users = [u for u in grades if grades[u]]
         expected = {u: user_metrics(lists.get(u, []), grades[u], k, candidates=candidates, judged=judged.get(u, set()),

@@ -164,3 +164,19 @@ def test_mcc_and_accuracy_count_empty_places_as_false_positives_as_rectools_does
     assert rectools["fall_out"] == listed["fall_out"] and rectools["lauc"] == listed["lauc"]
     preset = evaluate(recs, truth, k=5, candidates=10, preset="rectools").metrics
     assert preset["mcc"] == rectools["mcc"] and preset["accuracy"] == rectools["accuracy"]
+
+
+def test_lenskit_discount_weighs_the_first_two_ranks_alike():
+    """Relevant items at ranks 2 and 3 of R = 2, K = 3. 1/log2(i + 1): DCG = 0.63093 + 0.5,
+    IDCG = 1 + 0.63093, NDCG = 0.69343. LensKit's 1/log2(max(i, 2)): DCG = 1 + 0.63093,
+    IDCG = 1 + 1, NDCG = 0.81546 (and NDCG at R: the first 2 ranks hold 1 relevant item, 1 / 2)."""
+    recs = pd.DataFrame({"user_id": 1, "item_id": [10, 11, 12], "rank": [1, 2, 3]})
+    truth = pd.DataFrame({"user_id": 1, "item_id": [11, 12]})
+    default = evaluate(recs, truth, k=3).metrics
+    lenskit = evaluate(recs, truth, k=3, dcg_discount="lenskit").metrics
+    assert round(default["ndcg"], 5) == 0.69343 and round(lenskit["ndcg"], 5) == 0.81546
+    assert lenskit["dcg"] == pytest.approx(1 + 1 / math.log2(3), abs=1e-15)
+    assert lenskit["ndcg"] == pytest.approx((1 + 1 / math.log2(3)) / 2, abs=1e-15)
+    assert lenskit["ndcg_at_r"] == pytest.approx(0.5, abs=1e-15)
+    assert default["ndcg_at_r"] == pytest.approx((1 / math.log2(3)) / (1 + 1 / math.log2(3)), abs=1e-15)
+    assert lenskit["precision"] == default["precision"]

@@ -18,8 +18,15 @@ if TYPE_CHECKING:
 RANK_BY_RANK_DEPTH = 32  # IDCG no deeper than this is summed rank by rank (see ideal_dcg_at)
 
 
-def discount(n: int) -> np.ndarray:
-    """1 / log2(i + 1) for i = 1 .. n."""
+def discount(n: int, kind: str = "log2") -> np.ndarray:
+    """The weight of each rank i = 1 .. n in DCG: 1 / log2(i + 1) (``log2``), or LensKit's
+    1 / log2(max(i, 2)) (``lenskit``: the first two ranks weigh 1).
+
+    >>> discount(3).round(4).tolist(), discount(3, "lenskit").round(4).tolist()
+    ([1.0, 0.6309, 0.5], [1.0, 1.0, 0.6309])
+    """
+    if kind == "lenskit":
+        return 1.0 / np.log2(np.maximum(np.arange(1, n + 1), 2))
     return 1.0 / np.log2(np.arange(2, n + 2))
 
 
@@ -75,16 +82,17 @@ def uniform_gain(truth: Truth, kind) -> float:
 
 
 def discounted_gain(hits: Hits) -> np.ndarray:
-    """Each hit's gain / log2(rank + 1): its term of DCG."""
-    return hits.gain * discount(hits.width)[hits.position]
+    """Each hit's gain times its rank's discount (1 / log2(rank + 1) by default): its term of DCG."""
+    return hits.gain * discount(hits.width, hits.settings.dcg_discount)[hits.position]
 
 
-def dcg(gains: np.ndarray, cut: Cutoffs) -> np.ndarray:
-    """DCG@k = Σ_{i≤k} g(grade_i) / log2(i + 1), from position-wise gains."""
-    return cut.prefix(gains * discount(gains.shape[1]))
+def dcg(gains: np.ndarray, cut: Cutoffs, discount_kind: str = "log2") -> np.ndarray:
+    """DCG@k = Σ_{i≤k} g(grade_i) · discount(i), from position-wise gains."""
+    return cut.prefix(gains * discount(gains.shape[1], discount_kind))
 
 
-def ideal_dcg(truth: Truth, part: np.ndarray, cut: Cutoffs, kind, ideal: str = "cut_at_k") -> np.ndarray:
+def ideal_dcg(truth: Truth, part: np.ndarray, cut: Cutoffs, kind, ideal: str = "cut_at_k",
+              discount_kind: str = "log2") -> np.ndarray:
     """IDCG@k for each reported k, as ``ideal`` says:
 
     - ``cut_at_k`` (default): the DCG of the user's min(k, R) highest grades;
@@ -92,36 +100,40 @@ def ideal_dcg(truth: Truth, part: np.ndarray, cut: Cutoffs, kind, ideal: str = "
       that holds only the top k);
     - ``k_relevant``: an ideal list of k relevant items, each with the user's highest gain
       (RecTools' NDCG, which has binary relevance: Σ_{i≤k} 1 / log2(i + 1)).
+
+    ``discount_kind``: each rank's weight (:func:`discount`).
     """
     if ideal == "all_relevant":
-        full = ideal_dcg_at_relevant(truth, kind)[part]
+        full = ideal_dcg_at_relevant(truth, kind, discount_kind)[part]
         return np.repeat(full[:, None], len(cut.k), axis=1)
     if ideal == "k_relevant":
         R = truth.relevant_count[part]
         top = np.where(R > 0, 1.0, 0.0) if not truth.graded or kind == "binary" else \
             np.where(R > 0, gain(ranked_grades(truth, kind)[np.minimum(truth.starts[part], len(truth.grade) - 1)],
                                  kind), 0.0)
-        return top[:, None] * cumulative_discount(cut.k.astype(np.int64))[None, :]
-    return _ideal_dcg_cut(truth, part, cut, kind)
+        return top[:, None] * cumulative_discount(cut.k.astype(np.int64), discount_kind)[None, :]
+    return _ideal_dcg_cut(truth, part, cut, kind, discount_kind)
 
 
-def cumulative_discount(k: np.ndarray, block: int = 1 << 20) -> np.ndarray:
-    """Σ_{i≤k} 1 / log2(i + 1) for each k, in blocks (k may be far beyond any list).
+def cumulative_discount(k: np.ndarray, kind: str = "log2", block: int = 1 << 20) -> np.ndarray:
+    """Σ_{i≤k} discount(i) for each k (1 / log2(i + 1) by default), in blocks (k may be far
+    beyond any list).
 
-    >>> cumulative_discount(np.array([1, 3])).round(4)
-    array([1.    , 2.1309])
+    >>> cumulative_discount(np.array([1, 3])).round(4), cumulative_discount(np.array([1, 3]), "lenskit").round(4)
+    (array([1.    , 2.1309]), array([1.    , 2.6309]))
     """
     out, total, done = np.empty(len(k)), 0.0, 0
     for j, depth in enumerate(k):
         while done < depth:
             stop = min(depth, done + block)
-            total += float(np.sum(1.0 / np.log2(np.arange(done + 2, stop + 2))))
+            ranks = np.arange(done + 1, stop + 1)
+            total += float(np.sum(1.0 / np.log2(np.maximum(ranks, 2) if kind == "lenskit" else ranks + 1)))
             done = stop
         out[j] = total
     return out
 
 
-def _ideal_dcg_cut(truth: Truth, part: np.ndarray, cut: Cutoffs, kind) -> np.ndarray:
+def _ideal_dcg_cut(truth: Truth, part: np.ndarray, cut: Cutoffs, kind, discount_kind: str = "log2") -> np.ndarray:
     """IDCG@k for each reported k: the DCG of the user's min(k, R) highest grades.
 
     With equal grades this is the cumulative discount at min(k, R), a gather; otherwise the
@@ -132,18 +144,18 @@ def _ideal_dcg_cut(truth: Truth, part: np.ndarray, cut: Cutoffs, kind) -> np.nda
     k = cut.k.astype(np.int64)
     deepest = int(min(k[-1], R.max(initial=0)))
     if not truth.graded or kind == "binary":
-        cumulative = np.concatenate([[0.0], np.cumsum(discount(deepest))])
+        cumulative = np.concatenate([[0.0], np.cumsum(discount(deepest, discount_kind))])
         return cumulative[np.minimum(k[None, :], R[:, None])]
     if len(k) == 1 and k[0] <= cut.width:  # (at K alone: no users x width array)
-        return ideal_dcg_at(truth, part, int(k[0]), kind)[:, None]
+        return ideal_dcg_at(truth, part, int(k[0]), kind, discount_kind)[:, None]
     out = np.empty((len(part), len(k)))
     inside = k <= cut.width
     shown = np.minimum(R, cut.width)
     ideal = np.zeros((len(part), cut.width))
     row, place, grade = sorted_gains(truth, part, shown, kind)
     ideal[row, place] = grade
-    out[:, inside] = dcg(ideal, Cutoffs.up_to(cut.width))[:, k[inside] - 1]
-    disc = discount(deepest)
+    out[:, inside] = dcg(ideal, Cutoffs.up_to(cut.width), discount_kind)[:, k[inside] - 1]
+    disc = discount(deepest, discount_kind)
     for j in np.flatnonzero(~inside):
         row, place, grade = sorted_gains(truth, part, np.minimum(R, k[j]), kind)
         out[:, j] = np.bincount(row, weights=grade * disc[place], minlength=len(part))
@@ -157,16 +169,19 @@ def sorted_gains(truth: Truth, part: np.ndarray, shown: np.ndarray, kind):
     return row, place, gain(ranked_grades(truth, kind)[np.repeat(truth.starts[part], shown) + place], kind)
 
 
-def ideal_dcg_at_relevant(truth: Truth, kind) -> np.ndarray:
-    """IDCG@R of every user, the DCG of all its grades: made once per gain and kept with the
-    ground truth (:attr:`Truth.derived`), since every evaluation of every model and K asks for it."""
-    key = ("ideal_dcg_at_relevant", "binary" if not truth.graded else kind)
+def ideal_dcg_at_relevant(truth: Truth, kind, discount_kind: str = "log2") -> np.ndarray:
+    """IDCG@R of every user, the DCG of all its grades: made once per gain and discount and kept
+    with the ground truth (:attr:`Truth.derived`), since every evaluation of every model and K
+    asks for it."""
+    key = ("ideal_dcg_at_relevant", "binary" if not truth.graded else kind, discount_kind)
     if key not in truth.derived:  # (two threads may both make it: the same values)
-        truth.derived[key] = ideal_dcg_at(truth, np.arange(len(truth.relevant_count)), truth.relevant_count, kind)
+        truth.derived[key] = ideal_dcg_at(truth, np.arange(len(truth.relevant_count)), truth.relevant_count, kind,
+                                          discount_kind)
     return truth.derived[key]
 
 
-def ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray | int, kind) -> np.ndarray:
+def ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray | int, kind,
+                 discount_kind: str = "log2") -> np.ndarray:
     """IDCG of each user at its own depth: the DCG of its ``depth[u]`` highest grades.
 
     Graded, its gains over log2(i + 2) are added in rank order, as :func:`dcg` adds a row: a
@@ -175,7 +190,7 @@ def ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray | int, kind) 
     laid out in a row."""
     shown = np.minimum(truth.relevant_count[part], depth)
     deepest = int(shown.max(initial=0))
-    disc = discount(deepest)
+    disc = discount(deepest, discount_kind)
     if not truth.graded or kind == "binary":
         return np.concatenate([[0.0], np.cumsum(disc)])[shown]
     if deepest <= RANK_BY_RANK_DEPTH:
@@ -205,22 +220,25 @@ def ndcg_totals(t: Totals) -> np.ndarray:
     if not truth.graded or settings.gain == "binary":
         representatives = rows[np.unique(np.searchsorted(t.distinct_relevant, truth.relevant_count[rows]),
                                          return_index=True)[1]]
-        ideal = ideal_dcg(truth, representatives, cut, settings.gain, settings.ndcg_ideal)
+        ideal = ideal_dcg(truth, representatives, cut, settings.gain, settings.ndcg_ideal, settings.dcg_discount)
         return ratio(t.running_by_relevant(weight), ideal).sum(axis=0)
     k = cut.k
     if settings.ndcg_ideal != "cut_at_k":  # IDCG@k = the user's IDCG@1 (k_relevant: times Σ_{i≤k} 1/log2(i + 1))
-        at_one = ideal_dcg(truth, rows, Cutoffs(cut.width, k[:1]), settings.gain, settings.ndcg_ideal)[:, 0]
+        at_one = ideal_dcg(truth, rows, Cutoffs(cut.width, k[:1]), settings.gain, settings.ndcg_ideal,
+                           settings.dcg_discount)[:, 0]
         weighed = np.cumsum(np.bincount(hits.position, weights=ratio(weight, at_one[hits.row]),
                                         minlength=cut.width))[cut.columns]
-        return weighed if settings.ndcg_ideal == "all_relevant" else weighed / cumulative_discount(k.astype(np.int64))
-    ideal_at_R, below_R = _ndcg_below_relevant(truth, rows, cut, hits.row, hits.position, weight, settings.gain)
+        return weighed if settings.ndcg_ideal == "all_relevant" else \
+            weighed / cumulative_discount(k.astype(np.int64), settings.dcg_discount)
+    ideal_at_R, below_R = _ndcg_below_relevant(truth, rows, cut, hits.row, hits.position, weight, settings.gain,
+                                               settings.dcg_discount)
     # k >= R: DCG@k / IDCG(R), per R group, each k counting the groups with R <= k
     beyond_R = t.running_by_relevant(ratio(weight, ideal_at_R[hits.row]))
     return (beyond_R * (t.distinct_relevant[:, None] <= k[None, :])).sum(axis=0) + below_R
 
 
 def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, cut: Cutoffs, row, position,
-                         weight, kind) -> tuple[np.ndarray, np.ndarray]:
+                         weight, kind, discount_kind: str = "log2") -> tuple[np.ndarray, np.ndarray]:
     """Each row's IDCG at min(R, the largest reported k), which is IDCG(R) for every user the
     k >= R part counts; and Σ over users with R > k of DCG@k / IDCG@k at each reported k
     (graded ``cut_at_k``); ``weight`` is each hit cell's gain / log2(rank + 1), ``row`` its
@@ -241,7 +259,7 @@ def _ndcg_below_relevant(truth: Truth, rows: np.ndarray, cut: Cutoffs, row, posi
     deepest = min(int(R_sorted[0]) if len(R_sorted) else 0, int(cut.k[-1]))  # no k reads a deeper rank
     users_deeper = np.searchsorted(-R_sorted, -np.arange(deepest + 1), side="left")  # n_j: users with R > j
     first_grade = truth.starts[rows][order]
-    disc = discount(max(deepest, 1))
+    disc = discount(max(deepest, 1), discount_kind)
     place_of_row = np.empty(len(rows), dtype=np.intp)
     place_of_row[order] = np.arange(len(rows))
     hit_place = place_of_row[row]

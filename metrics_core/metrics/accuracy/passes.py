@@ -146,7 +146,8 @@ def at_k_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, settings: 
     k = np.array([float(settings.k)])
     H = hits.per_row(None)
     scaled = Scaled(k[None, :], hits.R[:, None], settings, _dcg_gain(lists, truth, settings), H=H,
-                    ideal=lambda: ideal_dcg(truth, rows, Cutoffs(width, k), settings.gain, settings.ndcg_ideal))
+                    ideal=lambda: ideal_dcg(truth, rows, Cutoffs(width, k), settings.gain, settings.ndcg_ideal,
+                                            settings.dcg_discount))
     first = _first_ranks(lists, rows, hits, entries, settings)
     weighted = _memo(lambda weight: hits.per_row(weight(hits)))
     values = {m.per_user: _sum_of_terms(m.kernel, scaled, weighted, first, hits.R, k, settings)
@@ -268,7 +269,8 @@ def _chunk(lists: Lists, truth: Truth, part: np.ndarray, settings: Settings, can
     hits = Hits.of_block(hit, settings, R, None if lists.grade is None else lists.grade[cells, :width], judged,
                          pooled, N)
     scaled = Scaled(cut.k[None, :], R[:, None], settings, _dcg_gain(lists, truth, settings), H=H, F=F,
-                    ideal=lambda: ideal_dcg(truth, part, cut, settings.gain, settings.ndcg_ideal))
+                    ideal=lambda: ideal_dcg(truth, part, cut, settings.gain, settings.ndcg_ideal,
+                                            settings.dcg_discount))
     first = hits.first_rank if full_hit is None else \
         first_rank_of(*np.divmod(np.flatnonzero(full_hit.reshape(-1)), full_hit.shape[1]), len(part))
 

@@ -34,14 +34,15 @@ def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings)
     grades = None if lists.grade is None or settings.gain == "binary" else \
         lists.grade.reshape(-1)[lists.hit_cells].astype(np.float64)
     gains = np.ones(len(user)) if grades is None else gain(grades, settings.gain)
-    dcg_at_R = np.bincount(user[within], weights=(gains * discount(width)[position])[within], minlength=n_users)
+    weights = (gains * discount(width, settings.dcg_discount)[position])[within]
+    dcg_at_R = np.bincount(user[within], weights=weights, minlength=n_users)
     hits_at_R = np.bincount(user[within], minlength=n_users)[rows].astype(np.float64)
     hits = np.bincount(user, minlength=n_users)[rows].astype(np.float64)
     R_rows = R[rows].astype(np.float64)
     set_precision, set_recall = ratio(hits, lists.lengths[rows]), ratio(hits, R_rows)
     return {
         "r_precision": ratio(hits_at_R, R_rows),
-        "ndcg_at_r": ratio(dcg_at_R[rows], ideal_dcg_at_relevant(truth, settings.gain)[rows]),
+        "ndcg_at_r": ratio(dcg_at_R[rows], ideal_dcg_at_relevant(truth, settings.gain, settings.dcg_discount)[rows]),
         "set_precision": set_precision,
         "set_recall": set_recall,
         "set_map": set_precision * set_recall,
