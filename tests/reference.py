@@ -170,6 +170,7 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
     dcg_R = sum(g(grades[item]) * weight(i) for i, item in enumerate(slots[:R]) if item is not None and item in grades)
     idcg_R = sum(x * weight(i) for i, x in enumerate(sorted((g(v) for v in grades.values()), reverse=True)))
     out["r_precision"] = len(first_R) / R if R else 0.0
+    out["utility"] = found - (len(everything) - found)  # relevant retrieved − non-relevant retrieved
     out["ndcg_at_r"] = dcg_R / idcg_R if idcg_R > 0 else 0.0
     out["set_precision"] = found / len(everything) if everything else 0.0
     out["set_recall"] = found / R if R else 0.0

@@ -201,6 +201,9 @@ REGISTRY: tuple[Metric, ...] = (
               curve=False, headline=False, whole_list=True, kernel=WHOLE_LIST),
     _accuracy("set_recall", "Set recall", "all hits in the whole list / R", "set_recall", curve=False,
               headline=False, whole_list=True, kernel=WHOLE_LIST),
+    _accuracy("utility", "Utility", "relevant items in the whole list − its other items (trec_eval's utility at its "
+              "default weights 1, −1, 0, 0)", "utility", curve=False, headline=False, bounds=(None, None),
+              whole_list=True, kernel=WHOLE_LIST),
     _accuracy("set_map", "Set MAP", "set precision × set recall (trec_eval's set_map)", "set_map", curve=False,
               headline=False, whole_list=True, kernel=WHOLE_LIST),
     Metric("diversity", "Diversity",

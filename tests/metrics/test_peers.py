@@ -74,10 +74,11 @@ def test_where_definitions_differ_the_difference_is_the_documented_one(demo):
 
 @pytest.mark.parametrize("model", ["recs_popularity", "recs_personalised"])
 def test_whole_list_measures_equal_trec_eval(demo, model):
-    """R-precision and the set measures look at the whole list, as trec_eval does."""
+    """R-precision, the set measures and utility look at the whole list, as trec_eval does."""
     pytrec_eval = pytest.importorskip("pytrec_eval")
     tables, _relevant = demo
-    measures = {"r_precision": "Rprec", "set_precision": "set_P", "set_recall": "set_recall", "set_map": "set_map"}
+    measures = {"r_precision": "Rprec", "set_precision": "set_P", "set_recall": "set_recall", "set_map": "set_map",
+                "utility": "utility"}
     per_query = pytrec_eval.RelevanceEvaluator(QRELS(tables), set(measures.values())).evaluate(
         _as_trec(tables[model], "score"))
     ours = evaluate(tables[model], tables["ground_truth"], k=5, columns=GRADED, preset="trec_eval")

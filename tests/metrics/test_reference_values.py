@@ -180,3 +180,16 @@ def test_lenskit_discount_weighs_the_first_two_ranks_alike():
     assert lenskit["ndcg_at_r"] == pytest.approx(0.5, abs=1e-15)
     assert default["ndcg_at_r"] == pytest.approx((1 / math.log2(3)) / (1 + 1 / math.log2(3)), abs=1e-15)
     assert lenskit["precision"] == default["precision"]
+
+
+def test_utility_is_relevant_minus_other_items_of_the_whole_list():
+    """trec_eval's utility at its default weights: user 1 lists 4 items, 2 relevant (one judged
+    non-relevant, one unjudged): 2 − 2 = 0 (pytrec_eval gives 0.0); user 2 lists 5, 3 relevant:
+    3 − 2 = 1; whatever K (K = 2 here); the mean is 0.5."""
+    recs = pd.DataFrame({"user_id": [1] * 4 + [2] * 5, "item_id": [1, 2, 4, 3, 5, 6, 7, 8, 9],
+                         "rank": [1, 2, 3, 4, 1, 2, 3, 4, 5]})
+    truth = pd.DataFrame({"user_id": [1, 1, 1, 1, 2, 2, 2], "item_id": [1, 2, 3, 9, 5, 7, 9],
+                          "grade": [1, 0, 2, 1, 1, 1, 1]})
+    result = evaluate(recs, truth, k=2, columns=Columns(relevance="grade", threshold=1))
+    assert result.per_user["utility"].tolist() == [0.0, 1.0]
+    assert result.metrics["utility"] == 0.5

@@ -23,7 +23,8 @@ def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings)
 
     R-precision = h(R) / R (hits among the first R items); NDCG at R = DCG@R / IDCG@R;
     set precision = all hits / items listed; set recall = all hits / R; set MAP = set
-    precision x set recall (trec_eval's num_rel_ret² / (num_ret · num_rel)).
+    precision x set recall (trec_eval's num_rel_ret² / (num_ret · num_rel)); utility = all hits −
+    the other items listed (trec_eval's ``utility`` at its default weights 1, −1, 0, 0).
 
     Read from the list's hit cells (few) and per-user lengths, both computed once per model.
     """
@@ -46,6 +47,7 @@ def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings)
         "set_precision": set_precision,
         "set_recall": set_recall,
         "set_map": set_precision * set_recall,
+        "utility": 2.0 * hits - lists.lengths[rows],
     }
 
 
