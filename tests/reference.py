@@ -171,6 +171,17 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
     idcg_R = sum(x * weight(i) for i, x in enumerate(sorted((g(v) for v in grades.values()), reverse=True)))
     out["r_precision"] = len(first_R) / R if R else 0.0
     out["utility"] = found - (len(everything) - found)  # relevant retrieved − non-relevant retrieved
+    false_above, relevant_above, pauc, pap = 0, 0, 0.0, 0.0  # RecTools' partial AUC: down the list to its k-th FP
+    for item in everything:
+        if item in grades:
+            if false_above < k:
+                pauc += k - false_above
+                pap += k - false_above if relevant_above < k else 0
+            relevant_above += 1
+        else:
+            false_above += 1
+    out["pauc"] = pauc / (R * k) if R else 0.0
+    out["pap"] = pap / (min(R, k) * k) if R else 0.0
     out["ndcg_at_r"] = dcg_R / idcg_R if idcg_R > 0 else 0.0
     out["set_precision"] = found / len(everything) if everything else 0.0
     out["set_recall"] = found / R if R else 0.0

@@ -234,6 +234,13 @@ class Lists:
         return row_sums(self.items >= 0, np.int64).astype(np.float64)
 
     @cached_property
+    def gapless(self) -> bool:
+        """Whether every list's items fill its first positions, with no empty cell between two
+        items (rank gaps leave some; computed once)."""
+        filled = self.items >= 0
+        return bool(np.array_equal(self.lengths, np.argmin(np.c_[filled, np.zeros(len(filled), bool)], axis=1)))
+
+    @cached_property
     def hit_cells(self) -> np.ndarray:
         """Flat indices (user * positions + position) of the relevant cells, ascending."""
         return np.flatnonzero(self.hit.reshape(-1))

@@ -38,7 +38,7 @@ from metrics_core.metrics.accuracy.kernels import (
     OverCandidates,
     kernel_problem,
 )
-from metrics_core.metrics.accuracy.whole_list import interpolated_precision, whole_list
+from metrics_core.metrics.accuracy.whole_list import interpolated_precision, partial_auc, whole_list
 
 if TYPE_CHECKING:
     from metrics_core.settings import Settings
@@ -139,6 +139,7 @@ def _sum(weight, scale, totals=None) -> tuple[HitSum]:
 
 
 WHOLE_LIST = OfWholeList(whole_list)
+PARTIAL_AUC = OfWholeList(partial_auc)
 RECALL_LEVELS = OfWholeList(interpolated_precision)
 
 
@@ -183,6 +184,11 @@ REGISTRY: tuple[Metric, ...] = (
     _accuracy("r_precision_at_k", "R-precision@K", "hits among the first min(K, R) items / min(K, R): R-precision "
               "when R ≤ K, precision@K when R > K", "r_precision_at_k", headline=False,
               kernel=_sum(f.within_relevant_count, f.per_best_possible)),
+    _accuracy("pauc", "pAUC", "RecTools' partial AUC: Σ over relevant items listed with FP < K irrelevant items "
+              "above of (K − FP), / (R·K), reading the list past K to its K-th irrelevant item", "pauc", curve=False,
+              headline=False, kernel=PARTIAL_AUC),
+    _accuracy("pap", "pAP", "RecTools' pAP: pAUC over the first K relevant items listed, / (min(R, K)·K)", "pap",
+              curve=False, headline=False, kernel=PARTIAL_AUC),
     _accuracy("fall_out", "Fall-out", "irrelevant items in the top K / irrelevant candidates", "fall_out",
               ("candidates",), higher_is_better=False, kernel=OverCandidates(f.fall_out)),
     _accuracy("accuracy", "Accuracy", "(hits + irrelevant candidates left out) / all candidates", "accuracy",

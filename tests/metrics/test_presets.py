@@ -134,3 +134,14 @@ def test_recommenders_novelty_by_its_definition():
     truth = pd.DataFrame({"user_id": [1, 2], "item_id": [10, 11]})
     assert evaluate(recs, truth, k=1, train=train, preset="recommenders").metrics["novelty_interactions"] == \
         pytest.approx(-math.log2(1 / 4))
+
+
+def test_rectools_partial_auc_and_pap_docstring_examples():
+    """RecTools 0.19's PartialAUC and PAP docstrings (insufficient_handling="ignore", their default)."""
+    recs = pd.DataFrame({"user_id": [1, 1, 2, 2, 2, 3, 3], "item_id": [1, 2, 3, 1, 2, 3, 2],
+                         "rank": [1, 2, 1, 2, 3, 1, 2]})
+    truth = pd.DataFrame({"user_id": [1, 1, 2, 2, 3, 3], "item_id": [1, 2, 1, 3, 1, 2]})
+    for k, expected in ((1, [1.0, 1.0, 0.0]), (3, [1.0, 1.0, 1 / 3])):
+        per_user = evaluate(recs, truth, k=k, preset="rectools").per_user
+        assert per_user["pauc"].tolist() == pytest.approx(expected, abs=1e-12)
+        assert per_user["pap"].tolist() == pytest.approx(expected, abs=1e-12)

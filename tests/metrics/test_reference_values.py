@@ -193,3 +193,16 @@ def test_utility_is_relevant_minus_other_items_of_the_whole_list():
     result = evaluate(recs, truth, k=2, columns=Columns(relevance="grade", threshold=1))
     assert result.per_user["utility"].tolist() == [0.0, 1.0]
     assert result.metrics["utility"] == 0.5
+
+
+@pytest.mark.parametrize("ranks", [[1, 2, 3, 4, 5, 6], [1, 3, 4, 7, 8, 9]])  # (the second with rank gaps)
+def test_partial_auc_reads_the_list_to_its_kth_irrelevant_item(ranks):
+    """A list relevant, no, no, relevant, no, relevant of R = 4 (one relevant item not listed).
+    K = 2: only the first relevant item is above fewer than 2 irrelevant ones: pAUC = 2 / (4·2) =
+    0.25, pAP = 2 / (2·2) = 0.5. K = 3: 3 + 1 + 0 over 4·3: pAUC 1/3, pAP 4/9. Empty places from
+    rank gaps are not irrelevant items."""
+    recs = pd.DataFrame({"user_id": 1, "item_id": [1, 2, 3, 4, 5, 6], "rank": ranks})
+    truth = pd.DataFrame({"user_id": 1, "item_id": [1, 4, 6, 9]})
+    at_2, at_3 = (evaluate(recs, truth, k=k).metrics for k in (2, 3))
+    assert at_2["pauc"] == pytest.approx(0.25, abs=1e-15) and at_2["pap"] == pytest.approx(0.5, abs=1e-15)
+    assert at_3["pauc"] == pytest.approx(1 / 3, abs=1e-15) and at_3["pap"] == pytest.approx(4 / 9, abs=1e-15)

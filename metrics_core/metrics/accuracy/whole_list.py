@@ -115,3 +115,37 @@ def hits_for_recall_levels(R: np.ndarray, rule: str = "round", levels: np.ndarra
         whole = np.floor(share)
         need = whole + (share - whole >= 0.5)
     return np.maximum(need.astype(np.int64), 1)
+
+
+def partial_auc(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings) -> dict[str, np.ndarray]:
+    """RecTools' partial AUC metrics at K for users ``rows``, reading each list past K until its
+    K-th irrelevant item: with FP(r) the irrelevant items listed above relevant item r,
+
+    pAUC@K = Σ over relevant r listed with FP(r) < K of (K − FP(r)) / (R·K): the area under the ROC
+    curve up to its K-th false positive, relevant items not listed counting nothing;
+    pAP@K = the same over the first K relevant items listed only, / (min(R, K)·K).
+
+    Both 1 when every relevant item is listed above any irrelevant one (pAP: the first K of them),
+    0 when R = 0. Read from the hit cells: FP(r) = items listed above r − hits above r."""
+    k = settings.k
+    user, position = lists.hit_coordinates
+    nth = place_among_hits(user) - 1.0  # hits above
+    false_above = _listed_before(lists, user, position) - nth
+    area = np.where(false_above < k, k - false_above, 0.0)
+    n_users = lists.hit.shape[0]
+    R = truth.relevant_count[rows].astype(np.float64)
+    pauc = np.bincount(user, weights=area, minlength=n_users)[rows]
+    pap = np.bincount(user, weights=np.where(nth < k, area, 0.0), minlength=n_users)[rows]
+    return {"pauc": ratio(pauc, R * k), "pap": ratio(pap, np.minimum(R, k) * k)}
+
+
+def _listed_before(lists: Lists, user: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """Items listed before each cell (``user``, ``position``): its position, less the empty cells
+    before it in lists with gaps (rank gaps leave them)."""
+    before = position.astype(np.float64)
+    if lists.gapless:
+        return before
+    gapped = np.unique(user)
+    empty_before = np.cumsum(lists.items[gapped] < 0, axis=1) - (lists.items[gapped] < 0)
+    return before - empty_before[np.searchsorted(gapped, user), position]
+
