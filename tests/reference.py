@@ -171,6 +171,8 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
     idcg_R = sum(x * weight(i) for i, x in enumerate(sorted((g(v) for v in grades.values()), reverse=True)))
     out["r_precision"] = len(first_R) / R if R else 0.0
     out["utility"] = found - (len(everything) - found)  # relevant retrieved − non-relevant retrieved
+    with_rows = set(grades) | set(judged or ()) | set(pooled)  # (ir_measures' Judged@k: any qrels row)
+    out["judged"] = sum(1 for item in top if item is not None and item in with_rows) / n_listed if n_listed else 0.0
     false_above, relevant_above, pauc, pap = 0, 0, 0.0, 0.0  # RecTools' partial AUC: down the list to its k-th FP
     for item in everything:
         if item in grades:

@@ -38,7 +38,7 @@ from metrics_core.metrics.accuracy.kernels import (
     OverCandidates,
     kernel_problem,
 )
-from metrics_core.metrics.accuracy.whole_list import interpolated_precision, partial_auc, whole_list
+from metrics_core.metrics.accuracy.whole_list import interpolated_precision, judged_share, partial_auc, whole_list
 
 if TYPE_CHECKING:
     from metrics_core.settings import Settings
@@ -140,6 +140,7 @@ def _sum(weight, scale, totals=None) -> tuple[HitSum]:
 
 WHOLE_LIST = OfWholeList(whole_list)
 PARTIAL_AUC = OfWholeList(partial_auc)
+JUDGED = OfWholeList(judged_share)
 RECALL_LEVELS = OfWholeList(interpolated_precision)
 
 
@@ -189,6 +190,9 @@ REGISTRY: tuple[Metric, ...] = (
               headline=False, kernel=PARTIAL_AUC),
     _accuracy("pap", "pAP", "RecTools' pAP: pAUC over the first K relevant items listed, / (min(R, K)·K)", "pap",
               curve=False, headline=False, kernel=PARTIAL_AUC),
+    _accuracy("judged", "Judged", "items in the top K the ground truth has a row for (any grade) / items listed in "
+              "the top K (ir_measures' Judged@k)", "judged", curve=False, headline=False, higher_is_better=None,
+              kernel=JUDGED),
     _accuracy("fall_out", "Fall-out", "irrelevant items in the top K / irrelevant candidates", "fall_out",
               ("candidates",), higher_is_better=False, kernel=OverCandidates(f.fall_out)),
     _accuracy("accuracy", "Accuracy", "(hits + irrelevant candidates left out) / all candidates", "accuracy",

@@ -60,7 +60,7 @@ def test_pooled_unjudged_items_agree_with_the_slow_definitions(tmp_path, seed):
         for curves in (False, True):
             result = dataset.evaluate(settings=Settings(k=k), curves=curves)  # (every user with a relevant item)
             per_user = result.per_user[result.per_user["evaluated"]]
-            for metric in ("bpref", "infap"):
+            for metric in ("bpref", "infap", "judged"):  # (Judged@k counts pooled items as judged)
                 want = np.array([expected[str(u)][metric] for u in per_user.index])
                 np.testing.assert_allclose(per_user[metric].to_numpy(), want, atol=1e-12, err_msg=f"{metric}@{k}")
             if curves:

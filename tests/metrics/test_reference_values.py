@@ -206,3 +206,15 @@ def test_partial_auc_reads_the_list_to_its_kth_irrelevant_item(ranks):
     at_2, at_3 = (evaluate(recs, truth, k=k).metrics for k in (2, 3))
     assert at_2["pauc"] == pytest.approx(0.25, abs=1e-15) and at_2["pap"] == pytest.approx(0.5, abs=1e-15)
     assert at_3["pauc"] == pytest.approx(1 / 3, abs=1e-15) and at_3["pap"] == pytest.approx(4 / 9, abs=1e-15)
+
+
+def test_judged_at_k_counts_every_ground_truth_row_in_the_top_k():
+    """ir_measures' Judged@k: relevant a, judged non-relevant b, c and d without a row, relevant e.
+    At K = 4: a, b of 4 = 0.5; at K = 10, over the 5 listed: 3/5 (ir_measures divides by the run's
+    length when it is shorter than k). A qrels file's pooled but unjudged items (grade −1) count
+    too (the cross-check's pooled cases)."""
+    recs = pd.DataFrame({"user_id": 1, "item_id": [1, 2, 3, 4, 5], "rank": [1, 2, 3, 4, 5]})
+    truth = pd.DataFrame({"user_id": 1, "item_id": [1, 2, 5], "grade": [2, 0, 1]})
+    columns = Columns(relevance="grade", threshold=1)
+    assert evaluate(recs, truth, k=4, columns=columns).metrics["judged"] == pytest.approx(0.5, abs=1e-15)
+    assert evaluate(recs, truth, k=10, columns=columns).metrics["judged"] == pytest.approx(0.6, abs=1e-15)

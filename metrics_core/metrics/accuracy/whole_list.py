@@ -149,3 +149,18 @@ def _listed_before(lists: Lists, user: np.ndarray, position: np.ndarray) -> np.n
     empty_before = np.cumsum(lists.items[gapped] < 0, axis=1) - (lists.items[gapped] < 0)
     return before - empty_before[np.searchsorted(gapped, user), position]
 
+
+def judged_share(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings) -> dict[str, np.ndarray]:
+    """Judged@K for users ``rows`` (ir_measures' ``Judged@k``): the share of the items in the top K
+    that the ground truth has a row for, relevant, judged non-relevant or in the pool unjudged (a
+    negative grade), over the items listed in the top K; 0 for an empty top K."""
+    k = min(settings.k, lists.positions)
+    judged = lists.hit[rows, :k].copy()
+    if truth.judges:
+        judged |= lists.judged_cells(truth)[rows, :k]
+    pooled = lists.pooled_cells(truth)
+    if pooled is not None:
+        judged |= pooled[rows, :k]
+    listed = (lists.items[rows, :k] >= 0).sum(axis=1).astype(np.float64)
+    return {"judged": ratio(judged.sum(axis=1).astype(np.float64), listed)}
+
