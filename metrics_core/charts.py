@@ -27,6 +27,16 @@ def metric_curves(curves: pd.DataFrame, metric_label: str, k: int, models: list[
         title=f"{metric_label} at every cut-off (dashed: K = {k})", height=320)
 
 
+def points(frame: pd.DataFrame, metric_label: str, models: list[str]) -> alt.Chart:
+    """``frame``: columns model, value. A point per model on an axis from 0, for a value with no
+    interval (a metric over the catalog, not a mean over users)."""
+    color = alt.Color("model:N", scale=model_scale(models), title="model", legend=None)
+    return alt.Chart(frame).mark_point(filled=True, size=80).encode(
+        x=alt.X("value:Q", title=metric_label, scale=alt.Scale(zero=True)), y=alt.Y("model:N", sort=models, title=None),
+        color=color, tooltip=[alt.Tooltip("model:N"), alt.Tooltip("value:Q", format=".4f")],
+    ).properties(title=f"{metric_label} (a value over the catalog: no interval)", height=alt.Step(34))
+
+
 def intervals(frame: pd.DataFrame, metric_label: str, models: list[str], level: float = 0.95,
               method: str = "bootstrap interval") -> alt.LayerChart:
     """``frame``: columns model, value, ci_low, ci_high. A point per model with its interval

@@ -18,6 +18,7 @@ import altair as alt
 import pandas as pd
 
 from metrics_core import __version__, charts
+from metrics_core.intervals import LEVEL
 from metrics_core.jsonable import plain
 from metrics_core.metrics import registry
 from metrics_core.report.cases import CaseStudy, study_html
@@ -85,6 +86,7 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
             part = comparison.intervals[comparison.intervals.metric == metric]
             called = registry.label(metric, k)
             figures.append((f"{called} with intervals", charts.intervals(part, called, models, comparison.level)))
+    figures += _beyond_figures(results, k)
     per_user = registry.per_user_columns()
     headline = [m for m in SUMMARY_METRICS if any(m in r.metrics for r in results.values())]
     verdicts = [verdict(results, m) for m in headline if m in per_user and len(models) > 1]
@@ -136,6 +138,25 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
         + "\n".join(sections)
         + f"<script>{bundle}</script><script>{''.join(calls)}</script></body></html>"
     )
+
+
+CHARTED_BEYOND = ("calibration", "exposure_distance")  # the families the app draws on its own pages
+
+
+def _beyond_figures(results: dict[str, Evaluation], k: int) -> list[tuple[str, alt.TopLevelMixin]]:
+    """Miscalibration (a mean over users: each model's t interval) and the exposure distance (a
+    value over the catalog: a point, no interval) of the models that have them."""
+    figures = []
+    for metric in CHARTED_BEYOND:
+        rows = [{"model": name, **result.to_frame().loc[metric, ["value", "low", "high"]].to_dict()}
+                for name, result in results.items() if metric in result.metrics]
+        if not rows:
+            continue
+        frame = pd.DataFrame(rows).rename(columns={"low": "ci_low", "high": "ci_high"})
+        called, models = registry.label(metric, k), list(frame["model"])
+        figures.append((f"{called} by model", charts.intervals(frame, called, models, LEVEL, "t interval")
+                        if registry.METRICS[metric].per_user else charts.points(frame, called, models)))
+    return figures
 
 
 def _with_interval(result: Evaluation, metric: str) -> str:
