@@ -87,3 +87,21 @@ def test_training_items_in_the_lists_are_found_alike_by_the_compiled_pass_and_th
     assert np.array_equal(small, compiled) and 0 < small.sum() < small.size
     listed = set(zip(recs.user_id, recs.item_id, strict=True)) & set(zip(train.user_id, train.item_id, strict=True))
     assert small.sum() == len(listed)
+
+
+def test_ground_truth_dated_before_its_users_training_is_found_on_every_path(tmp_path):
+    """User 1's relevant item 11 is dated 5, before its last training row (9): the split is not by
+    time. User 2's truth (dated 20) comes after its training (10); user 3 has no training row; a
+    relevant row without a date, and tables without timestamps, count nothing. The count is the
+    same read from Parquet (the timestamp read with the other columns) and fails --strict."""
+    truth = TRUTH.assign(timestamp=[5, 20, None])
+    train = TRAIN.assign(timestamp=[1, 9, 3, 10, 2])
+    result = Dataset.build(RECS, truth, train=train).evaluate(settings=Settings(k=4))
+    found = {note.code: note.count for note in result.warnings}
+    assert found["truth_before_training"] == 1 and "truth_before_training" not in audit(Settings(k=4), train=TRAIN)
+    late = truth.assign(timestamp=[50, 60, 70])
+    assert "truth_before_training" not in {n.code for n in Dataset.build(RECS, late, train=train).evaluate().warnings}
+    truth.to_parquet(tmp_path / "truth.parquet")
+    train.to_parquet(tmp_path / "train.parquet")
+    from_files = Dataset.build(RECS, tmp_path / "truth.parquet", train=tmp_path / "train.parquet").evaluate()
+    assert {n.code: n.count for n in from_files.warnings}["truth_before_training"] == 1

@@ -399,9 +399,10 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
     recs.to_parquet(tmp_path / "recs.parquet")
     other = data(12)[0]
     other.to_parquet(tmp_path / "other.parquet")
-    truth.to_parquet(tmp_path / "truth.parquet")
     rng = np.random.default_rng(5)
-    train = pd.DataFrame({"user_id": rng.integers(0, 420, 2000), "item_id": rng.integers(0, 130, 2000)})
+    truth.assign(timestamp=rng.integers(0, 100, len(truth))).to_parquet(tmp_path / "truth.parquet")
+    train = pd.DataFrame({"user_id": rng.integers(0, 420, 2000), "item_id": rng.integers(0, 130, 2000),
+                          "timestamp": rng.integers(0, 100, 2000)})
     train.to_parquet(tmp_path / "train.parquet")
     command = [sys.executable, "-m", "metrics_core", "evaluate", "--recommendations", str(tmp_path / "recs.parquet"),
                "--recommendations", f"two={tmp_path / 'other.parquet'}", "--ground-truth",
@@ -417,6 +418,7 @@ def test_the_command_line_runs_on_spark_and_matches_memory(tmp_path):
     strict = [[line for line in run.stderr.splitlines() if "strict" in line] for run in (spark_run, memory_run)]
     assert spark_run.returncode == memory_run.returncode == 1 and strict[0] == strict[1], spark_run.stderr[-2000:]
     assert any("in the training data too" in line for line in strict[0])
+    assert any("dated before their user's last training interaction" in line for line in strict[0])
     logged = None
     if importlib.util.find_spec("mlflow") is not None:  # (the mlflow extra, in make test's environment)
         import mlflow

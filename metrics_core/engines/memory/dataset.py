@@ -28,7 +28,7 @@ from metrics_core.inputs.encode import (
     read_truth,
     whole_list_heads,
 )
-from metrics_core.inputs.encoded import Lists, RawLists, Training, Truth
+from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Truth
 from metrics_core.inputs.features import ItemVectors, default_feature_columns, item_vectors
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.matching import id_kind, mismatch_note
@@ -40,7 +40,8 @@ from metrics_core.metrics import beyond as beyond_accuracy
 from metrics_core.result import Evaluation
 from metrics_core.settings import Encoding, Settings
 
-AUDIT_NOTES = ("ties_at_cutoff", "truth_in_training", "seen_in_training", "short_lists", "sampled_candidates")
+AUDIT_NOTES = ("ties_at_cutoff", "truth_in_training", "truth_before_training", "seen_in_training", "short_lists",
+               "sampled_candidates")
 NEEDS = {
     "candidates": "needs the number of candidate items: give training data or a candidate count",
     "judgements": "needs judged non-relevant items: ground-truth rows with a grade below the relevance threshold "
@@ -83,7 +84,9 @@ class Dataset(Analyses):
 
     ``users`` and ``items`` code every id seen in any table; ``lists[name]`` holds one
     model's users x positions arrays (same user rows for every model, so per-user results
-    line up); ``truth`` the relevant pairs; ``training`` the training pairs when given.
+    line up); ``truth`` the relevant pairs; ``training`` the training pairs when given;
+    ``truth_before_training`` how many relevant ground-truth rows are dated before their user's
+    last training interaction (both tables with a ``timestamp`` column; the audit).
     Changing K, beta, the AP denominator or the gain only calls :meth:`evaluate` again.
     """
 
@@ -100,6 +103,7 @@ class Dataset(Analyses):
     vectors: ItemVectors | None = None
     item_table_codes: np.ndarray | None = None
     user_table_codes: np.ndarray | None = None
+    truth_before_training: int = 0
     _history: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
     _above: dict[tuple[str, float], Lists] = field(default_factory=dict, repr=False)
 
@@ -165,7 +169,8 @@ class Dataset(Analyses):
                 else read_lists(name, frame, label, columns, part)
 
         truth_notes: list[Note] = []
-        truth_columns = [*id_columns, *([columns.relevance] if columns.relevance else [])]  # (a file's others: unread)
+        truth_columns = [*id_columns, *([columns.relevance] if columns.relevance else []),
+                         columns.timestamp]  # (a file's others: unread; its timestamps, where it has some: the audit)
         truth_read = meanwhile(lambda: read_truth(*_read(ground_truth, "ground truth", truth_notes, id_columns,
                                                          truth_columns), columns, part))  # (raised after the models)
         raw_lists = [model_ids(*model_read(str(name), source)) for name, source in recommendations.items()]
@@ -218,7 +223,7 @@ class Dataset(Analyses):
                                                                           "training interactions"))
         item_codes = item_index.codes(item_side.ids["item"]) if item_side else None
         user_codes = user_index.codes(user_side.ids["user"]) if user_side else None
-        training = None
+        training, early = None, 0
         if train_side is not None:
             say("Counting the training interactions (popularity, history)…")
             catalog = int(np.count_nonzero(np.bincount(item_codes, minlength=len(item_index)))) \
@@ -227,6 +232,7 @@ class Dataset(Analyses):
                                        item_index.codes(train_side.ids["item"]),
                                        _timestamps(train_side.frame, columns.timestamp), user_index, item_index,
                                        catalog)
+            early = _truth_before_training(raw_truth, columns, threshold, user_index, training)
         notes += truth.notes
         vectors = None
         if item_side is not None:
@@ -235,7 +241,7 @@ class Dataset(Analyses):
                                embedding_column, notes)
         return cls(columns, user_index, item_index, truth, lists, training,
                    item_side.frame if item_side else None, user_side.frame if user_side else None,
-                   encoding, notes, vectors, item_codes, user_codes)
+                   encoding, notes, vectors, item_codes, user_codes, truth_before_training=early)
 
     @classmethod
     def from_long_table(cls, frame: pd.DataFrame, user: str, item: str, prediction: str, target: str,
@@ -488,6 +494,11 @@ class Dataset(Analyses):
                 notes.append(Note("truth_in_training", f"{leaked} relevant (user, item) pairs of the ground truth "
                                   "are in the training data too: the split leaks (a model that repeats training "
                                   "items looks better than it is).", leaked))
+            early = self.truth_before_training
+            if early:
+                notes.append(Note("truth_before_training", f"{early} relevant ground-truth rows are dated before their "
+                                  "user's last training interaction: for those users the split is not by time, and "
+                                  "the model learned from what came after them (leakage).", early))
             seen = int(lists.seen_cells(self.training)[:, :settings.k].sum())
             if seen:
                 notes.append(Note("seen_in_training", f"{seen} recommendations in the top K={settings.k} are items "
@@ -722,6 +733,21 @@ def _unified(ids: dict) -> dict:
     """The id arrays of every table (keyed "truth", ("model", name) or a side table's role),
     read alike (see :func:`validate.unify_ids`)."""
     return dict(zip(ids, validate.unify_ids(list(ids.values())), strict=True))
+
+
+def _truth_before_training(raw: RawTruth, columns: Columns, threshold: float, users: IdIndex,
+                           training: Training) -> int:
+    """Relevant ground-truth rows whose timestamp is earlier than their user's last training
+    interaction (0 when either table has no timestamp column, or a user has no training row).
+    Timestamps are numbers or datetimes; other values count as missing."""
+    stamps = _timestamps(raw.frame, columns.timestamp)
+    if stamps is None or training.timestamp is None:
+        return 0
+    last = pd.Series(training.timestamp).groupby(training.user, sort=False).max()
+    last_of = np.full(len(users), np.nan)
+    last_of[last.index.to_numpy()] = last.to_numpy()
+    relevant = np.ones(len(stamps), dtype=bool) if raw.grade is None else raw.grade >= threshold
+    return int((stamps[relevant] < last_of[users.codes(raw.user)[relevant]]).sum())
 
 
 def _timestamps(frame: pd.DataFrame, column: str) -> np.ndarray | None:

@@ -199,6 +199,8 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
                           "(withColumnRenamed) and pass columns=Columns(user=...).", columns.user)
     recs_columns = [c for c in (columns.user, columns.item, columns.score, columns.rank) if c in recs_df.columns]
     truth_columns = [c for c in (columns.user, columns.item, columns.relevance) if c and c in truth_df.columns]
+    if train_df is not None and columns.timestamp in truth_df.columns and columns.timestamp in train_df.columns:
+        truth_columns.append(columns.timestamp)  # (the audit: ground truth dated before its user's training)
     frames = (("recommendations", recs_df), ("ground truth", truth_df), ("primitive model", primitive_df))
     for label, frame in ((label, frame) for label, frame in frames if frame is not None):
         require_columns(pd.DataFrame(columns=frame.columns), [columns.user, columns.item], f"{label} (Spark DataFrame)",
@@ -207,7 +209,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         if frame.isEmpty():  # (as in memory: a table without rows is refused, not scored 0)
             raise input_error(f"{label} (Spark DataFrame)", "the table has no rows.",
                               "provide a table with at least one row.")
-    train_columns = [columns.user, columns.item]
+    train_columns = [columns.user, columns.item, *([columns.timestamp] if columns.timestamp in truth_columns else [])]
     if train_df is not None:
         for need in train_columns:
             if need not in train_df.columns:
@@ -718,7 +720,7 @@ def _in_memory_order(notes: list[Note]) -> list[Note]:
 
 NOTE_ORDER = ("read_format", "below_threshold", "duplicate_truth", "duplicate_items", "rank_gaps", "id_mismatch",
               "ties_at_cutoff", "feature_gaps", "users_without_relevant", "users_without_recommendations",
-              "truth_in_training", "seen_in_training", "short_lists", "sampled_candidates")
+              "truth_in_training", "truth_before_training", "seen_in_training", "short_lists", "sampled_candidates")
 MISMATCH_SAMPLE_ROWS = 200_000  # recommendation rows the id-mismatch warning is measured on
 
 
