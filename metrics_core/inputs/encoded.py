@@ -237,8 +237,13 @@ class Lists:
     def gapless(self) -> bool:
         """Whether every list's items fill its first positions, with no empty cell between two
         items (rank gaps leave some; computed once)."""
-        filled = self.items >= 0
-        return bool(np.array_equal(self.lengths, np.argmin(np.c_[filled, np.zeros(len(filled), bool)], axis=1)))
+        block = 1 << 16  # (rows at a time: a small copy whatever the lists' size)
+        for start in range(0, len(self.items), block):
+            filled = self.items[start:start + block] >= 0
+            first_empty = np.where(filled.all(axis=1), filled.shape[1], np.argmin(filled, axis=1))
+            if not np.array_equal(self.lengths[start:start + block], first_empty):
+                return False
+        return True
 
     @cached_property
     def hit_cells(self) -> np.ndarray:
