@@ -436,7 +436,15 @@ def comparison(results: dict, baseline: str, metrics: list[str], test: str = "wi
 def comparable_metrics(results: dict) -> list[str]:
     """Metrics with per-user values in every model (those that can be tested and bootstrapped)."""
     return [m for m, column in registry.per_user_columns().items()
-            if all(column in r.per_user.columns and r.per_user[column].notna().any() for r in results.values())]
+            if all(column in r.per_user.columns and _has_values(r.per_user[column]) for r in results.values())]
+
+
+def _has_values(column: pd.Series) -> bool:
+    """Whether a per-user column has any value (its first rows answer for most columns: a scan of
+    every column of 1M users x 4 models took 0.6 s on each visit of Compare)."""
+    values = column.to_numpy()
+    head = values[:4096]
+    return bool(pd.notna(head).any() or pd.notna(values).any())
 
 
 def segments(choice: str) -> pd.Series | None:

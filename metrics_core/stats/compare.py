@@ -334,15 +334,22 @@ def paired_values(results: dict[str, Evaluation], metric: str, models: list[str]
     if column is None:
         raise input_error("compare", f"metric {metric!r} has no per-user values to compare.",
                           f"choose among: {', '.join(registry.per_user_columns())}.")
-    frames = {}
+    accuracy = registry.METRICS[metric].family == "accuracy"
     for model in models:
-        per_user = results[model].per_user
-        if column not in per_user.columns:
+        if column not in results[model].per_user.columns:
             raise input_error("compare", f"model {model!r} has no per-user {metric} "
                               f"({results[model].skipped.get(metric, 'not computed')}).",
                               "give the inputs this metric needs, or compare other metrics.")
-        values = per_user[column]
-        frames[model] = values[per_user["evaluated"]] if registry.METRICS[metric].family == "accuracy" else values
+    index = results[models[0]].per_user.index
+    if all(results[model].per_user.index.equals(index) for model in models):  # (one dataset's users: no aligning)
+        values = {model: results[model].per_user[column].to_numpy(dtype=np.float64) for model in models}
+        kept = np.logical_and.reduce([~np.isnan(v) for v in values.values()] + (
+            [results[model].per_user["evaluated"].to_numpy(dtype=bool) for model in models] if accuracy else []))
+        return pd.DataFrame({model: v[kept] for model, v in values.items()}, index=index[kept])
+    frames = {}
+    for model in models:
+        per_user = results[model].per_user
+        frames[model] = per_user[column][per_user["evaluated"]] if accuracy else per_user[column]
     return pd.DataFrame(frames).dropna()
 
 

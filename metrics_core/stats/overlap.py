@@ -11,23 +11,27 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from metrics_core._numeric.sums import row_sums
 from metrics_core.metrics.shared_items import shared_depths
 
 MEASURES = ("jaccard", "rbo")
 
 
-def jaccard(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per user |A ∩ B| / |A ∪ B| of the items in two top-K lists (NaN when both are empty).
+def jaccard(a: np.ndarray, b: np.ndarray, listed: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """Per user |A ∩ B| / |A ∪ B| of the items in two top-K lists (NaN when both are empty);
+    ``listed``: each list's item count, when known.
 
     >>> jaccard(np.array([[1, 2, 3], [4, -1, -1]]), np.array([[3, 2, 9], [-1, -1, -1]]))
     array([0.5, 0. ])
     """
     shared = shared_depths(a, b).sum(axis=1).astype(np.float64)
-    union = (a >= 0).sum(axis=1) + (b >= 0).sum(axis=1) - shared
+    in_a, in_b = listed if listed is not None else (listed_items(a), listed_items(b))
+    union = in_a + in_b - shared
     return np.divide(shared, union, out=np.full(len(a), np.nan), where=union > 0)
 
 
-def rank_biased_overlap(a: np.ndarray, b: np.ndarray, p: float = 0.9) -> np.ndarray:
+def rank_biased_overlap(a: np.ndarray, b: np.ndarray, p: float = 0.9,
+                        listed: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Per user extrapolated rank-biased overlap of two top-K lists (Webber, Moffat and Zobel,
     2010): with X_d the items shared by the top d of both lists,
 
@@ -47,14 +51,22 @@ def rank_biased_overlap(a: np.ndarray, b: np.ndarray, p: float = 0.9) -> np.ndar
     d = np.arange(1, width + 1, dtype=np.float64)
     agreement = shared / d
     value = agreement[:, -1] * p**width + (1 - p) / p * (agreement * p**d).sum(axis=1)
-    empty = ((a >= 0).sum(axis=1) == 0) & ((b >= 0).sum(axis=1) == 0)
-    return np.where(empty, np.nan, value)
+    in_a, in_b = listed if listed is not None else (listed_items(a), listed_items(b))
+    return np.where((in_a == 0) & (in_b == 0), np.nan, value)
 
 
-def per_user(dataset, first: str, second: str, k: int, measure: str = "jaccard", p: float = 0.9) -> pd.Series:
-    """``measure`` between two models' top-K lists, per user id (users with both lists empty left out)."""
+def listed_items(top: np.ndarray) -> np.ndarray:
+    """Items in each row of a top-K array (-1 empty)."""
+    return row_sums(top >= 0, np.int64)
+
+
+def per_user(dataset, first: str, second: str, k: int, measure: str = "jaccard", p: float = 0.9,
+             listed: dict[str, np.ndarray] | None = None) -> pd.Series:
+    """``measure`` between two models' top-K lists, per user id (users with both lists empty left out);
+    ``listed``: each model's items in its top K, when known (a matrix of every pair counts them once)."""
     a, b = (dataset.lists[name].items[:, :k] for name in (first, second))
-    values = jaccard(a, b) if measure == "jaccard" else rank_biased_overlap(a, b, p)
+    counts = (listed[first], listed[second]) if listed is not None else None
+    values = jaccard(a, b, counts) if measure == "jaccard" else rank_biased_overlap(a, b, p, counts)
     series = pd.Series(values, index=pd.Index(dataset.users.ids, name=dataset.columns.user), name=measure)
     return series.dropna()
 
@@ -63,8 +75,9 @@ def matrix(dataset, k: int, measure: str = "jaccard", p: float = 0.9) -> pd.Data
     """Model x model mean of ``measure`` over users (1 on the diagonal)."""
     models = dataset.models
     out = pd.DataFrame(np.eye(len(models)), index=pd.Index(models, name="model"), columns=models)
+    listed = {name: listed_items(dataset.lists[name].items[:, :k]) for name in models}
     for i, first in enumerate(models):
         for second in models[i + 1:]:
             out.loc[first, second] = out.loc[second, first] = float(per_user(dataset, first, second, k, measure,
-                                                                             p).mean())
+                                                                             p, listed).mean())
     return out

@@ -260,3 +260,29 @@ def test_the_signed_rank_test_above_50_pairs_is_scipys(n):
     continuous = rng.random(n)
     p, _ = paired_test(continuous + 0.01, rng.random(n))
     assert 0 <= p <= 1
+
+
+@pytest.mark.parametrize("metric", ["ndcg", "map", "unexpectedness"])
+def test_paired_values_are_pandas_alignment_of_the_evaluated_users(results, metric):
+    """Models of one dataset share their users' index (no aligning); models whose tables hold
+    other users (as runs from elsewhere) are aligned by id. Either way: the users with a value in
+    every model (and, for accuracy metrics, evaluated in every model), in the index's order."""
+    from dataclasses import replace
+
+    from metrics_core.metrics import registry
+    from metrics_core.stats.compare import paired_values
+
+    def by_alignment(chosen):
+        column = registry.per_user_columns()[metric]
+        frames = {}
+        for name, result in chosen.items():
+            values = result.per_user[column]
+            frames[name] = values[result.per_user["evaluated"]] if registry.METRICS[metric].family == "accuracy" \
+                else values
+        return pd.DataFrame(frames).dropna()
+
+    pd.testing.assert_frame_equal(paired_values(results, metric, list(results)), by_alignment(results),
+                                  check_freq=False)
+    fewer = {**results, "C": replace(results["C"], per_user=results["C"].per_user.iloc[::2])}
+    assert not fewer["C"].per_user.index.equals(results["A"].per_user.index)
+    pd.testing.assert_frame_equal(paired_values(fewer, metric, list(fewer)), by_alignment(fewer), check_freq=False)
