@@ -8,6 +8,7 @@ from dashboard.glossary import PER_USER_LABELS
 from dashboard.state import Key
 from dashboard.text import plain
 from metrics_core.stats.segments import natural_order
+from metrics_core.stats.served import served
 
 context = state.page()
 settings, results, models = context.settings, context.results, context.models
@@ -42,12 +43,15 @@ def drawn() -> tuple:
     summary = values[values.model == model].groupby(by)["value"].agg(["count", "mean", "median"]) if by else None
     order = natural_order(summary.index) if by else None
     summary = summary.reindex(order) if order else summary  # (activity: least to most active)
+    gap = served(result.per_user[column], slices, resamples=GAP_RESAMPLES).sentence(metric_label) if by else None
     ranked = result.per_user[column].dropna().sort_values()
-    return chart, by, summary, result.share_without_hit, ranked.median(), len(ranked), ranked.head(5), \
+    return chart, by, summary, gap, result.share_without_hit, ranked.median(), len(ranked), ranked.head(5), \
         ranked.tail(5)[::-1]
 
 
-chart, by, summary, without_hit, median, counted, worst, best = state.memo("users", (model, column, segment), drawn)
+GAP_RESAMPLES = 200
+chart, by, summary, gap, without_hit, median, counted, worst, best = state.memo("users", (model, column, segment),
+                                                                              drawn)
 components.chart(chart, f"users_{column}", "dl_users")
 
 a, b, c = st.columns(3)
@@ -59,6 +63,8 @@ c.metric("Users behind this metric", f"{counted:,}", border=True)
 
 if by:
     st.dataframe(summary.style.format({"mean": "{:.4f}", "median": "{:.4f}"}), width="stretch")
+    st.caption(f"{plain(gap)} (Gap: the best served group's mean minus the worst's; its 95% interval from "
+               f"{GAP_RESAMPLES} resamples of the users within each group.)")
 
 st.subheader(f"Worst and best served users ({plain(model)})")
 cases_page = "views/cases.py"

@@ -282,3 +282,21 @@ def test_presentation_mode_hides_the_settings_and_keeps_their_values():
     assert_clean(at)
     at.toggle(key="present").set_value(False).run()
     assert at.slider(key="k").value == 5 and at.query_params["present"] == "False"
+
+
+def test_users_page_says_how_far_apart_the_slices_are():
+    """Sliced by activity, the Users page says which group is served best and worst and by how
+    much, as the library's served() computes it for the chosen model."""
+    from dashboard.glossary import PER_USER_LABELS
+    from dashboard.text import plain
+    from metrics_core.stats.segments import ACTIVITY, user_segments
+    from metrics_core.stats.served import served
+
+    at = start(model="personalised", users_metric="ndcg", users_segment=ACTIVITY)
+    at.switch_page("views/users.py").run()
+    assert_clean(at)
+    dataset = demo_workspace().build()
+    result = dataset.evaluate("personalised", Settings(k=10))
+    expected = served(result.per_user["ndcg"], user_segments(dataset, ACTIVITY), resamples=200).sentence(
+        f"{PER_USER_LABELS['ndcg']}@10")
+    assert any(plain(expected) in c.value for c in at.caption), [c.value for c in at.caption]

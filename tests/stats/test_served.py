@@ -1,0 +1,54 @@
+"""Who is served: a metric by user group, the gap between the best and the worst served group
+and the spread of the group means, with intervals from resampling users within each group."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metrics_core.errors import InputError
+from metrics_core.stats.segments import ACTIVITY_LABELS
+from metrics_core.stats.served import served
+
+
+def test_gap_and_spread_by_hand_with_users_the_groups_do_not_name():
+    """Means 0.1, 0.3 and 0.8: gap 0.7, spread (0.3 + 0.1 + 0.4) / 3; a user without a group is in
+    "(unknown)" and a user without a value is left out."""
+    values = pd.Series([0.0, 0.2, 0.3, 0.3, 0.8, 0.8, np.nan], index=list("abcdefg"))
+    groups = pd.Series(["x", "x", "y", "y", "z"], index=list("abcde"))
+    result = served(values, groups, resamples=300)
+    assert result.groups.index.tolist() == ["(unknown)", "x", "y", "z"]
+    assert result.groups["users"].tolist() == [1, 2, 2, 1]
+    means = [0.8, 0.1, 0.3, 0.8]
+    assert result.groups["mean"].tolist() == pytest.approx(means)
+    assert result.gap == pytest.approx(0.7) and result.spread == pytest.approx(np.mean(np.abs(np.subtract(
+        means, np.mean(means)))))
+    assert "is 0.7000 higher for (unknown) than for x" in result.sentence("NDCG@10")  # (the first of equal means)
+
+
+@pytest.mark.parametrize("users", [3_000, 130_000])  # (the second: each group's means from the normal limit)
+def test_the_gap_interval_has_the_width_of_the_difference_of_two_far_apart_means(users):
+    rng = np.random.default_rng(users)
+    group = np.where(rng.random(users) < 0.3, "small", "large")
+    values = np.where(group == "small", rng.exponential(0.2, users), 1 + rng.exponential(0.5, users))
+    result = served(pd.Series(values), pd.Series(group), resamples=1000, seed=3)
+    small, large = values[group == "small"], values[group == "large"]
+    error = np.sqrt(small.var() / len(small) + large.var() / len(large))
+    assert result.gap == pytest.approx(large.mean() - small.mean())
+    assert result.gap_high - result.gap_low == pytest.approx(2 * 1.96 * error, rel=0.15)
+    assert result.gap_low < result.gap < result.gap_high
+    assert result.spread == pytest.approx(result.gap / 2) and result.spread_low < result.spread < result.spread_high
+    assert result.groups.loc["large", "low"] < large.mean() < result.groups.loc["large", "high"]
+
+
+def test_activity_groups_read_from_least_to_most_active_and_one_group_has_no_gap():
+    values = pd.Series(np.arange(8) / 10)
+    groups = pd.Series(np.repeat(ACTIVITY_LABELS[::-1], 2))
+    assert served(values, groups, resamples=50).groups.index.tolist() == ACTIVITY_LABELS
+    alone = served(values, pd.Series(["all"] * 8), resamples=50)
+    assert alone.gap == 0 and "no gap" in alone.sentence("recall@10")
+    with pytest.raises(InputError, match="no user has a value"):
+        served(pd.Series([np.nan, np.nan]), pd.Series(["a", "b"]), resamples=10)
+    with pytest.raises(InputError, match="resample"):
+        served(values, groups, resamples=0)
