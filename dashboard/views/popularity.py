@@ -36,6 +36,15 @@ else:
     components.chart(chart, "long_tail", "dl_tail")
     st.caption("Share of recommendations going to the 20% most popular items: "
                + ", ".join(f"**{plain(n)}** {shares[n]:.0%}" for n in models))
+    st.subheader("Who is served: popular and niche items")
+    served = state.memo("served_items", (model,), lambda: dataset.served_items(model, settings))
+    st.caption(f"The items with training interactions in thirds by popularity (head: the most interacted). For "
+               f"**{plain(model)}**: the relevant items of each third found in the top {k} per user (hits), the "
+               "share of each user's relevant items of that third found (recall, over the users with some), and the "
+               "third's share of all recommendations.")
+    st.dataframe(served.set_index("group").style.format(
+        {"items": "{:,.0f}", "relevant": "{:,.0f}", "users": "{:,}", "hits": "{:.4f}", "recall": "{:.4f}",
+         "recommended": "{:.1%}"}, na_rep="–"), width="stretch")
 
 st.subheader("Item bias")
 if dataset.item_table is None:

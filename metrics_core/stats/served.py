@@ -1,5 +1,6 @@
 """Who is served: a per-user metric by user group (activity, or any user attribute), and how far
-apart the groups are.
+apart the groups are; and on the item side, how well each group of items (the head, middle and
+tail of training popularity, or the categories of an item column) is found (:func:`item_side`).
 
 The gap is the largest group mean minus the smallest; the spread is the mean absolute deviation
 of the group means around their own mean (every group weighing the same, however many users it
@@ -81,3 +82,55 @@ def served(values: pd.Series, groups: pd.Series, resamples: int = 1000, seed: in
         np.column_stack([gap_samples, spread_samples]), level)
     return Served(table, float(means.max() - means.min()), float(gap_low), float(gap_high),
                   float(np.abs(means - means.mean()).mean()), float(spread_low), float(spread_high), level, resamples)
+
+
+POPULARITY_GROUPS = ("head", "mid", "tail", "not in training")
+
+
+def popularity_thirds(interactions_per_item: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """Items x groups shares (one-hot): the items with training interactions ranked by them (most
+    first, ties by code) and cut into thirds of as many items each (head, mid, tail; the first
+    thirds take the remainder), and the items without any (not in training), with the groups' names.
+
+    >>> shares, names = popularity_thirds(np.array([9, 0, 5, 1, 7]))
+    >>> shares.argmax(axis=1).tolist(), names
+    ([0, 3, 1, 2, 0], ['head', 'mid', 'tail', 'not in training'])
+    """
+    from metrics_core.metrics.popularity import popularity_order
+
+    ranked = popularity_order(interactions_per_item)
+    group = np.full(len(interactions_per_item), 3)
+    group[ranked] = np.arange(len(ranked)) * 3 // max(len(ranked), 1)
+    return np.eye(4)[group], list(POPULARITY_GROUPS)
+
+
+def item_side(top_hit_user: np.ndarray, top_hit_item: np.ndarray, top_items: np.ndarray, truth_user: np.ndarray,
+              truth_item: np.ndarray, rows: np.ndarray, shares: np.ndarray, names: list[str]) -> pd.DataFrame:
+    """How each group of items is served in the top K: ``shares`` (items x groups, each item's share
+    of each group: one-hot, or split among an item's categories) weigh the hits (``top_hit_user``,
+    ``top_hit_item``: the relevant items in the top K), the relevant items (``truth_user``,
+    ``truth_item``) and every recommended item (``top_items``, users x K codes, -1 empty), over the
+    evaluated users ``rows``. One row per group: ``items`` (in the catalog), ``relevant`` (relevant
+    items of the evaluated users), ``users`` (evaluated users with a relevant item in the group),
+    ``hits`` (per evaluated user), ``recall`` (hits / relevant items of the group, averaged over the
+    users with some) and ``recommended`` (its share of the top-K recommendations). Groups with
+    neither items nor recommendations are left out."""
+    n_users = max(int(rows.max(initial=-1)) + 1, len(top_items))
+    evaluated = np.zeros(n_users, dtype=bool)
+    evaluated[rows] = True
+    hit_kept, truth_kept = evaluated[top_hit_user], evaluated[truth_user]
+    listed = top_items[top_items >= 0]
+    recommended = np.bincount(listed, minlength=len(shares)) @ shares
+    out = []
+    for g, name in enumerate(names):
+        hits = np.bincount(top_hit_user[hit_kept], weights=shares[top_hit_item[hit_kept], g], minlength=n_users)[rows]
+        relevant = np.bincount(truth_user[truth_kept], weights=shares[truth_item[truth_kept], g],
+                               minlength=n_users)[rows]
+        some = relevant > 0
+        out.append({"group": name, "items": float(shares[:, g].sum()), "relevant": float(relevant.sum()),
+                    "users": int(some.sum()), "hits": float(hits.mean()) if len(rows) else np.nan,
+                    "recall": float((hits[some] / relevant[some]).mean()) if some.any() else np.nan,
+                    "recommended": float(recommended[g] / max(recommended.sum(), 1e-300))})
+    table = pd.DataFrame(out)
+    return table[(table["items"] > 0) | (table["recommended"] > 0)].reset_index(drop=True)
+

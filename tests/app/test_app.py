@@ -300,3 +300,14 @@ def test_users_page_says_how_far_apart_the_slices_are():
     expected = served(result.per_user["ndcg"], user_segments(dataset, ACTIVITY), resamples=200).sentence(
         f"{PER_USER_LABELS['ndcg']}@10")
     assert any(plain(expected) in c.value for c in at.caption), [c.value for c in at.caption]
+
+
+def test_popularity_page_shows_how_head_mid_and_tail_items_are_served():
+    at = start(model="popularity")
+    at.switch_page("views/popularity.py").run()
+    assert_clean(at)
+    assert any("Who is served" in h.value for h in at.subheader)
+    expected = demo_workspace().build().served_items("popularity", Settings(k=10)).set_index("group")
+    shown_tables = [frame.value for frame in at.dataframe if "recall" in getattr(frame.value, "columns", [])]
+    assert shown_tables and shown_tables[0]["recall"].tolist() == pytest.approx(expected["recall"].tolist(),
+                                                                                 nan_ok=True)

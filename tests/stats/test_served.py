@@ -52,3 +52,39 @@ def test_activity_groups_read_from_least_to_most_active_and_one_group_has_no_gap
         served(pd.Series([np.nan, np.nan]), pd.Series(["a", "b"]), resamples=10)
     with pytest.raises(InputError, match="resample"):
         served(values, groups, resamples=0)
+
+
+def test_head_mid_and_tail_items_by_hand():
+    """Training interactions 5, 4, 3, 2, 1 for items 0..4 (item 5 has none): head {0, 1}, mid
+    {2, 3}, tail {4}, not in training {5}. User a: relevant {0, 4, 5}, top 3 [0, 2, 4]; user b:
+    relevant {1, 3}, top 3 [3, 5, 1]."""
+    from metrics_core import Dataset, Settings
+
+    recs = pd.DataFrame({"user_id": ["a"] * 3 + ["b"] * 3, "item_id": [0, 2, 4, 3, 5, 1], "rank": [1, 2, 3] * 2})
+    truth = pd.DataFrame({"user_id": ["a", "a", "a", "b", "b"], "item_id": [0, 4, 5, 1, 3]})
+    train = pd.DataFrame({"user_id": "z", "item_id": np.repeat([0, 1, 2, 3, 4], [5, 4, 3, 2, 1])})
+    table = Dataset.build({"m": recs}, truth, train=train).served_items("m", Settings(k=3)).set_index("group")
+    assert table.index.tolist() == ["head", "mid", "tail", "not in training"]
+    assert table["items"].tolist() == [2, 2, 1, 1] and table["users"].tolist() == [2, 1, 1, 1]
+    assert table["hits"].tolist() == [1.0, 0.5, 0.5, 0.0]
+    assert table["recall"].tolist() == [1.0, 1.0, 1.0, 0.0]
+    assert table["recommended"].tolist() == pytest.approx([2 / 6, 2 / 6, 1 / 6, 1 / 6])
+    with pytest.raises(InputError, match="training interactions"):
+        Dataset.build({"m": recs}, truth).served_items("m")
+    with pytest.raises(InputError, match="no model named"):
+        Dataset.build({"m": recs}, truth, train=train).served_items("nope")
+
+
+def test_items_of_several_categories_count_a_share_in_each():
+    """Item 0 is drama and comedy: its hit counts half in each; recall per category is over the
+    users' relevant shares."""
+    from metrics_core import Dataset, Settings
+
+    recs = pd.DataFrame({"user_id": 1, "item_id": [0, 1, 2], "rank": [1, 2, 3]})
+    truth = pd.DataFrame({"user_id": 1, "item_id": [0, 2]})
+    items = pd.DataFrame({"item_id": [0, 1, 2, 3], "genre": ["Drama|Comedy", "Drama", "Comedy", "Comedy"]})
+    table = Dataset.build({"m": recs}, truth, items=items).served_items("m", Settings(k=1), by="genre")
+    table = table.set_index("group")
+    assert table.loc["Drama", "hits"] == 0.5 and table.loc["Comedy", "hits"] == 0.5
+    assert table.loc["Drama", "recall"] == 1.0 and table.loc["Comedy", "recall"] == pytest.approx(0.5 / 1.5)
+    assert table.loc["Comedy", "items"] == 2.5 and table.loc["Drama", "recommended"] == 0.5

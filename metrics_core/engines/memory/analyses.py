@@ -126,6 +126,33 @@ class Analyses:
                                         None if training is None else training.interactions_per_item)
         return exposure.exposure_table(per_item, categories.shares, target, categories.names)
 
+    def served_items(self, model: str, settings=None, by: str | None = None) -> pd.DataFrame:
+        """How each group of items is served in the model's top K (one row per group; see
+        :func:`metrics_core.stats.served.item_side`): the head, middle and tail thirds of the
+        items by training interactions (``by=None``, with training data), or the categories of the
+        item table's column ``by`` (an item of several counting a share in each)."""
+        from metrics_core.settings import Settings
+        from metrics_core.stats.served import item_side, popularity_thirds
+
+        settings = settings or Settings()
+        self._lists_of(model)  # (an unknown model: a message naming the models)
+        if by is None:
+            if self.training is None:
+                raise input_error("served items", "the head, middle and tail of popularity need training "
+                                  "interactions.", "give training data, or name an item column with by=...")
+            shares, names = popularity_thirds(self.training.interactions_per_item)
+        else:
+            categories, why = self.categories(by)
+            if categories is None:
+                raise input_error("served items", why + ".", "give an item table with that column.")
+            shares, names = categories.shares.toarray(), categories.names
+        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length)
+        user, position = lists.hit_coordinates
+        inside = position < settings.k
+        rows = np.flatnonzero(self.truth.relevant_count > 0)
+        return item_side(user[inside], lists.items[user[inside], position[inside]], lists.items[:, :settings.k],
+                         self.truth.user, self.truth.item, rows, shares, names)
+
     def precision_at_recall(self, model: str, levels, settings=None) -> pd.DataFrame:
         """Interpolated precision at any recall ``levels`` (0.25, 0.75, …; trec_eval reports 0, 0.1,
         .., 1 only) over the model's top K, for each user with a relevant item: one row per user
