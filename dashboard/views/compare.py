@@ -18,6 +18,7 @@ from metrics_core.report.document import numbers, numbers_csv, report_html
 from metrics_core.stats import overlap
 from metrics_core.stats.compare import compare_segments, win_tie_loss
 from metrics_core.stats.overlap import MEASURES
+from metrics_core.stats.served import items_by_model
 
 context = state.page()
 settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
@@ -131,6 +132,20 @@ elif chosen:
             "delta": st.column_config.NumberColumn(format="%+.4f"),
             "p_value": st.column_config.NumberColumn("p (uncorrected)", format="%.3g")})
 
+st.subheader("Who is served: popular and niche items")
+served = state.memo("served_by_model", (), lambda: items_by_model(dataset, models, settings))
+if served is None:
+    st.info("How popular and niche items are found needs training interactions (their popularity).")
+else:
+    st.caption(f"The items with training interactions in thirds by popularity (head: the most interacted): the "
+               f"recall of each third's relevant items in the top {k}, over the users with some, and each third's "
+               "share of the recommendations.")
+    left, right = st.columns(2)
+    left.dataframe(served["recall"].style.format("{:.4f}", na_rep="–"), width="stretch",
+                   column_config=components.MODEL_COLUMN)
+    right.dataframe(served["recommended"].style.format("{:.1%}"), width="stretch",
+                    column_config=components.MODEL_COLUMN)
+
 st.subheader("Export")
 workspace = state.workspace()
 files = {**{f"recommendations {m}": t for m, t in workspace.models.items()}, "ground truth": workspace.ground_truth,
@@ -139,7 +154,8 @@ prints = {name: f"{table.name} · {content_hash(table)[:16]}" for name, table in
 e1, e2, e3 = st.columns(3)
 e1.download_button("HTML report (works offline)",
                    lambda: report_html(results, comparison, fingerprints=prints, workspace=workspace.label,
-                                       cases=case_study(dataset, results)),
+                                       cases=case_study(dataset, results),
+                                       served=items_by_model(dataset, models, settings)),
                    "rankscope-report.html", "text/html", key="dl_report", icon=":material/description:",
                    on_click="ignore")
 e2.download_button("Every number (JSON)",

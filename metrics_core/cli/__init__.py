@@ -302,12 +302,14 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.command == "report":
         from metrics_core.report.cases import case_study
         from metrics_core.report.document import file_fingerprints, numbers, numbers_csv, write_report
+        from metrics_core.stats.served import items_by_model
 
         files = {"ground truth": args.ground_truth, "train": args.train, "items": args.items, "users": args.users,
                  **{f"recommendations {n}": p for n, p in (parse_model_source(v) for v in args.recommendations)}}
         prints = file_fingerprints(files)
         write_report(args.output, results, comparison, prints, workspace=getattr(args, "save", None),
-                     cases=case_study(dataset, results))
+                     cases=case_study(dataset, results),
+                     served=items_by_model(dataset, list(results), next(iter(results.values())).settings))
         if args.json:
             Path(args.json).write_text(dumps(numbers(results, comparison, fingerprints=prints), indent=2))
         if args.csv:

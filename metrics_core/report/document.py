@@ -61,10 +61,11 @@ def numbers_csv(results: dict[str, Evaluation], comparison: Comparison | None = 
 
 def report_html(results: dict[str, Evaluation], comparison: Comparison | None = None, title: str = "rankscope report",
                 fingerprints: dict[str, str] | None = None, workspace: str | None = None,
-                cases: CaseStudy | None = None) -> str:
+                cases: CaseStudy | None = None, served: dict[str, pd.DataFrame] | None = None) -> str:
     """The report as one HTML string, in the order a reader needs it: which model wins (the
     verdicts), the headline metrics with their intervals, the curves and the comparison, a few
-    best and worst cases (``cases``, from :func:`metrics_core.report.cases.case_study`), every
+    best and worst cases (``cases``, from :func:`metrics_core.report.cases.case_study`), who is served
+    among popular and niche items (``served``, from :func:`metrics_core.stats.served.items_by_model`), every
     metric (one row per metric, one column per model: it wraps at any number of models), notes
     about the data, and last the settings and the fingerprint of every input file. The title
     names the workspace and the date; it prints to PDF from a browser (print styles)."""
@@ -118,6 +119,14 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
                      _table(comparison.rows.set_index(["model", "metric"]), "{:.4g}")]
     if cases is not None:
         sections += ["<h2>Best and worst cases</h2>", study_html(cases)]
+    if served is not None:
+        sections += ["<h2>Who is served: popular and niche items</h2>",
+                     "<p class='meta'>The items with training interactions in thirds by popularity (head: the most "
+                     f"interacted). Recall of each third's relevant items in the top {k}, over the users with "
+                     "some:</p>",
+                     _table(served["recall"].map(lambda v: f"{v:.4f}" if pd.notna(v) else "–")),
+                     "<p class='meta'>Each third's share of the recommendations:</p>",
+                     _table(served["recommended"].map(lambda v: f"{v:.1%}"))]
     sections += ["<h2>Every metric</h2>", _table(every.map(lambda v: f"{v:.4f}" if isinstance(v, float) else v)),
                  "<h2>Users</h2>", _table(pd.DataFrame({n: r.users for n, r in results.items()}))]
     notes = "".join(f"<li><b>{html.escape(n)}</b>: {html.escape(note.message)}</li>"
@@ -211,8 +220,8 @@ table.case-list td, table.case-list th { text-align: left; } table.case-list td:
 
 def write_report(path: str | Path, results: dict[str, Evaluation], comparison: Comparison | None = None,
                  fingerprints: dict[str, str] | None = None, workspace: str | None = None,
-                 cases: CaseStudy | None = None) -> Path:
+                 cases: CaseStudy | None = None, served: dict[str, pd.DataFrame] | None = None) -> Path:
     path = Path(path)
-    path.write_text(report_html(results, comparison, fingerprints=fingerprints, workspace=workspace, cases=cases),
-                    encoding="utf-8")
+    path.write_text(report_html(results, comparison, fingerprints=fingerprints, workspace=workspace, cases=cases,
+                                served=served), encoding="utf-8")
     return path

@@ -311,3 +311,12 @@ def test_popularity_page_shows_how_head_mid_and_tail_items_are_served():
     shown_tables = [frame.value for frame in at.dataframe if "recall" in getattr(frame.value, "columns", [])]
     assert shown_tables and shown_tables[0]["recall"].tolist() == pytest.approx(expected["recall"].tolist(),
                                                                                  nan_ok=True)
+
+
+def test_compare_page_shows_who_is_served_among_popular_and_niche_items():
+    at = start()
+    at.switch_page("views/compare.py").run()
+    assert_clean(at)
+    assert any("Who is served" in h.value for h in at.subheader)
+    recall = [frame.value for frame in at.dataframe if "tail" in getattr(frame.value, "columns", [])]
+    assert len(recall) == 2 and list(recall[0].index) == ["popularity", "personalised", "diverse"]

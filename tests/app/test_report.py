@@ -13,6 +13,7 @@ from metrics_core import Settings
 from metrics_core.report.cases import case_study
 from metrics_core.report.document import numbers, report_html
 from metrics_core.stats.compare import compare
+from metrics_core.stats.served import items_by_model
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -26,7 +27,8 @@ def report(tmp_path_factory):
     path = tmp_path_factory.mktemp("report") / "report.html"
     prints = {"ground truth": "truth.csv · abc", "training interactions": "train.csv · def"}
     path.write_text(report_html(results, comparison, fingerprints=prints, workspace="Films <demo>",
-                                cases=case_study(dataset, results)), encoding="utf-8")
+                                cases=case_study(dataset, results),
+                                served=items_by_model(dataset, list(results), Settings(k=10))), encoding="utf-8")
     return path, results, comparison
 
 
@@ -44,13 +46,15 @@ def test_the_report_reads_verdict_first_and_settings_last(report):
     the settings (issue #44). The title names the workspace (as text) and the date."""
     text = report[0].read_text(encoding="utf-8")
     order = ["Which model wins", "Headline metrics", "Charts", "Against the baseline", "Best and worst cases",
-             "Every metric", "Input files", "Settings"]
+             "Who is served", "Every metric", "Input files", "Settings"]
     places = [text.index(f"<h2>{heading}") for heading in order]
     assert places == sorted(places), dict(zip(order, places, strict=True))
     assert "<h1>Films &lt;demo&gt; · rankscope report</h1>" in text and "<title>Films &lt;demo&gt;" in text
     assert "personalised is best on NDCG@10: +0.0153 over diverse" in text
     assert "11-point average precision@10" in text and "iprec_at_recall" not in text.split("<h2>Settings")[0]
     assert "train.csv · def" in text and " ± " in text
+    served = report[0].read_text(encoding="utf-8").split("<h2>Who is served")[1].split("<h2>")[0]
+    assert all(group in served for group in ("head", "mid", "tail")) and "%" in served
 
 
 def test_the_cases_show_the_leader_and_the_runner_up_by_title_with_hits_marked(report):

@@ -88,3 +88,20 @@ def test_items_of_several_categories_count_a_share_in_each():
     assert table.loc["Drama", "hits"] == 0.5 and table.loc["Comedy", "hits"] == 0.5
     assert table.loc["Drama", "recall"] == 1.0 and table.loc["Comedy", "recall"] == pytest.approx(0.5 / 1.5)
     assert table.loc["Comedy", "items"] == 2.5 and table.loc["Drama", "recommended"] == 0.5
+
+
+def test_items_by_model_has_a_row_per_model_for_the_report_and_compare():
+    from dashboard.workspace import demo_workspace
+    from metrics_core import Dataset, Settings
+    from metrics_core.stats.served import items_by_model
+
+    dataset = demo_workspace().build()
+    tables = items_by_model(dataset, dataset.models, Settings(k=10))
+    for measure in ("recall", "recommended"):
+        assert tables[measure].index.tolist() == dataset.models
+        assert {"head", "mid", "tail"} <= set(tables[measure].columns)
+    assert tables["recommended"].sum(axis=1).tolist() == pytest.approx([1.0] * len(dataset.models))
+    popular = tables["recommended"].loc["popularity"]
+    assert popular["head"] > popular["tail"]  # (the popularity model recommends the head)
+    recs = pd.DataFrame({"user_id": 1, "item_id": [1], "rank": [1]})
+    assert items_by_model(Dataset.build({"m": recs}, recs[["user_id", "item_id"]]), ["m"], Settings()) is None
