@@ -18,7 +18,9 @@ from metrics_core.report.document import numbers, numbers_csv, report_html
 from metrics_core.stats import overlap
 from metrics_core.stats.compare import compare_segments, win_tie_loss
 from metrics_core.stats.overlap import MEASURES
-from metrics_core.stats.served import items_by_model
+from metrics_core.stats.segments import ACTIVITY
+from metrics_core.stats.served import GAP_RESAMPLES, gap_sentences, items_by_model
+from metrics_core.stats.verdict import LEAD_METRIC
 
 context = state.page()
 settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
@@ -131,6 +133,12 @@ elif chosen:
             "value": st.column_config.NumberColumn(challenger, format="%.4f"),
             "delta": st.column_config.NumberColumn(format="%+.4f"),
             "p_value": st.column_config.NumberColumn("p (uncorrected)", format="%.3g")})
+        gaps = state.memo("segment_gaps", (segment, metric), lambda: gap_sentences(
+            {name: results[name] for name in (baseline, challenger)}, metric, groups))
+        for name, sentence in gaps.items():
+            st.markdown(f"- **{plain(name)}**: {plain(sentence)}")
+        st.caption(f"Gap: the best served {plain(groups.name)} group's mean minus the worst's; its 95% interval "
+                   f"from {GAP_RESAMPLES} resamples of the users within each group.")
 
 st.subheader("Who is served: popular and niche items")
 served = state.memo("served_by_model", (), lambda: items_by_model(dataset, models, settings))
@@ -155,7 +163,9 @@ e1, e2, e3 = st.columns(3)
 e1.download_button("HTML report (works offline)",
                    lambda: report_html(results, comparison, fingerprints=prints, workspace=workspace.label,
                                        cases=case_study(dataset, results),
-                                       served=items_by_model(dataset, models, settings)),
+                                       served=items_by_model(dataset, models, settings),
+                                       gaps=gap_sentences(results, LEAD_METRIC, state.segments(ACTIVITY))
+                                       if dataset.training is not None else None),
                    "rankscope-report.html", "text/html", key="dl_report", icon=":material/description:",
                    on_click="ignore")
 e2.download_button("Every number (JSON)",

@@ -8,7 +8,7 @@ from dashboard.glossary import PER_USER_LABELS
 from dashboard.state import Key
 from dashboard.text import plain
 from metrics_core.stats.segments import natural_order
-from metrics_core.stats.served import served
+from metrics_core.stats.served import GAP_RESAMPLES, served
 
 context = state.page()
 settings, results, models = context.settings, context.results, context.models
@@ -49,7 +49,6 @@ def drawn() -> tuple:
         ranked.tail(5)[::-1]
 
 
-GAP_RESAMPLES = 200
 chart, by, summary, gap, without_hit, median, counted, worst, best = state.memo("users", (model, column, segment),
                                                                               drawn)
 components.chart(chart, f"users_{column}", "dl_users")

@@ -302,14 +302,18 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.command == "report":
         from metrics_core.report.cases import case_study
         from metrics_core.report.document import file_fingerprints, numbers, numbers_csv, write_report
-        from metrics_core.stats.served import items_by_model
+        from metrics_core.stats.segments import ACTIVITY, user_segments
+        from metrics_core.stats.served import gap_sentences, items_by_model
+        from metrics_core.stats.verdict import LEAD_METRIC
 
         files = {"ground truth": args.ground_truth, "train": args.train, "items": args.items, "users": args.users,
                  **{f"recommendations {n}": p for n, p in (parse_model_source(v) for v in args.recommendations)}}
         prints = file_fingerprints(files)
         write_report(args.output, results, comparison, prints, workspace=getattr(args, "save", None),
                      cases=case_study(dataset, results),
-                     served=items_by_model(dataset, list(results), next(iter(results.values())).settings))
+                     served=items_by_model(dataset, list(results), next(iter(results.values())).settings),
+                     gaps=None if dataset.training is None else gap_sentences(results, LEAD_METRIC,
+                                                                              user_segments(dataset, ACTIVITY)))
         if args.json:
             Path(args.json).write_text(dumps(numbers(results, comparison, fingerprints=prints), indent=2))
         if args.csv:

@@ -61,11 +61,13 @@ def numbers_csv(results: dict[str, Evaluation], comparison: Comparison | None = 
 
 def report_html(results: dict[str, Evaluation], comparison: Comparison | None = None, title: str = "rankscope report",
                 fingerprints: dict[str, str] | None = None, workspace: str | None = None,
-                cases: CaseStudy | None = None, served: dict[str, pd.DataFrame] | None = None) -> str:
+                cases: CaseStudy | None = None, served: dict[str, pd.DataFrame] | None = None,
+                gaps: dict[str, str] | None = None) -> str:
     """The report as one HTML string, in the order a reader needs it: which model wins (the
     verdicts), the headline metrics with their intervals, the curves and the comparison, a few
     best and worst cases (``cases``, from :func:`metrics_core.report.cases.case_study`), who is served
-    among popular and niche items (``served``, from :func:`metrics_core.stats.served.items_by_model`), every
+    among popular and niche items (``served``, from :func:`metrics_core.stats.served.items_by_model`) and
+    between user groups (``gaps``, from :func:`metrics_core.stats.served.gap_sentences`), every
     metric (one row per metric, one column per model: it wraps at any number of models), notes
     about the data, and last the settings and the fingerprint of every input file. The title
     names the workspace and the date; it prints to PDF from a browser (print styles)."""
@@ -119,6 +121,10 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
                      _table(comparison.rows.set_index(["model", "metric"]), "{:.4g}")]
     if cases is not None:
         sections += ["<h2>Best and worst cases</h2>", study_html(cases)]
+    if gaps:
+        lines = "".join(f"<li><b>{html.escape(name)}</b>: {html.escape(sentence)}</li>"
+                        for name, sentence in gaps.items())
+        sections += ["<h2>Who is served: user groups</h2>", f"<ul>{lines}</ul>"]
     if served is not None:
         sections += ["<h2>Who is served: popular and niche items</h2>",
                      "<p class='meta'>The items with training interactions in thirds by popularity (head: the most "
@@ -220,8 +226,9 @@ table.case-list td, table.case-list th { text-align: left; } table.case-list td:
 
 def write_report(path: str | Path, results: dict[str, Evaluation], comparison: Comparison | None = None,
                  fingerprints: dict[str, str] | None = None, workspace: str | None = None,
-                 cases: CaseStudy | None = None, served: dict[str, pd.DataFrame] | None = None) -> Path:
+                 cases: CaseStudy | None = None, served: dict[str, pd.DataFrame] | None = None,
+                 gaps: dict[str, str] | None = None) -> Path:
     path = Path(path)
     path.write_text(report_html(results, comparison, fingerprints=fingerprints, workspace=workspace, cases=cases,
-                                served=served), encoding="utf-8")
+                                served=served, gaps=gaps), encoding="utf-8")
     return path

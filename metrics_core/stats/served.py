@@ -145,3 +145,16 @@ def items_by_model(dataset, models: list[str], settings) -> dict[str, pd.DataFra
     return {measure: pd.DataFrame({name: table[measure] for name, table in tables.items()}).T.rename_axis("model")
             for measure in ("recall", "recommended")}
 
+
+GAP_RESAMPLES = 200  # resamples behind the gap's interval where a page or the report states it
+
+
+def gap_sentences(results: dict, metric: str, groups: pd.Series, resamples: int = GAP_RESAMPLES) -> dict[str, str]:
+    """Each model's gap between the user ``groups`` on ``metric``, in words (:meth:`Served.sentence`),
+    for the models with per-user values of it."""
+    from metrics_core.metrics import registry
+
+    column = registry.per_user_columns()[metric]
+    return {name: served(result.per_user[column], groups, resamples).sentence(registry.label(metric, result.k))
+            for name, result in results.items() if column in result.per_user.columns}
+

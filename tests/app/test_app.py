@@ -320,3 +320,14 @@ def test_compare_page_shows_who_is_served_among_popular_and_niche_items():
     assert any("Who is served" in h.value for h in at.subheader)
     recall = [frame.value for frame in at.dataframe if "tail" in getattr(frame.value, "columns", [])]
     assert len(recall) == 2 and list(recall[0].index) == ["popularity", "personalised", "diverse"]
+
+
+def test_compare_page_says_how_far_apart_the_segments_are_for_both_models():
+    from metrics_core.stats.segments import ACTIVITY
+
+    at = start(baseline="popularity", segment_model="personalised", compare_segment=ACTIVITY)
+    at.switch_page("views/compare.py").run()
+    assert_clean(at)
+    lines = [m.value for m in at.markdown if "higher for" in m.value]
+    assert any(line.startswith("- **popularity**") for line in lines)
+    assert any(line.startswith("- **personalised**") for line in lines)

@@ -13,7 +13,8 @@ from metrics_core import Settings
 from metrics_core.report.cases import case_study
 from metrics_core.report.document import numbers, report_html
 from metrics_core.stats.compare import compare
-from metrics_core.stats.served import items_by_model
+from metrics_core.stats.segments import ACTIVITY, user_segments
+from metrics_core.stats.served import gap_sentences, items_by_model
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
@@ -28,7 +29,9 @@ def report(tmp_path_factory):
     prints = {"ground truth": "truth.csv · abc", "training interactions": "train.csv · def"}
     path.write_text(report_html(results, comparison, fingerprints=prints, workspace="Films <demo>",
                                 cases=case_study(dataset, results),
-                                served=items_by_model(dataset, list(results), Settings(k=10))), encoding="utf-8")
+                                served=items_by_model(dataset, list(results), Settings(k=10)),
+                                gaps=gap_sentences(results, "ndcg", user_segments(dataset, ACTIVITY))),
+                    encoding="utf-8")
     return path, results, comparison
 
 
@@ -46,14 +49,16 @@ def test_the_report_reads_verdict_first_and_settings_last(report):
     the settings (issue #44). The title names the workspace (as text) and the date."""
     text = report[0].read_text(encoding="utf-8")
     order = ["Which model wins", "Headline metrics", "Charts", "Against the baseline", "Best and worst cases",
-             "Who is served", "Every metric", "Input files", "Settings"]
+             "Who is served: user groups", "Who is served: popular", "Every metric", "Input files", "Settings"]
     places = [text.index(f"<h2>{heading}") for heading in order]
     assert places == sorted(places), dict(zip(order, places, strict=True))
     assert "<h1>Films &lt;demo&gt; · rankscope report</h1>" in text and "<title>Films &lt;demo&gt;" in text
     assert "personalised is best on NDCG@10: +0.0153 over diverse" in text
     assert "11-point average precision@10" in text and "iprec_at_recall" not in text.split("<h2>Settings")[0]
     assert "train.csv · def" in text and " ± " in text
-    served = report[0].read_text(encoding="utf-8").split("<h2>Who is served")[1].split("<h2>")[0]
+    groups = text.split("<h2>Who is served: user groups")[1].split("<h2>")[0]
+    assert "higher for" in groups and "least active" in groups and groups.count("<li>") == 3
+    served = text.split("<h2>Who is served: popular")[1].split("<h2>")[0]
     assert all(group in served for group in ("head", "mid", "tail")) and "%" in served
 
 

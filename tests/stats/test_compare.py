@@ -160,7 +160,15 @@ def test_cli_compare_json_gates_and_report(tmp_path):
                              str(tmp_path / "n.json"), "--csv", str(tmp_path / "n.csv")],
                             capture_output=True, text=True)
     assert report.returncode == 0, report.stderr
-    assert "<h2>Best and worst cases</h2>" in (tmp_path / "r.html").read_text(encoding="utf-8")
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "<h2>Best and worst cases</h2>" in html and "Who is served" not in html  # (no training data)
+    train = pd.DataFrame({"user_id": rng.integers(0, 50, 400), "item_id": rng.integers(0, 30, 400)})
+    train.to_csv(tmp_path / "train.csv", index=False)
+    with_training = subprocess.run([*base, "report", *files, "--train", str(tmp_path / "train.csv"), "--output",
+                                    str(tmp_path / "t.html")], capture_output=True, text=True)
+    assert with_training.returncode == 0, with_training.stderr
+    html = (tmp_path / "t.html").read_text(encoding="utf-8")
+    assert "<h2>Who is served: user groups</h2>" in html and "<h2>Who is served: popular and niche items</h2>" in html
     numbers = json.loads((tmp_path / "n.json").read_text())
     assert set(numbers["models"]) == {"old", "new"} and numbers["comparison"]["rows"]
     assert "fingerprints" in numbers and len(numbers["fingerprints"]) == 3
