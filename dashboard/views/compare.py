@@ -156,6 +156,8 @@ else:
 
 st.subheader("Export")
 workspace = state.workspace()
+# (read here: the download's function runs after the page, outside its session)
+activity = state.segments(ACTIVITY) if dataset.training is not None else None
 files = {**{f"recommendations {m}": t for m, t in workspace.models.items()}, "ground truth": workspace.ground_truth,
          "training interactions": workspace.train, "item features": workspace.items, "user features": workspace.users}
 prints = {name: f"{table.name} · {content_hash(table)[:16]}" for name, table in files.items() if table is not None}
@@ -163,9 +165,9 @@ e1, e2, e3 = st.columns(3)
 e1.download_button("HTML report (works offline)",
                    lambda: report_html(results, comparison, fingerprints=prints, workspace=workspace.label,
                                        cases=case_study(dataset, results),
-                                       served=items_by_model(dataset, models, settings),
-                                       gaps=gap_sentences(results, LEAD_METRIC, state.segments(ACTIVITY))
-                                       if dataset.training is not None else None),
+                                       served=served,
+                                       gaps=None if activity is None else gap_sentences(results, LEAD_METRIC,
+                                                                                        activity)),
                    "rankscope-report.html", "text/html", key="dl_report", icon=":material/description:",
                    on_click="ignore")
 e2.download_button("Every number (JSON)",
