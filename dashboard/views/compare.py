@@ -133,7 +133,7 @@ elif chosen:
             "value": st.column_config.NumberColumn(challenger, format="%.4f"),
             "delta": st.column_config.NumberColumn(format="%+.4f"),
             "p_value": st.column_config.NumberColumn("p (uncorrected)", format="%.3g")})
-        gaps = state.memo("segment_gaps", (segment, metric), lambda: gap_sentences(
+        gaps = state.memo("segment_gaps", (segment, baseline, challenger, metric), lambda: gap_sentences(
             {name: results[name] for name in (baseline, challenger)}, metric, groups))
         for name, sentence in gaps.items():
             st.markdown(f"- **{plain(name)}**: {plain(sentence)}")

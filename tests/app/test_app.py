@@ -331,3 +331,7 @@ def test_compare_page_says_how_far_apart_the_segments_are_for_both_models():
     lines = [m.value for m in at.markdown if "higher for" in m.value]
     assert any(line.startswith("- **popularity**") for line in lines)
     assert any(line.startswith("- **personalised**") for line in lines)
+    at.selectbox(key="segment_model").set_value("diverse").run()  # (the other model's gap, not the one drawn before)
+    lines = [m.value for m in at.markdown if "higher for" in m.value]
+    assert any(line.startswith("- **diverse**") for line in lines)
+    assert not any(line.startswith("- **personalised**") for line in lines)
