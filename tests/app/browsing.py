@@ -94,6 +94,14 @@ def settle(page, quiet: float = 1.5) -> None:
         page.wait_for_timeout(200)
 
 
+def click_and_wait(page, button: str, text: str, timeout_ms: int = 180_000) -> None:
+    """Click the button named ``button`` and wait until ``text`` shows, then settle: on a loaded
+    machine the click's rerun can start after ``settle`` alone has seen a quiet page and returned."""
+    page.get_by_role("button", name=button).click()
+    page.get_by_text(text).first.wait_for(timeout=timeout_ms)
+    settle(page)
+
+
 def shot(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)

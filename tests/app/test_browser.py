@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from browsing import CHROMIUM, cards, free_port, settle, shot, start_server, stop_server, upload_files
+from browsing import CHROMIUM, cards, click_and_wait, free_port, settle, shot, start_server, stop_server, upload_files
 
 from dashboard.glossary import fmt, label
 from metrics_core import Columns, evaluate_models
@@ -51,8 +51,7 @@ def test_upload_map_overview_and_compare(server, browser, tmp_path):
     threshold.press("Enter")
     settle(page)
     shot(page, "1_data_mapping")
-    page.get_by_role("button", name="Check, save and evaluate").click()
-    settle(page)
+    click_and_wait(page, "Check, save and evaluate", "Saved and loaded 2 model(s)")
     assert page.get_by_text("Saved and loaded 2 model(s)").count() == 1
     shot(page, "2_data_loaded")
 
@@ -145,8 +144,7 @@ def test_a_saved_workspace_survives_reload_second_browser_and_restart(browser, t
         page.get_by_role("textbox", name="Save as workspace").fill("weekly ranker")
         page.get_by_role("textbox", name="Save as workspace").press("Enter")
         settle(page)
-        page.get_by_role("button", name="Check, save and evaluate").click()
-        settle(page)
+        click_and_wait(page, "Check, save and evaluate", "Saved and loaded 1 model(s)")
         assert page.get_by_text("Saved and loaded 1 model(s)").count() == 1
         page.get_by_role("link", name="See the overview").click()
         settle(page)
@@ -175,8 +173,7 @@ def test_a_saved_workspace_survives_reload_second_browser_and_restart(browser, t
         assert page.get_by_text("weekly ranker").count() >= 1
         page.goto(f"{url}/history?{link.split('?', 1)[1]}")
         settle(page)
-        page.get_by_role("button", name="Record run").click()
-        settle(page)
+        click_and_wait(page, "Record run", "Recorded run")
         assert page.get_by_text("Recorded run").count() == 1
         shot(page, "12_history")
         from metrics_core.store import Store
