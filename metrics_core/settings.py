@@ -46,6 +46,12 @@ class Settings:
     precision_denominator: ``k`` (short lists are penalised), ``list`` = number of items in
         the top k (Evidently's min(K, |L|)) or ``min_k_relevant`` = min(K, R) (RecTools).
     rbp_p: persistence of rank-biased precision, 0 < p < 1 (default 0.8).
+    rbp_gain: what a relevant item at rank i adds to RBP, times (1 − p)·p^(i−1): 1 (``binary``,
+        Moffat and Zobel's r_i, default), its grade over the ground truth's highest grade
+        (``scaled``: graded RBP, within [0, 1], as cwl_eval scales grades), or its grade itself
+        (``grade``, ranx; RBP can then exceed 1).
+    rbp_max_grade: the grade ``scaled`` divides by, higher grades counting as it (cwl_eval's
+        ``max_rel``); None: the ground truth's highest relevant grade.
     ndcg_ideal: the ideal list behind NDCG: ``cut_at_k`` (the user's best grades, at most K of
         them), ``all_relevant`` (all of them whatever K, trec_eval's ``ndcg`` on a top-K run) or
         ``k_relevant`` (K relevant items, RecTools).
@@ -132,6 +138,8 @@ class Settings:
     users_without_list: Literal["zero", "drop"] = "zero"
     candidates: int | None = None
     rbp_p: float = 0.8
+    rbp_gain: Literal["binary", "scaled", "grade"] = "binary"
+    rbp_max_grade: float | None = None
     ndcg_ideal: NdcgIdeal = "cut_at_k"
     dcg_log_base: float = 2.0
     dcg_discount: Literal["log2", "lenskit"] = "log2"
@@ -181,6 +189,12 @@ class Settings:
                               "choose a persistence 0 < p < 1, e.g. 0.8.")
         _one_of("fbeta", self.fbeta, ("per_user", "of_means"))
         _one_of("false_positives", self.false_positives, ("listed", "k"))
+        _one_of("rbp_gain", self.rbp_gain, ("binary", "scaled", "grade"))
+        if self.rbp_max_grade is not None and (isinstance(self.rbp_max_grade, bool) or not (
+                isinstance(self.rbp_max_grade, (int, float)) and math.isfinite(self.rbp_max_grade)
+                and self.rbp_max_grade > 0)):
+            raise input_error("settings", f"rbp_max_grade = {self.rbp_max_grade!r} is not a number above 0.",
+                              "give the highest grade of the relevance scale, e.g. 4, or leave it unset.")
         _one_of("dcg_discount", self.dcg_discount, ("log2", "lenskit"))
         for name in ("novelty_unknown", "arp_normalisation", "arp_unknown", "gini_over", "similarity",
                      "diversity_divisor", "serendipity_over", "score_entropy", "primitive_scale", "exposure_browsing",
@@ -287,11 +301,9 @@ PRESETS: dict[str, dict[str, object]] = {
     "trec_eval_9": {"ap_denominator": "relevant", "rr_cutoff": False, "order": "score", "tie_break": "item_desc",
                     "users_without_relevant": "zero_if_judged", "users_without_list": "drop",
                     "recall_levels": "add_0.9"},
-    # ranx: AP over all relevant items; lists ordered by score (ranx ignores ranks).
-    "ranx": {"ap_denominator": "relevant", "order": "score"},
-    # Evidently (legacy recsys metrics): precision over the items in the top k, the headline
-    # F-beta of the mean precision and recall, AP divided by R as its code does, and users
-    # with relevant items but no list left out.
+    # ranx: AP over all relevant items; lists ordered by score (ranx ignores ranks); RBP weighs a
+    # hit by its raw grade.
+    "ranx": {"ap_denominator": "relevant", "order": "score", "rbp_gain": "grade"},
     # Evidently 0.6.7 (legacy recsys metrics): precision over the items in the top k, the
     # headline F-beta of the mean precision and recall, AP divided by R as its code does,
     # users with relevant items but no list left out; ARP without items unknown to training,

@@ -69,11 +69,18 @@ def pooled_unjudged(truth_rows, threshold):
     return out
 
 
+def rbp_gain_of(grade, kind, scale):
+    """r_i of a relevant item in RBP: 1, min(grade, scale) / scale, or the grade."""
+    return {"binary": 1.0, "scaled": min(grade, scale) / scale, "grade": grade}[kind]
+
+
 def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", gain="linear",
                  precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8, ndcg_ideal="cut_at_k",
                  judged=None, recall_levels="round", pooled=frozenset(), dcg_log_base=2.0,
-                 false_positives="listed", dcg_discount="log2"):
-    """Every accuracy metric of one user at cut-off k, by the definitions."""
+                 false_positives="listed", dcg_discount="log2", rbp_gain="binary", rbp_max_grade=None,
+                 top_grade=1.0):
+    """Every accuracy metric of one user at cut-off k, by the definitions (``top_grade``: the
+    highest relevant grade of the whole ground truth, graded RBP's scale by default)."""
     top = (slots + [None] * k)[:k]
     rel = [1 if item is not None and item in grades else 0 for item in top]
     listed = [1 if item is not None else 0 for item in top]
@@ -123,7 +130,8 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
             break
     out = {"precision": P, "recall": Rc, "fbeta": F, "ap": AP, "ar": AR, "ndcg": NDCG, "dcg": dcg_in_base, "hit": HR,
            "rr": RR,
-           "rbp": sum((1 - rbp_p) * rbp_p ** i for i in range(k) if rel[i]),
+           "rbp": sum((1 - rbp_p) * rbp_p ** i * rbp_gain_of(grades[top[i]], rbp_gain, rbp_max_grade or top_grade)
+                      for i in range(k) if rel[i]),
            "relative_precision": h / min(k, R) if R else 0.0,
            "r_precision_at_k": sum(rel[:min(k, R)]) / min(k, R) if R else 0.0}
     if judged is not None:  # trec_eval's bpref over the top k

@@ -46,11 +46,15 @@ def data(seed: int = 0, users: int = 400, items: int = 120):
 
 
 @pytest.mark.parametrize("k, options", [(5, {}), (12, {"gain": "exponential", "ap_denominator": "relevant"}),
-                                        (3, {"users_without_relevant": "zero", "users_without_list": "drop"})])
+                                        (3, {"users_without_relevant": "zero", "users_without_list": "drop",
+                                             "rbp_gain": "scaled"})])
 def test_every_metric_equals_the_in_memory_engine(spark, k, options):
+    """(Graded RBP divides by the whole ground truth's highest grade, which one user alone has
+    here, not by a partition's own.)"""
     from metrics_core.engines.spark.engine import evaluate_spark
 
     recs, truth, table = data(k)
+    truth.loc[truth.index[0], "relevance"] = 9
     columns = Columns(relevance="relevance", threshold=1)
     settings = Settings(**options)
     ours = evaluate_spark(spark.createDataFrame(recs), spark.createDataFrame(truth), k=k, settings=settings,

@@ -124,6 +124,11 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
                         help="items scored at or below X are not retrieved (needs a score column)")
     parser.add_argument("--rbp-p", type=_probability, default=None, metavar="P",
                         help="persistence of rank-biased precision, 0 < P < 1 (default 0.8)")
+    parser.add_argument("--rbp-gain", choices=("binary", "scaled", "grade"), default=None,
+                        help="what a relevant item adds to RBP: 1 (default), its grade / the highest grade (scaled: "
+                             "graded RBP), or its grade (ranx)")
+    parser.add_argument("--rbp-max-grade", type=_positive_finite, default=None, metavar="G",
+                        help="the grade --rbp-gain scaled divides by (default: the ground truth's highest)")
     parser.add_argument("--preset", choices=list(PRESETS), default=None,
                         help="reproduce another tool's conventions (see docs/metric-definitions.md)")
     beyond = parser.add_argument_group("beyond-accuracy conventions (defaults: rankscope's; see docs/cli.md)")
@@ -272,6 +277,7 @@ def warn_about_ids(results: dict[str, Evaluation]) -> None:
 def _settings(args: argparse.Namespace, **extra):
     return settings_for(args.preset, k=args.k, beta=args.beta, ap_denominator=args.ap_denominator, gain=args.gain,
                         precision_denominator=args.precision_denominator, rbp_p=args.rbp_p,
+                        rbp_gain=args.rbp_gain, rbp_max_grade=args.rbp_max_grade,
                         ndcg_ideal=args.ndcg_ideal, dcg_log_base=args.dcg_log_base,
                         false_positives=args.false_positives, dcg_discount=args.dcg_discount,
                         score_threshold=args.score_threshold,

@@ -86,6 +86,11 @@ class Truth:
         return np.concatenate([[0], np.cumsum(self.relevant_count)])
 
     @cached_property
+    def top_grade(self) -> float:
+        """The highest relevant grade (1.0 without relevant rows): graded RBP's scale."""
+        return float(self.grade.max()) if len(self.grade) else 1.0
+
+    @cached_property
     def cell_grade_type(self) -> np.dtype:
         """The type of the lists' grade cells: ``uint8`` when every relevant grade is a whole
         number from 0 to 255 (ratings, graded judgements: a quarter of the bytes, 1.1 GiB less

@@ -79,10 +79,13 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
             "dcg_log_base": float(rng.choice([2.0, math.e, 10.0])),
             "false_positives": str(rng.choice(["listed", "k"])),
             "dcg_discount": str(rng.choice(["log2", "lenskit"])),
+            "rbp_gain": str(rng.choice(["binary", "scaled", "grade"])),
+            "rbp_max_grade": [None, 2.0][rng.integers(0, 2)],
         }
         users = [u for u in grades if grades[u]]
+        top_grade = max(g for u in users for g in grades[u].values())
         expected = {u: user_metrics(lists.get(u, []), grades[u], k, candidates=candidates, judged=judged.get(u, set()),
-                                    **options) for u in users}
+                                    top_grade=top_grade, **options) for u in users}
         for curves in (False, True):  # (False, without candidates: at K alone from the hit cells)
             result = dataset.evaluate(settings=Settings(k=k, candidates=candidates, **options), curves=curves)
             result.per_user = result.per_user[result.per_user["evaluated"]]
@@ -94,7 +97,7 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
         # the curve at every k equals the mean of the per-user definitions at that k
         for kk in (1, k // 2 + 1, k, int(result.curves.index[-1])):  # the last: the longest list, or K beyond it
             slow = [user_metrics(lists.get(u, []), grades[u], kk, candidates=candidates, judged=judged.get(u, set()),
-                                 **options) for u in users]
+                                 top_grade=top_grade, **options) for u in users]
             for curve, metric in CURVES.items():
                 if "candidates" in REGISTRY_BY_NAME[curve].needs and candidates is None:
                     assert curve not in result.curves.columns

@@ -89,17 +89,24 @@ def test_whole_list_measures_equal_trec_eval(demo, model):
 
 @pytest.mark.parametrize("persistence", [0.5, 0.8, 0.95])
 def test_rbp_and_r_precision_equal_ranx(demo, persistence):
+    """ranx weighs an RBP hit by its raw grade (the ranx preset's ``rbp_gain="grade"``); with the
+    grades made 1, its RBP is Moffat and Zobel's, rankscope's default."""
     ranx = pytest.importorskip("ranx")
     tables, relevant = demo
     recs = tables["recs_personalised"]
     longest = int(recs.groupby("user_id").size().max())  # ranx reads the whole run
     name = f"rbp.{str(persistence)[2:]}"
-    binary = relevant.assign(rating=1)  # ranx weights an RBP hit by its raw grade; RBP's r_i is 0 or 1
-    theirs = ranx.evaluate(ranx.Qrels(_as_trec(binary, "rating", int)), ranx.Run(_as_trec(recs, "score")),
-                           [name, "r-precision"], make_comparable=True)
+    run = ranx.Run(_as_trec(recs, "score"))
+    graded = ranx.evaluate(ranx.Qrels(_as_trec(relevant, "rating", int)), run, [name, "r-precision"],
+                           make_comparable=True)
+    binary = ranx.evaluate(ranx.Qrels(_as_trec(relevant.assign(rating=1), "rating", int)), run, name,
+                           make_comparable=True)
     ours = evaluate(recs, tables["ground_truth"], k=longest, columns=GRADED, preset="ranx", rbp_p=persistence)
-    assert ours.metrics["rbp"] == pytest.approx(theirs[name], abs=1e-12)
-    assert ours.metrics["r_precision"] == pytest.approx(theirs["r-precision"], abs=1e-12)
+    assert ours.metrics["rbp"] == pytest.approx(graded[name], abs=1e-12)
+    assert ours.metrics["r_precision"] == pytest.approx(graded["r-precision"], abs=1e-12)
+    moffat = evaluate(recs, tables["ground_truth"], k=longest, columns=GRADED, rbp_p=persistence,
+                      preset="ranx", rbp_gain="binary")
+    assert moffat.metrics["rbp"] == pytest.approx(binary, abs=1e-12)
 
 
 def test_gm_map_and_ndcg_over_all_relevant_equal_trec_eval(demo):

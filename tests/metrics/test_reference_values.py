@@ -130,6 +130,28 @@ def test_r_precision_cut_at_k_counts_the_first_min_k_r_items():
     assert at_2.curves["r_precision_at_k"].tolist() == pytest.approx([0.5, 0.25, 1 / 6, 1 / 6, 1 / 6], abs=1e-15)
 
 
+def test_graded_rbp_scales_grades_by_the_highest_and_ranx_takes_them_raw():
+    """Grades 3 and 1 at ranks 1 and 3 (rank 2 not relevant), the ground truth's highest grade 3,
+    p = 0.5: binary 0.5·(1 + 0.25) = 0.625; scaled 0.5·(3/3 + 0.25·1/3) = 0.54167; raw grades
+    0.5·(3 + 0.25) = 1.625; scaled by a maximum grade of 2: 0.5·(2/2 + 0.25·1/2) = 0.5625."""
+    recs = pd.DataFrame({"user_id": [1, 1, 1, 2], "item_id": [10, 11, 12, 20], "rank": [1, 2, 3, 1]})
+    truth = pd.DataFrame({"user_id": [1, 1, 2], "item_id": [10, 12, 21], "grade": [3, 1, 2]})
+    columns = Columns(relevance="grade", threshold=1)
+
+    def rbp(**options):
+        return evaluate(recs, truth, k=3, columns=columns, rbp_p=0.5, **options).per_user.loc[1, "rbp"]
+
+    assert rbp() == pytest.approx(0.625, abs=1e-15)
+    assert rbp(rbp_gain="scaled") == pytest.approx(0.5 * (1 + 0.25 / 3), abs=1e-15)
+    assert round(rbp(rbp_gain="scaled"), 5) == 0.54167
+    assert rbp(rbp_gain="grade") == pytest.approx(1.625, abs=1e-15)
+    assert rbp(rbp_gain="scaled", rbp_max_grade=2) == pytest.approx(0.5625, abs=1e-15)
+    assert rbp(preset="ranx") == pytest.approx(1.625, abs=1e-15)
+    equal = truth.assign(grade=2)  # every grade the highest: scaled RBP is the binary one, raw twice it
+    assert evaluate(recs, equal, k=3, columns=columns, rbp_p=0.5, rbp_gain="scaled").per_user.loc[1, "rbp"] == 0.625
+    assert evaluate(recs, equal, k=3, columns=columns, rbp_p=0.5, rbp_gain="grade").per_user.loc[1, "rbp"] == 1.25
+
+
 def test_dcg_in_another_log_base_is_scikit_learns_and_leaves_ndcg_alone():
     """DCG with natural logarithms equals scikit-learn's dcg_score(log_base=e) (and Microsoft
     Recommenders' default discount); it is log2(e) times DCG in base 2, and NDCG is unchanged.

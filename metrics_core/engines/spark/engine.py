@@ -241,7 +241,8 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
         tables[PRIMITIVE] = primitive_df.select(*[c for c in recs_columns if c in primitive_df.columns])
 
     layout = _layout(tables, columns.user)
-    kernel = _partition_kernel(settings, columns, items, feature_columns, per_user, curve_to, bootstrap, seed,
+    kernel = _partition_kernel(_with_rbp_scale(settings, truth_df, columns), columns, items, feature_columns,
+                               per_user, curve_to, bootstrap, seed,
                                layout, facts, keep_users, "judgements" in available)
     out = _rows_of_users(tables, columns.user, layout, partitions).mapInArrow(kernel, schema=schema)
     if keep_users:
@@ -522,6 +523,18 @@ def _unnested(batches, user: str, keep: tuple[str, ...],
                 if mine.column(c).null_count < mine.num_rows or c in keep or not mine.num_rows]
         frames[name] = mine.select(kept).to_pandas()
     return frames
+
+
+def _with_rbp_scale(settings: Settings, truth_df, columns: Columns) -> Settings:
+    """The settings a partition evaluates with: graded RBP (``rbp_gain="scaled"``) divides by the
+    whole ground truth's highest relevant grade, found here once, not by a partition's own."""
+    if settings.rbp_gain != "scaled" or settings.rbp_max_grade is not None or columns.relevance not in truth_df.columns:
+        return settings
+    from pyspark.sql import functions as F  # noqa: N812
+
+    grade = F.col(f"`{columns.relevance}`")
+    top = truth_df.filter(grade >= columns.threshold).agg(F.max(grade)).first()[0]
+    return settings if top is None else replace(settings, rbp_max_grade=float(top))
 
 
 def _partitions(recs_df) -> int:

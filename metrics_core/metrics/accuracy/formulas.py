@@ -62,14 +62,37 @@ def within_relevant_count(hits: Hits) -> np.ndarray:
 
 
 def rbp_weight(hits: Hits) -> np.ndarray:
-    """(1 - p)·p^(i-1), RBP's weight of the hit at rank i.
+    """(1 - p)·p^(i-1)·r_i, RBP's weight of the hit at rank i, r_i its gain (:func:`rbp_relevance`).
 
     >>> from types import SimpleNamespace
-    >>> rbp_weight(SimpleNamespace(rank=np.array([1.0, 3.0]), settings=SimpleNamespace(rbp_p=0.5)))
+    >>> settings = SimpleNamespace(rbp_p=0.5, rbp_gain="binary")
+    >>> rbp_weight(SimpleNamespace(rank=np.array([1.0, 3.0]), settings=settings))
     array([0.5  , 0.125])
     """
     p = hits.settings.rbp_p
-    return (1.0 - p) * p ** (hits.rank - 1.0)
+    return (1.0 - p) * p ** (hits.rank - 1.0) * rbp_relevance(hits)
+
+
+def rbp_relevance(hits: Hits) -> np.ndarray | float:
+    """r_i of each hit in RBP: 1 (``binary``), min(grade, G) / G with G the ``rbp_max_grade``
+    or else the ground truth's highest relevant grade (``scaled``), or the grade (``grade``).
+    Lists without grades hold only the highest grade.
+
+    >>> from types import SimpleNamespace
+    >>> hits = SimpleNamespace(grades=lambda: np.array([1, 4]), top_grade=4.0,
+    ...                        settings=SimpleNamespace(rbp_gain="scaled", rbp_max_grade=None))
+    >>> rbp_relevance(hits)
+    array([0.25, 1.  ])
+    """
+    kind = hits.settings.rbp_gain
+    if kind == "binary":
+        return 1.0
+    grades = hits.grades()
+    grades = np.float64(hits.top_grade) if grades is None else grades.astype(np.float64)
+    if kind == "grade":
+        return grades
+    top = hits.settings.rbp_max_grade or hits.top_grade
+    return np.minimum(grades, top) / top
 
 
 def bpref_term(hits: Hits) -> np.ndarray:

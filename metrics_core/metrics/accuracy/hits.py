@@ -28,6 +28,8 @@ class Hits:
     ``cell`` and ``row_start``, flat indices of the hit and of its row's first cell in the layout
     that ``marked`` uses; ``R`` and ``N``, each row's relevant and judged non-relevant counts.
 
+    ``top_grade`` is the ground truth's highest relevant grade.
+
     ``grades()`` gives the grade at each hit (None: the lists carry hits only) and ``marked()``
     the flat cells, ascending, of the judged non-relevant items and of the pooled but unjudged
     ones (None: none) in the same layout as ``cell``; both are read on first use.
@@ -44,6 +46,7 @@ class Hits:
     grades: Callable[[], np.ndarray | None]
     marked: Callable[[], tuple[np.ndarray, np.ndarray | None]]
     N: np.ndarray | None = None
+    top_grade: float = 1.0
 
     @classmethod
     def of_rows(cls, lists: Lists, truth: Truth, rows: np.ndarray, width: int, settings: Settings,
@@ -74,12 +77,12 @@ class Hits:
         cell, row_start = (row * width + position, row * width) if local else (global_cell, user * positions)
         return cls(row, position, len(rows), width, settings, truth.relevant_count[rows].astype(np.float64),
                    cell, row_start, lambda: None if lists.grade is None else lists.grade.reshape(-1)[global_cell],
-                   marked, truth.judged_count[rows].astype(np.float64) if truth.judges else None)
+                   marked, truth.judged_count[rows].astype(np.float64) if truth.judges else None, truth.top_grade)
 
     @classmethod
     def of_block(cls, hit: np.ndarray, settings: Settings, R: np.ndarray, grade: np.ndarray | None,
                  judged: np.ndarray | None = None, pooled: np.ndarray | None = None,
-                 N: np.ndarray | None = None) -> Hits:
+                 N: np.ndarray | None = None, top_grade: float = 1.0) -> Hits:
         """The hit cells of a users x width block ``hit``, with its grades, judged non-relevant
         and pooled cells as blocks of the same shape."""
         cell = np.flatnonzero(hit.reshape(-1))
@@ -88,7 +91,7 @@ class Hits:
         return cls(row, position, hit.shape[0], width, settings, R, cell, row * width,
                    lambda: None if grade is None else grade.reshape(-1)[cell],
                    lambda: (np.flatnonzero(judged.reshape(-1)),
-                            None if pooled is None else np.flatnonzero(pooled.reshape(-1))), N)
+                            None if pooled is None else np.flatnonzero(pooled.reshape(-1))), N, top_grade)
 
     @cached_property
     def rank(self) -> np.ndarray:

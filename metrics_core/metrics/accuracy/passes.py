@@ -267,7 +267,7 @@ def _chunk(lists: Lists, truth: Truth, part: np.ndarray, settings: Settings, can
         pooled = None if pooled is None else pooled[cells, :width]
         N = truth.judged_count[part].astype(np.float64)
     hits = Hits.of_block(hit, settings, R, None if lists.grade is None else lists.grade[cells, :width], judged,
-                         pooled, N)
+                         pooled, N, truth.top_grade)
     scaled = Scaled(cut.k[None, :], R[:, None], settings, _dcg_gain(lists, truth, settings), H=H, F=F,
                     ideal=lambda: ideal_dcg(truth, part, cut, settings.gain, settings.ndcg_ideal,
                                             settings.dcg_discount))
