@@ -107,6 +107,9 @@ class Settings:
     diversity_divisor: diversity is the mean distance over the n(n − 1)/2 item ``pairs`` of a
         list (default; users with fewer than two items are left out), or the sum of those
         distances divided by the list length n (``list``, Evidently; such users score 0).
+    one_item_lists: a list with one item that has features (cosine or co-occurrence) has no pair:
+        left out of diversity and intra-list similarity (``leave_out``, default), or compared
+        with itself (``self``: similarity 1, diversity 0, LensKit's ILS).
     serendipity_over: serendipity averages unexpectedness over the ``relevant`` recommended
         items (default) or over the whole top K with irrelevant items counting 0 (``list``,
         Microsoft Recommenders).
@@ -154,6 +157,7 @@ class Settings:
     gini_over: Literal["catalog", "recommended"] = "catalog"
     similarity: Similarity = "cosine"
     diversity_divisor: Literal["pairs", "list"] = "pairs"
+    one_item_lists: Literal["leave_out", "self"] = "leave_out"
     serendipity_over: Literal["relevant", "list"] = "relevant"
     score_entropy: Literal["per_user", "pooled"] = "per_user"
     primitive_model: str | None = None
@@ -197,8 +201,8 @@ class Settings:
                               "give the highest grade of the relevance scale, e.g. 4, or leave it unset.")
         _one_of("dcg_discount", self.dcg_discount, ("log2", "lenskit"))
         for name in ("novelty_unknown", "arp_normalisation", "arp_unknown", "gini_over", "similarity",
-                     "diversity_divisor", "serendipity_over", "score_entropy", "primitive_scale", "exposure_browsing",
-                     "exposure_target"):
+                     "diversity_divisor", "one_item_lists", "serendipity_over", "score_entropy", "primitive_scale",
+                     "exposure_browsing", "exposure_target"):
             _one_of(name, getattr(self, name), get_args(FIELD_TYPES[name]))
         if not (isinstance(self.entropy_base, (int, float)) and math.isfinite(self.entropy_base)
                 and self.entropy_base > 1):

@@ -154,6 +154,8 @@ BEYOND_OPTIONS = {
     "similarity": "cosine of item features (default), Hamming distance of feature values (RecTools), or "
                   "co-occurrence in training (Recommenders)",
     "diversity_divisor": "diversity = mean over item pairs (default) or pair sum / list length (Evidently)",
+    "one_item_lists": "a list with one featured item: left out of diversity and intra-list similarity (default) "
+                      "or compared with itself, similarity 1 (LensKit)",
     "serendipity_over": "serendipity averaged over relevant items (default) or the whole top K (Recommenders)",
     "score_entropy": "softmax entropy per user (default) or one softmax over all users (Evidently)",
     "primitive_scale": "scale both lists to [0, 1] by rank (default) or min-max of scores",

@@ -196,7 +196,11 @@ def _similarity_metrics(out: BeyondPass, top, hit_top, rows, inputs: BeyondInput
         out.skipped["intra_list_similarity"] = "a Hamming distance has no similarity"
     else:
         out.per_user["intra_list_similarity"] = np.clip(sums.mean(), -1.0, 1.0)
-    out.left_out["users_with_fewer_than_two_featured_items"] = int((sums.n < 2).sum())
+        if settings.one_item_lists == "self":  # (LensKit: a lone item is as similar to itself as can be)
+            out.per_user["intra_list_similarity"][sums.n == 1] = 1.0
+            out.per_user["diversity"][sums.n == 1] = 0.0
+    out.left_out["users_with_fewer_than_two_featured_items"] = int((sums.n < (
+        1 if settings.one_item_lists == "self" and not sums.is_distance else 2)).sum())
     if to_history is None or settings.similarity == "hamming":
         out.skipped["serendipity"] = NEEDS_TRAINING if to_history is None else "a Hamming distance has no " \
             "similarity to a history"

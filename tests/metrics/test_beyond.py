@@ -68,6 +68,25 @@ def test_diversity_by_hand_including_items_without_features():
     assert result.left_out["users_with_fewer_than_two_featured_items"] == 1
 
 
+def test_a_one_item_list_is_left_out_or_as_lenskit_similar_to_itself():
+    """User 2's list has one featured item (d has none): no pair, so no diversity by default;
+    LensKit's ILS gives such a list 1, so diversity 0. A list of two keeps its pair's value
+    and a list of no featured item stays out either way."""
+    vectors = {"a": (1, 0), "b": (0, 1), "c": (1, 1)}
+    recs = pd.DataFrame({"user_id": [1, 1, 2, 2, 3], "item_id": ["a", "b", "c", "d", "d"], "rank": [1, 2, 1, 2, 1]})
+    truth = pd.DataFrame({"user_id": [1, 2, 3], "item_id": ["a", "c", "d"]})
+    default = evaluate(recs, truth, k=2, items=items_table(vectors))
+    lenskit = evaluate(recs, truth, k=2, items=items_table(vectors), one_item_lists="self")
+    assert np.isnan(default.per_user.loc[2, "intra_list_similarity"]) and np.isnan(default.per_user.loc[2, "diversity"])
+    assert lenskit.per_user.loc[2, "intra_list_similarity"] == 1.0 and lenskit.per_user.loc[2, "diversity"] == 0.0
+    for result in (default, lenskit):
+        assert result.per_user.loc[1, "intra_list_similarity"] == 0.0 and result.per_user.loc[1, "diversity"] == 1.0
+        assert np.isnan(result.per_user.loc[3, "diversity"])
+    assert default.metrics["diversity"] == 1.0 and lenskit.metrics["diversity"] == 0.5
+    assert default.left_out["users_with_fewer_than_two_featured_items"] == 2
+    assert lenskit.left_out["users_with_fewer_than_two_featured_items"] == 1
+
+
 def test_opposite_items_have_diversity_two():
     recs = pd.DataFrame({"user_id": [1, 1], "item_id": ["a", "b"], "rank": [1, 2]})
     result = evaluate(recs, pd.DataFrame({"user_id": [1], "item_id": ["a"]}), k=2,
@@ -175,8 +194,8 @@ def test_bad_item_features_are_clear_errors():
     assert "row 2" in str(e.value)
 
 
-def slow_beyond(lists: dict, vectors: dict, history: dict, relevant: dict):
-    """Per pair, per user, by the definitions."""
+def slow_beyond(lists: dict, vectors: dict, history: dict, relevant: dict, one_item_lists: str = "leave_out"):
+    """Per pair, per user, by the definitions (``self``: one featured item's similarity is 1)."""
     def cos(a, b):
         return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
 
@@ -184,7 +203,8 @@ def slow_beyond(lists: dict, vectors: dict, history: dict, relevant: dict):
     for user, items in lists.items():
         featured = [i for i in items if i in vectors]
         pairs = list(itertools.combinations(featured, 2))
-        ils = np.mean([cos(vectors[a], vectors[b]) for a, b in pairs]) if pairs else np.nan
+        ils = np.mean([cos(vectors[a], vectors[b]) for a, b in pairs]) if pairs else \
+            1.0 if len(featured) == 1 and one_item_lists == "self" else np.nan
         hist = [h for h in history.get(user, []) if h in vectors]
         hits = [i for i in featured if i in relevant.get(user, set())]
         ser = np.mean([1 - np.mean([cos(vectors[i], vectors[h]) for h in hist]) for i in hits]) \
@@ -193,8 +213,8 @@ def slow_beyond(lists: dict, vectors: dict, history: dict, relevant: dict):
     return out
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_fast_equals_slow_pairwise(seed):
+@pytest.mark.parametrize("seed, one_item_lists", [(0, "leave_out"), (1, "self"), (2, "leave_out"), (3, "self")])
+def test_fast_equals_slow_pairwise(seed, one_item_lists):
     rng = np.random.default_rng(seed)
     n_items, n_users, k = 25, 30, 6
     vectors = {i: rng.normal(size=4) for i in range(n_items) if rng.random() > 0.15}
@@ -209,8 +229,8 @@ def test_fast_equals_slow_pairwise(seed):
     truth = pd.DataFrame([(u, int(i)) for u, items in relevant.items() for i in items], columns=["user_id", "item_id"])
     items = items_table(vectors)
     result = Dataset.build(pd.DataFrame(rows, columns=["user_id", "item_id", "rank"]), truth, train=train,
-                           items=items).evaluate(settings=Settings(k=k))
-    want = slow_beyond(lists, vectors, history, relevant)
+                           items=items).evaluate(settings=Settings(k=k, one_item_lists=one_item_lists))
+    want = slow_beyond(lists, vectors, history, relevant, one_item_lists)
     for user, (ils, ser) in want.items():
         np.testing.assert_allclose(result.per_user.loc[user, "intra_list_similarity"], ils, atol=1e-12)
         np.testing.assert_allclose(result.per_user.loc[user, "serendipity"], ser, atol=1e-12)
