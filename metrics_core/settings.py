@@ -82,6 +82,12 @@ class Settings:
         catalog minus the user's own training items (skipped when there is no training data).
     max_list_length: the most items of each list evaluated, the first in its order (trec_eval's
         ``-M``); None: every item. Every metric, over the top K or the whole list, sees the cut list.
+    judged_only: evaluate each list condensed to the items its user's ground truth judges
+        (relevant, or graded below the threshold), the others removed and the rest moved up
+        (trec_eval's ``-J``, pytrec_eval's ``judged_docs_only_flag``, ir_measures'
+        ``judged_only``); applied after ``score_threshold`` and ``max_list_length``. Items
+        without a ground-truth row, and a qrels file's pooled but unjudged ones (a negative
+        grade), are removed.
     recall_levels: how many hits reach recall level r in interpolated precision
         (``iprec_at_recall_*``, ``11pt_avg``): ``round`` = round(r·R) as trec_eval 10 counts
         them, ``add_0.9`` = ⌊r·R + 0.9⌋ as trec_eval 9 and pytrec_eval do; at least one.
@@ -149,6 +155,7 @@ class Settings:
     false_positives: Literal["listed", "k"] = "listed"
     recall_levels: RecallLevels = "round"
     max_list_length: int | None = None
+    judged_only: bool = False
     score_threshold: float | None = None
     novelty_unknown: Literal["leave_out", "one_user"] = "leave_out"
     arp_normalisation: Literal["users", "interactions"] = "users"
@@ -194,6 +201,9 @@ class Settings:
         _one_of("fbeta", self.fbeta, ("per_user", "of_means"))
         _one_of("false_positives", self.false_positives, ("listed", "k"))
         _one_of("rbp_gain", self.rbp_gain, ("binary", "scaled", "grade"))
+        if not isinstance(self.judged_only, bool):
+            raise input_error("settings", f"judged_only = {self.judged_only!r} is not True or False.",
+                              "give True to evaluate the judged items only, else False.")
         if self.rbp_max_grade is not None and (isinstance(self.rbp_max_grade, bool) or not (
                 isinstance(self.rbp_max_grade, (int, float)) and math.isfinite(self.rbp_max_grade)
                 and self.rbp_max_grade > 0)):
@@ -234,9 +244,10 @@ class Settings:
     def score_positions(self) -> int | None:
         """How many of each list's first positions have scores the metrics at ``k`` read: k + 1
         (score entropy and the primitive model's min-max scaling read the top k, the tie warning
-        position k + 1); None (every position) with a score threshold, which reads them all.
-        ``Dataset.build(score_positions=...)`` keeps only these."""
-        return self.k + 1 if self.score_threshold is None else None
+        position k + 1); None (every position) with a score threshold, which reads them all, and
+        with ``judged_only``, which moves later items up. ``Dataset.build(score_positions=...)``
+        keeps only these."""
+        return self.k + 1 if self.score_threshold is None and not self.judged_only else None
 
 
 FIELD_TYPES = get_type_hints(Settings)

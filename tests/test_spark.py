@@ -217,6 +217,14 @@ def test_judged_metrics_equal_the_in_memory_engine(spark):
     for column in ("bpref", "infap"):
         np.testing.assert_allclose(per_user.loc[mine.index, column], mine[column], atol=1e-12, err_msg=column)
     assert (mine["bpref"] < mine["recall"] - 0.1).sum() >= 2  # (the judged rows count)
+    condensed = evaluate_spark(recs_df, spark.createDataFrame(graded), k=6, columns=columns, partitions=9, curves=True,
+                               settings=Settings(judged_only=True))  # (trec_eval's -J: in every partition)
+    memory = evaluate(recs, graded, k=6, columns=columns, judged_only=True)
+    assert memory.metrics["precision"] > evaluate(recs, graded, k=6, columns=columns).metrics["precision"]
+    for name in ("bpref", "infap", "precision", "ndcg", "judged"):
+        assert condensed.metrics[name] == pytest.approx(memory.metrics[name], abs=1e-9), name
+    pd.testing.assert_frame_equal(condensed.curves, memory.curves[condensed.curves.columns], check_exact=False,
+                                  atol=1e-9)
 
     again = truth[truth.user_id < 40].assign(relevance=0)
     relevant_too = pd.concat([truth, again])  # each grade-0 row repeats a relevant pair: nothing judged

@@ -120,6 +120,8 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default), or floor(r*R + 0.9) as trec_eval 9 and pytrec_eval (add_0.9)")
     parser.add_argument("--max-list-length", type=at_least(1), default=None, metavar="N",
                         help="evaluate only the first N items of each list, in its order (trec_eval's -M)")
+    parser.add_argument("--judged-only", action="store_true", default=None,
+                        help="evaluate each list condensed to the items the ground truth judges (trec_eval's -J)")
     parser.add_argument("--score-threshold", type=float, default=None, metavar="X",
                         help="items scored at or below X are not retrieved (needs a score column)")
     parser.add_argument("--rbp-p", type=_probability, default=None, metavar="P",
@@ -284,6 +286,7 @@ def _settings(args: argparse.Namespace, **extra):
                         false_positives=args.false_positives, dcg_discount=args.dcg_discount,
                         score_threshold=args.score_threshold,
                         recall_levels=args.recall_levels, max_list_length=args.max_list_length,
+                        judged_only=args.judged_only,
                         entropy_base=args.entropy_base, primitive_model=args.primitive_model,
                         category_column=args.category_column, calibration_alpha=args.calibration_alpha,
                         **{name: getattr(args, name) for name in BEYOND_OPTIONS}, **extra)

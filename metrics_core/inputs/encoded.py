@@ -153,6 +153,32 @@ class Lists:
                      None if self.grade is None else np.where(keep, self.grade, 0).astype(self.grade.dtype),
                      np.where(keep, self.scores, np.nan), self.listed, self.ordered_by, self.notes)
 
+    def judged_only(self, truth: Truth) -> Lists:
+        """These lists condensed to the items the ground truth judges for their user (relevant or
+        judged non-relevant), in their order, moved up to the front and empty positions after
+        them (trec_eval's ``-J``): a copy as wide as these (so the curves run to the same k), the
+        users who have rows in the file unchanged.
+
+        >>> lists = Lists("m", np.array([[4, 7, 9, 2]]), np.array([[False, True, False, True]]), None, None,
+        ...               np.array([True]), "rank", _judged=np.array([[False, False, True, False]]))
+        >>> condensed = lists.judged_only(None)
+        >>> condensed.items.tolist(), condensed.hit.tolist()
+        ([[7, 9, 2, -1]], [[True, False, True, False]])
+        """
+        if self.scores is not None:
+            self.require_scores(self.positions, "judged-only evaluation")
+        keep = self.hit | self.judged_cells(truth)
+        order = np.argsort(~keep, axis=1, kind="stable")
+        kept = np.take_along_axis(keep, order, axis=1)
+
+        def condensed(values: np.ndarray | None, empty) -> np.ndarray | None:
+            if values is None:
+                return None
+            return np.where(kept, np.take_along_axis(values, order, axis=1), empty).astype(values.dtype)
+
+        return Lists(self.name, condensed(self.items, -1), condensed(self.hit, False), condensed(self.grade, 0),
+                     condensed(self.scores, np.nan), self.listed, self.ordered_by, self.notes)
+
     def first(self, positions: int) -> Lists:
         """These lists cut to their first ``positions`` items (copies; trec_eval's ``-M``): every
         metric, at K or over the whole list, sees only them; who has a list is unchanged.

@@ -82,12 +82,16 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
             "rbp_gain": str(rng.choice(["binary", "scaled", "grade"])),
             "rbp_max_grade": [None, 2.0][rng.integers(0, 2)],
         }
+        judged_only = bool(rng.integers(0, 2))  # trec_eval's -J: each list condensed to its judged items
+        seen = {u: [i for i in items if i in grades.get(u, {}) or i in judged.get(u, set())] if judged_only else items
+                for u, items in lists.items()}
         users = [u for u in grades if grades[u]]
         top_grade = max(g for u in users for g in grades[u].values())
-        expected = {u: user_metrics(lists.get(u, []), grades[u], k, candidates=candidates, judged=judged.get(u, set()),
+        expected = {u: user_metrics(seen.get(u, []), grades[u], k, candidates=candidates, judged=judged.get(u, set()),
                                     top_grade=top_grade, **options) for u in users}
         for curves in (False, True):  # (False, without candidates: at K alone from the hit cells)
-            result = dataset.evaluate(settings=Settings(k=k, candidates=candidates, **options), curves=curves)
+            result = dataset.evaluate(settings=Settings(k=k, candidates=candidates, judged_only=judged_only, **options),
+                                      curves=curves)
             result.per_user = result.per_user[result.per_user["evaluated"]]
             assert sorted(result.per_user.index) == sorted(users)
             for metric in expected[users[0]]:
@@ -96,7 +100,7 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
                                            err_msg=f"{metric} at k={k} {options} curves={curves}")
         # the curve at every k equals the mean of the per-user definitions at that k
         for kk in (1, k // 2 + 1, k, int(result.curves.index[-1])):  # the last: the longest list, or K beyond it
-            slow = [user_metrics(lists.get(u, []), grades[u], kk, candidates=candidates, judged=judged.get(u, set()),
+            slow = [user_metrics(seen.get(u, []), grades[u], kk, candidates=candidates, judged=judged.get(u, set()),
                                  top_grade=top_grade, **options) for u in users]
             for curve, metric in CURVES.items():
                 if "candidates" in REGISTRY_BY_NAME[curve].needs and candidates is None:

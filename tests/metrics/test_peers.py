@@ -46,6 +46,30 @@ def test_trec_eval_preset(demo, model):
         assert ours.metrics[name] == pytest.approx(theirs, abs=1e-12), name
 
 
+@pytest.mark.parametrize("model", ["recs_popularity", "recs_personalised", "recs_diverse"])
+def test_judged_only_equals_trec_evals_condensed_lists(demo, model):
+    """``judged_only`` is trec_eval's -J (pytrec_eval's judged_docs_only_flag): every item without a
+    ground-truth row leaves the list and the rest move up, for the measures at K and over the
+    whole list alike; on these lists it changes the numbers."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    tables, _relevant = demo
+    measures = {**COMPARED, "r_precision": "Rprec", "set_recall": "set_recall", "utility": "utility"}
+    per_query = pytrec_eval.RelevanceEvaluator(QRELS(tables), {*measures.values(), "bpref"},
+                                               judged_docs_only_flag=True).evaluate(_as_trec(tables[model], "score"))
+    ours = evaluate(tables[model], tables["ground_truth"], k=10, columns=GRADED, preset="trec_eval", judged_only=True)
+    whole = evaluate(tables[model], tables["ground_truth"], k=10, columns=GRADED, preset="trec_eval")
+    assert len(per_query) == ours.users["evaluated"]
+    for name, measure in measures.items():
+        theirs = sum(v[measure] for v in per_query.values()) / len(per_query)
+        assert ours.metrics[name] == pytest.approx(theirs, abs=1e-12), name
+    longest = int(tables[model].groupby("user_id").size().max())  # (trec_eval's bpref reads the whole list)
+    bpref = evaluate(tables[model], tables["ground_truth"], k=longest, columns=GRADED, preset="trec_eval",
+                     judged_only=True).metrics["bpref"]
+    assert bpref == pytest.approx(sum(v["bpref"] for v in per_query.values()) / len(per_query), abs=1e-12)
+    assert ours.metrics["precision"] > whole.metrics["precision"]
+    assert set(ours.per_user["judged"].dropna()) == {0.0, 1.0}  # every item left is judged (0: none is)
+
+
 @pytest.mark.parametrize("model", ["recs_popularity", "recs_personalised"])
 def test_ranx_preset(demo, model):
     ranx = pytest.importorskip("ranx")

@@ -130,6 +130,23 @@ def test_r_precision_cut_at_k_counts_the_first_min_k_r_items():
     assert at_2.curves["r_precision_at_k"].tolist() == pytest.approx([0.5, 0.25, 1 / 6, 1 / 6, 1 / 6], abs=1e-15)
 
 
+def test_judged_only_condenses_each_list_to_its_judged_items():
+    """A list a, x, b, y, c with a and c relevant, b judged non-relevant (grade 0), x and y without
+    a row, K = 3. Whole list: P@3 = 1/3, RR 1, NDCG@3 = 1 / (1 + 1/log2 3)
+    = 0.6131. Judged only (trec_eval's -J), the list is a, b, c: P@3 = 2/3, NDCG@3 = (1 + 1/2) /
+    (1 + 1/log2 3) = 0.9197, Judged@3 = 1; the user's R and judged counts do not change."""
+    recs = pd.DataFrame({"user_id": 1, "item_id": ["a", "x", "b", "y", "c"], "rank": [1, 2, 3, 4, 5]})
+    truth = pd.DataFrame({"user_id": 1, "item_id": ["a", "b", "c"], "grade": [1, 0, 1]})
+    columns = Columns(relevance="grade", threshold=1)
+    whole = evaluate(recs, truth, k=3, columns=columns).metrics
+    judged = evaluate(recs, truth, k=3, columns=columns, judged_only=True).metrics
+    idcg = 1 + 1 / math.log2(3)
+    assert whole["precision"] == pytest.approx(1 / 3) and whole["ndcg"] == pytest.approx(1 / idcg, abs=1e-15)
+    assert judged["precision"] == pytest.approx(2 / 3) and judged["ndcg"] == pytest.approx(1.5 / idcg, abs=1e-15)
+    assert round(judged["ndcg"], 4) == 0.9197 and judged["judged"] == 1.0 and whole["judged"] == pytest.approx(2 / 3)
+    assert judged["recall"] == 1.0 and judged["mrr"] == 1.0
+
+
 def test_graded_rbp_scales_grades_by_the_highest_and_ranx_takes_them_raw():
     """Grades 3 and 1 at ranks 1 and 3 (rank 2 not relevant), the ground truth's highest grade 3,
     p = 0.5: binary 0.5·(1 + 0.25) = 0.625; scaled 0.5·(3/3 + 0.25·1/3) = 0.54167; raw grades

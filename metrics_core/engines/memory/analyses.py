@@ -146,7 +146,7 @@ class Analyses:
             if categories is None:
                 raise input_error("served items", why + ".", "give an item table with that column.")
             shares, names = categories.shares.toarray(), categories.names
-        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length)
+        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length, settings.judged_only)
         user, position = lists.hit_coordinates
         inside = position < settings.k
         rows = np.flatnonzero(self.truth.relevant_count > 0)
@@ -172,7 +172,7 @@ class Analyses:
                               "give recall levels such as [0.25, 0.5, 0.75].")
         rows = np.flatnonzero(self.truth.relevant_count > 0)
         self._lists_of(model)
-        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length)
+        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length, settings.judged_only)
         values = precision_at_recall_levels(lists, self.truth, rows, settings.k, levels, settings.recall_levels)
         return pd.DataFrame(values.T, index=pd.Index(self.users.ids[rows], name=self.columns.user),
                             columns=[f"{level:g}" for level in levels])

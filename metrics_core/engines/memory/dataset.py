@@ -296,7 +296,7 @@ class Dataset(Analyses):
         model = model if model is not None else self.models[0]
         if model not in self.lists:
             raise input_error("settings", f"no model named {model!r}.", f"choose one of: {', '.join(self.models)}.")
-        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length)
+        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length, settings.judged_only)
         lists.require_scores(settings.score_positions or lists.positions, f"k = {settings.k}")
         relevant = self.truth.relevant_count > 0
         listed = lists.listed
@@ -328,26 +328,33 @@ class Dataset(Analyses):
         return self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None)
 
     def retrieved(self, model: str, score_threshold: float | None = None,
-                  max_list_length: int | None = None) -> Lists:
+                  max_list_length: int | None = None, judged_only: bool = False) -> Lists:
         """The model's lists; with ``max_list_length``, cut to their first that many items (trec_eval's
-        ``-M``); with ``score_threshold``, without the items scored at or below it (each kept once,
-        so moving K stays cheap)."""
+        ``-M``); with ``score_threshold``, without the items scored at or below it; with
+        ``judged_only``, then condensed to the items the ground truth judges (trec_eval's ``-J``).
+        Each is kept once, so moving K stays cheap."""
         lists = self.lists[model]
         if max_list_length is not None and max_list_length < lists.positions:
             cut = (model, "first", int(max_list_length))
             if cut not in self._above:
                 self._above[cut] = lists.first(int(max_list_length))
             lists = self._above[cut]
-        if score_threshold is None:
-            return lists
-        if lists.scores is None:
-            raise input_error("settings", f"score_threshold = {score_threshold:g} needs scores, and the lists of "
-                              f"{model!r} have ranks only.", "map a score column, or leave score_threshold unset.")
-        key = (model, float(score_threshold), max_list_length)
-        lists.require_scores(lists.positions, "a score threshold")
-        if key not in self._above:
-            self._above[key] = lists.above(score_threshold)
-        return self._above[key]
+        if score_threshold is not None:
+            if lists.scores is None:
+                raise input_error("settings", f"score_threshold = {score_threshold:g} needs scores, and the lists "
+                                  f"of {model!r} have ranks only.",
+                                  "map a score column, or leave score_threshold unset.")
+            key = (model, float(score_threshold), max_list_length)
+            lists.require_scores(lists.positions, "a score threshold")
+            if key not in self._above:
+                self._above[key] = lists.above(score_threshold)
+            lists = self._above[key]
+        if judged_only:
+            key = (model, "judged", score_threshold, max_list_length)
+            if key not in self._above:
+                self._above[key] = lists.judged_only(self.truth)
+            lists = self._above[key]
+        return lists
 
     def beyond_inputs(self, model: str, settings: Settings) -> beyond_accuracy.BeyondInputs:
         """What the beyond-accuracy metrics of ``model`` read, as ``settings`` asks: the
@@ -356,7 +363,8 @@ class Dataset(Analyses):
         model's lists (``primitive_model``, default the first model; against itself a model
         scores 0 on both primitive metrics; with one model there is nothing to compare with)."""
         primitive_name = primitive_model(settings, self.models)
-        other = self.retrieved(primitive_name, settings.score_threshold, settings.max_list_length) \
+        other = self.retrieved(primitive_name, settings.score_threshold, settings.max_list_length,
+                               settings.judged_only) \
             if len(self.models) > 1 else None
         cooccurrence = self.training.cooccurrence if (settings.similarity == "cooccurrence"
                                                       and self.training is not None) else None
