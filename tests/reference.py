@@ -9,8 +9,9 @@ from __future__ import annotations
 import math
 
 
-def ordered_lists(rows, use_rank=True):
-    """rows: (user, item, rank, score) tuples in input order -> {user: [item or None, ...]}.
+def ordered_lists(rows, use_rank=True, with_scores=False):
+    """rows: (user, item, rank, score) tuples in input order -> {user: [item or None, ...]}
+    (``with_scores``: also {user: [score or None, ...]} alongside).
 
     By rank (rank 1 = position 0; gaps stay empty), else by score descending, ties by input
     order. An item seen again later in the same list leaves its later position empty.
@@ -18,23 +19,24 @@ def ordered_lists(rows, use_rank=True):
     by_user = {}
     for index, (user, item, rank, score) in enumerate(rows):
         by_user.setdefault(user, []).append((index, item, rank, score))
-    lists = {}
+    lists, scores = {}, {}
     for user, entries in by_user.items():
         if use_rank:
-            placed = {rank - 1: item for _, item, rank, _ in entries}
+            placed = {rank - 1: (item, score) for _, item, rank, score in entries}
         else:
             ordered = sorted(entries, key=lambda e: (-e[3], e[0]))
-            placed = {pos: e[1] for pos, e in enumerate(ordered)}
+            placed = {pos: (e[1], e[3]) for pos, e in enumerate(ordered)}
         length = max(placed) + 1
-        slots = [placed.get(p) for p in range(length)]
+        slots = [placed.get(p, (None, None)) for p in range(length)]
         seen = set()
-        for p, item in enumerate(slots):
+        for p, (item, _) in enumerate(slots):
             if item in seen:
-                slots[p] = None
+                slots[p] = (None, None)
             elif item is not None:
                 seen.add(item)
-        lists[user] = slots
-    return lists
+        lists[user] = [item for item, _ in slots]
+        scores[user] = [score for _, score in slots]
+    return (lists, scores) if with_scores else lists
 
 
 def relevant_grades(truth_rows, threshold=None):
@@ -78,9 +80,10 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
                  precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8, ndcg_ideal="cut_at_k",
                  judged=None, recall_levels="round", pooled=frozenset(), dcg_log_base=2.0,
                  false_positives="listed", dcg_discount="log2", rbp_gain="binary", rbp_max_grade=None,
-                 top_grade=1.0):
+                 top_grade=1.0, scores=None):
     """Every accuracy metric of one user at cut-off k, by the definitions (``top_grade``: the
-    highest relevant grade of the whole ground truth, graded RBP's scale by default)."""
+    highest relevant grade of the whole ground truth, graded RBP's scale by default; ``scores``:
+    each slot's score, None for rank-only lists, which have no ties)."""
     top = (slots + [None] * k)[:k]
     rel = [1 if item is not None and item in grades else 0 for item in top]
     listed = [1 if item is not None else 0 for item in top]
@@ -191,6 +194,16 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
         else:
             false_above += 1
     out["pauc"] = pauc / (R * k) if R else 0.0
+    lrap = 0.0  # scikit-learn's LRAP over the top k: a run of equal scores counts as ranked above
+    for j in range(k):
+        if not rel[j]:
+            continue
+        end = j
+        while scores is not None and end + 1 < min(k, len(slots)) and top[end + 1] is not None \
+                and scores[end + 1] == scores[end]:
+            end += 1
+        lrap += sum(rel[:end + 1]) / sum(listed[:end + 1])
+    out["lrap"] = lrap / R if R else 0.0
     out["pap"] = pap / (min(R, k) * k) if R else 0.0
     out["ndcg_at_r"] = dcg_R / idcg_R if idcg_R > 0 else 0.0
     out["set_precision"] = found / len(everything) if everything else 0.0

@@ -38,7 +38,13 @@ from metrics_core.metrics.accuracy.kernels import (
     OverCandidates,
     kernel_problem,
 )
-from metrics_core.metrics.accuracy.whole_list import interpolated_precision, judged_share, partial_auc, whole_list
+from metrics_core.metrics.accuracy.whole_list import (
+    interpolated_precision,
+    judged_share,
+    label_ranking_ap,
+    partial_auc,
+    whole_list,
+)
 
 if TYPE_CHECKING:
     from metrics_core.settings import Settings
@@ -141,6 +147,7 @@ def _sum(weight, scale, totals=None) -> tuple[HitSum]:
 WHOLE_LIST = OfWholeList(whole_list)
 PARTIAL_AUC = OfWholeList(partial_auc)
 JUDGED = OfWholeList(judged_share)
+LRAP = OfWholeList(label_ranking_ap)
 RECALL_LEVELS = OfWholeList(interpolated_precision)
 
 
@@ -190,6 +197,9 @@ REGISTRY: tuple[Metric, ...] = (
               headline=False, kernel=PARTIAL_AUC),
     _accuracy("pap", "pAP", "RecTools' pAP: pAUC over the first K relevant items listed, / (min(R, K)·K)", "pap",
               curve=False, headline=False, kernel=PARTIAL_AUC),
+    _accuracy("lrap", "LRAP", "label ranking average precision over the top K (scikit-learn's): Σ over relevant "
+              "items j of relevant / all items scored at least j's score, / R; ties count as above", "lrap",
+              curve=False, headline=False, kernel=LRAP),
     _accuracy("judged", "Judged", "items in the top K the ground truth has a row for (any grade) / items listed in "
               "the top K (ir_measures' Judged@k)", "judged", curve=False, headline=False, higher_is_better=None,
               kernel=JUDGED),

@@ -61,7 +61,7 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
     recs = recs.drop(columns=["score"] if use_rank else ["rank"])
     truth = pd.DataFrame(truth_rows, columns=["user_id", "item_id", "grade"])
     dataset = Dataset.build(recs, truth, columns=Columns(relevance="grade", threshold=1))
-    lists = ordered_lists(rows, use_rank)
+    lists, list_scores = ordered_lists(rows, use_rank, with_scores=True)
     grades = relevant_grades(truth_rows, threshold=1)
     judged = judged_nonrelevant(truth_rows, threshold=1)
     rng = np.random.default_rng(seed)
@@ -83,12 +83,16 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
             "rbp_max_grade": [None, 2.0][rng.integers(0, 2)],
         }
         judged_only = bool(rng.integers(0, 2))  # trec_eval's -J: each list condensed to its judged items
-        seen = {u: [i for i in items if i in grades.get(u, {}) or i in judged.get(u, set())] if judged_only else items
+        kept = {u: [i is not None and (not judged_only or i in grades.get(u, {}) or i in judged.get(u, set()))
+                    for i in items] for u, items in lists.items()}
+        seen = {u: [i for i, keep in zip(items, kept[u], strict=True) if keep or not judged_only]
                 for u, items in lists.items()}
+        scored = {u: None if use_rank else [s for s, keep in zip(list_scores[u], kept[u], strict=True)
+                                            if keep or not judged_only] for u in lists}
         users = [u for u in grades if grades[u]]
         top_grade = max(g for u in users for g in grades[u].values())
         expected = {u: user_metrics(seen.get(u, []), grades[u], k, candidates=candidates, judged=judged.get(u, set()),
-                                    top_grade=top_grade, **options) for u in users}
+                                    top_grade=top_grade, scores=scored.get(u), **options) for u in users}
         for curves in (False, True):  # (False, without candidates: at K alone from the hit cells)
             result = dataset.evaluate(settings=Settings(k=k, candidates=candidates, judged_only=judged_only, **options),
                                       curves=curves)
@@ -101,7 +105,7 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
         # the curve at every k equals the mean of the per-user definitions at that k
         for kk in (1, k // 2 + 1, k, int(result.curves.index[-1])):  # the last: the longest list, or K beyond it
             slow = [user_metrics(seen.get(u, []), grades[u], kk, candidates=candidates, judged=judged.get(u, set()),
-                                 top_grade=top_grade, **options) for u in users]
+                                 top_grade=top_grade, scores=scored.get(u), **options) for u in users]
             for curve, metric in CURVES.items():
                 if "candidates" in REGISTRY_BY_NAME[curve].needs and candidates is None:
                     assert curve not in result.curves.columns

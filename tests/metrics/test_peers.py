@@ -177,3 +177,26 @@ def test_interpolated_precision_equals_trec_eval(demo, model):
     for measure in [f"iprec_at_recall_{level / 10:.2f}" for level in range(11)] + ["11pt_avg"]:
         theirs = sum(v[measure] for v in per_query.values()) / len(per_query)
         assert ours.metrics[measure] == pytest.approx(theirs, abs=1e-12), measure
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lrap_equals_scikit_learns_label_ranking_average_precision(seed):
+    """Every label of a sample listed with its score (scores rounded so that many tie), K the
+    number of labels: each user's LRAP is scikit-learn's for that sample, in any order of the
+    rows; samples without a relevant label are left out (scikit-learn gives them 1)."""
+    import numpy as np
+
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(seed)
+    n_samples, n_labels = 60, 9
+    y_true = rng.random((n_samples, n_labels)) < 0.3
+    y_score = np.round(rng.random((n_samples, n_labels)), 1)
+    recs = pd.DataFrame({"user_id": np.repeat(np.arange(n_samples), n_labels),
+                         "item_id": np.tile(np.arange(n_labels), n_samples), "score": y_score.reshape(-1)})
+    truth = pd.DataFrame({"user_id": np.nonzero(y_true)[0], "item_id": np.nonzero(y_true)[1]})
+    per_user = evaluate(recs.sample(frac=1.0, random_state=seed), truth, k=n_labels).per_user
+    ours = per_user.loc[per_user["evaluated"], "lrap"]
+    for sample in ours.index:
+        theirs = sklearn_metrics.label_ranking_average_precision_score(y_true[[sample]], y_score[[sample]])
+        assert ours[sample] == pytest.approx(theirs, abs=1e-12), sample
+    assert len(ours) == int(y_true.any(axis=1).sum())

@@ -130,6 +130,21 @@ def test_r_precision_cut_at_k_counts_the_first_min_k_r_items():
     assert at_2.curves["r_precision_at_k"].tolist() == pytest.approx([0.5, 0.25, 1 / 6, 1 / 6, 1 / 6], abs=1e-15)
 
 
+def test_lrap_counts_a_tie_as_ranked_above():
+    """Scores 0.9, 0.5, 0.5, 0.1 for a, b, c, d; b and d relevant (R = 2), K = 4. AP over R reads
+    the order: (1/2 + 2/4) / 2 = 0.5. LRAP counts c, tied with b, above it: (1/3 + 2/4) / 2 =
+    0.41667. At K = 2, d is not in the top K and adds 0, and b's tie with c (at position 3) is
+    outside it: (1/2) / 2 = 0.25. Without scores there are no ties: AP over R."""
+    recs = pd.DataFrame({"user_id": 1, "item_id": ["a", "b", "c", "d"], "score": [0.9, 0.5, 0.5, 0.1]})
+    truth = pd.DataFrame({"user_id": 1, "item_id": ["b", "d"]})
+    at_4 = evaluate(recs, truth, k=4, ap_denominator="relevant").metrics
+    assert at_4["map"] == pytest.approx(0.5, abs=1e-15)
+    assert at_4["lrap"] == pytest.approx(5 / 12, abs=1e-15) and round(at_4["lrap"], 5) == 0.41667
+    assert evaluate(recs, truth, k=2).metrics["lrap"] == pytest.approx(0.25, abs=1e-15)
+    ranked = recs.drop(columns="score").assign(rank=[1, 2, 3, 4])
+    assert evaluate(ranked, truth, k=4).metrics["lrap"] == pytest.approx(0.5, abs=1e-15)
+
+
 def test_judged_only_condenses_each_list_to_its_judged_items():
     """A list a, x, b, y, c with a and c relevant, b judged non-relevant (grade 0), x and y without
     a row, K = 3. Whole list: P@3 = 1/3, RR 1, NDCG@3 = 1 / (1 + 1/log2 3)

@@ -164,3 +164,53 @@ def judged_share(lists: Lists, truth: Truth, rows: np.ndarray, settings: Setting
     listed = (lists.items[rows, :k] >= 0).sum(axis=1).astype(np.float64)
     return {"judged": ratio(judged.sum(axis=1).astype(np.float64), listed)}
 
+
+
+def label_ranking_ap(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings) -> dict[str, np.ndarray]:
+    """Label ranking average precision over the top K for users ``rows`` (scikit-learn's
+    ``label_ranking_average_precision_score`` with the list's scores as the labels' scores):
+
+        LRAP = (1/R)·Σ over relevant items j in the top K of |{relevant i in the top K: s_i ≥ s_j}|
+               / |{i in the top K: s_i ≥ s_j}|
+
+    Items tied with j count as ranked above it (the pessimistic reading of a tie). Relevant items
+    not in the top K add 0, so with every candidate listed and K covering them it is
+    scikit-learn's value; without scores (ranks only) there are no ties and it is AP over R at K.
+    0 when R = 0 (scikit-learn gives 1 to a sample without a relevant label). Ties are the runs of
+    equal scores along the list's order (all of them when lists are ordered by score).
+    """
+    k = min(settings.k, lists.positions)
+    user, position = lists.hit_coordinates
+    row_of = np.full(lists.hit.shape[0], -1, dtype=np.intp)
+    row_of[rows] = np.arange(len(rows))
+    keep = (row_of[user] >= 0) & (position < k)
+    user, position = user[keep], position[keep]
+    last = tie_ends(lists.scores, user, position, k)
+    width = lists.positions
+    cells = user * width + position  # (ascending: by user, then position)
+    above = np.searchsorted(cells, user * width + last, side="right") - np.searchsorted(cells, user * width)
+    terms = above / (_listed_before(lists, user, last) + 1.0)
+    total = np.bincount(row_of[user], weights=terms, minlength=len(rows))
+    return {"lrap": ratio(total, truth.relevant_count[rows].astype(np.float64))}
+
+
+def tie_ends(scores: np.ndarray | None, user: np.ndarray, position: np.ndarray, k: int) -> np.ndarray:
+    """The last position (below ``k``) of the run of equal scores each cell (``user``,
+    ``position``) is in: its own position without scores or without a tie. One step per tied
+    position, over the cells still tied, never over users.
+
+    >>> tie_ends(np.array([[3.0, 2.0, 2.0, 2.0, 1.0]]), np.array([0, 0]), np.array([0, 1]), 3)
+    array([0, 2])
+    """
+    last = position.copy()
+    if scores is None:
+        return last
+    tied = np.arange(len(last))
+    while len(tied):
+        step = last[tied] + 1
+        more = step < k
+        tied, step = tied[more], step[more]
+        same = scores[user[tied], step] == scores[user[tied], step - 1]
+        tied = tied[same]
+        last[tied] += 1
+    return last
