@@ -63,6 +63,11 @@ class Settings:
     dcg_log_base: the base of the logarithm in DCG's discount 1 / log(rank + 1) (default 2;
         scikit-learn's ``dcg_score(log_base=...)``, Microsoft Recommenders' ``discfun_type="loge"`` is
         e). DCG at base b is log2(b) times DCG at base 2; NDCG does not depend on it.
+    dcg_ties: items with equal scores in DCG and NDCG at K: in the list's ``order`` (default), or
+        ``average`` (scikit-learn's ``dcg_score``/``ndcg_score`` default, McSherry and Najork):
+        every position of a run of equal scores takes the run's mean gain, so the order within a
+        tie does not matter. A run is equal scores next to each other in the list's order (every
+        tie, when lists are ordered by score); lists without scores have none.
     score_threshold: items scored at or below it are not retrieved (their positions are left
         empty), as torchmetrics' retrieval metrics can do; None keeps every item. Needs scores.
     preset: a named convention (see ``PRESETS``) applied to every field left at its default:
@@ -151,6 +156,7 @@ class Settings:
     rbp_max_grade: float | None = None
     ndcg_ideal: NdcgIdeal = "cut_at_k"
     dcg_log_base: float = 2.0
+    dcg_ties: Literal["order", "average"] = "order"
     dcg_discount: Literal["log2", "lenskit"] = "log2"
     false_positives: Literal["listed", "k"] = "listed"
     recall_levels: RecallLevels = "round"
@@ -210,6 +216,7 @@ class Settings:
             raise input_error("settings", f"rbp_max_grade = {self.rbp_max_grade!r} is not a number above 0.",
                               "give the highest grade of the relevance scale, e.g. 4, or leave it unset.")
         _one_of("dcg_discount", self.dcg_discount, ("log2", "lenskit"))
+        _one_of("dcg_ties", self.dcg_ties, ("order", "average"))
         for name in ("novelty_unknown", "arp_normalisation", "arp_unknown", "gini_over", "similarity",
                      "diversity_divisor", "one_item_lists", "serendipity_over", "score_entropy", "primitive_scale",
                      "exposure_browsing", "exposure_target"):
@@ -244,10 +251,12 @@ class Settings:
     def score_positions(self) -> int | None:
         """How many of each list's first positions have scores the metrics at ``k`` read: k + 1
         (score entropy and the primitive model's min-max scaling read the top k, the tie warning
-        position k + 1); None (every position) with a score threshold, which reads them all, and
-        with ``judged_only``, which moves later items up. ``Dataset.build(score_positions=...)``
+        position k + 1); None (every position) with a score threshold, which reads them all, with
+        ``judged_only``, which moves later items up, and with ``dcg_ties="average"``, whose runs
+        of tied scores can reach past k. ``Dataset.build(score_positions=...)``
         keeps only these."""
-        return self.k + 1 if self.score_threshold is None and not self.judged_only else None
+        return self.k + 1 if self.score_threshold is None and not self.judged_only and self.dcg_ties == "order" \
+            else None
 
 
 FIELD_TYPES = get_type_hints(Settings)

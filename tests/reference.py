@@ -80,7 +80,7 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
                  precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8, ndcg_ideal="cut_at_k",
                  judged=None, recall_levels="round", pooled=frozenset(), dcg_log_base=2.0,
                  false_positives="listed", dcg_discount="log2", rbp_gain="binary", rbp_max_grade=None,
-                 top_grade=1.0, scores=None):
+                 top_grade=1.0, scores=None, dcg_ties="order"):
     """Every accuracy metric of one user at cut-off k, by the definitions (``top_grade``: the
     highest relevant grade of the whole ground truth, graded RBP's scale by default; ``scores``:
     each slot's score, None for rank-only lists, which have no ties)."""
@@ -117,9 +117,18 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
     def weight(i, base=2.0):  # rank i + 1's discount: 1 / log(rank + 1), LensKit's 1 / log(max(rank, 2))
         return 1 / math.log(max(i + 1, 2) if dcg_discount == "lenskit" else i + 2, base)
 
-    dcg = sum(g(grades[item]) * weight(i) for i, item in enumerate(top) if item is not None and item in grades)
-    dcg_in_base = sum(g(grades[item]) * weight(i, dcg_log_base) for i, item in enumerate(top)
-                      if item is not None and item in grades)
+    gains = [g(grades[item]) if item is not None and item in grades else 0.0 for item in slots]
+    if dcg_ties == "average" and scores is not None:  # scikit-learn: a run of equal scores shares its mean gain
+        start = 0
+        while start < len(slots):
+            end = start
+            while slots[start] is not None and end + 1 < len(slots) and slots[end + 1] is not None \
+                    and scores[end + 1] == scores[start]:
+                end += 1
+            gains[start:end + 1] = [sum(gains[start:end + 1]) / (end - start + 1)] * (end - start + 1)
+            start = end + 1
+    dcg = sum(gains[i] * weight(i) for i in range(min(k, len(slots))))
+    dcg_in_base = sum(gains[i] * weight(i, dcg_log_base) for i in range(min(k, len(slots))))
     ordered = sorted((g(x) for x in grades.values()), reverse=True)  # the ideal list: highest gain first
     ideal = {"cut_at_k": ordered[:k], "all_relevant": ordered, "k_relevant": ordered[:1] * k}[ndcg_ideal]
     idcg = sum(x * weight(i) for i, x in enumerate(ideal))

@@ -182,7 +182,7 @@ def test_peer_convention_flags_reach_the_settings(tmp_path, files, capsys):
              "--arp-unknown": "leave_out", "--gini-over": "recommended", "--similarity": "hamming",
              "--diversity-divisor": "list", "--entropy-base": "2", "--primitive-model": "A",
              "--primitive-scale": "rank", "--dcg-log-base": "e", "--rbp-gain": "scaled", "--rbp-max-grade": "2",
-             "--one-item-lists": "self"}
+             "--one-item-lists": "self", "--dcg-ties": "average"}
     code = main(["evaluate", "--recommendations", f"A={files['recs']}", "--recommendations", f"B={files['recs']}",
                  "--ground-truth", str(files["truth"]), "--train", str(files["train"]), "--items",
                  str(tmp_path / "items.csv"), "--k", "3", *[part for pair in flags.items() for part in pair]])
@@ -193,7 +193,7 @@ def test_peer_convention_flags_reach_the_settings(tmp_path, files, capsys):
                            arp_normalisation="interactions", arp_unknown="leave_out", gini_over="recommended",
                            similarity="hamming", diversity_divisor="list", entropy_base=2, primitive_model="A",
                            dcg_log_base=math.e, rbp_gain="scaled", rbp_max_grade=2,
-                           one_item_lists="self")["B"]
+                           one_item_lists="self", dcg_ties="average")["B"]
     assert out == pytest.approx(same.metrics)
     assert out["dcg"] > 0 and out["dcg"] == pytest.approx(same.metrics["dcg"])
     assert out["unexpectedness"] == 0.0  # B's lists are A's

@@ -45,7 +45,8 @@ def data(seed: int = 0, users: int = 400, items: int = 120):
     return recs, truth, table
 
 
-@pytest.mark.parametrize("k, options", [(5, {}), (12, {"gain": "exponential", "ap_denominator": "relevant"}),
+@pytest.mark.parametrize("k, options", [(5, {}), (12, {"gain": "exponential", "ap_denominator": "relevant",
+                                                         "dcg_ties": "average"}),
                                         (3, {"users_without_relevant": "zero", "users_without_list": "drop",
                                              "rbp_gain": "scaled"})])
 def test_every_metric_equals_the_in_memory_engine(spark, k, options):

@@ -112,6 +112,9 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
                         help="base of the logarithm in DCG's discount (default 2; NDCG does not depend on it)")
     parser.add_argument("--dcg-discount", choices=("log2", "lenskit"), default=None,
                         help="DCG/NDCG's weight of rank i: 1/log2(i + 1) (default) or LensKit's 1/log2(max(i, 2))")
+    parser.add_argument("--dcg-ties", choices=("order", "average"), default=None,
+                        help="DCG/NDCG over equal scores: in the list's order (default) or each run of ties "
+                             "sharing its mean gain (scikit-learn's default)")
     parser.add_argument("--false-positives", choices=("listed", "k"), default=None,
                         help="MCC/accuracy count as false positives the irrelevant items listed (default) or K - hits "
                              "(RecTools)")
@@ -283,7 +286,7 @@ def _settings(args: argparse.Namespace, **extra):
                         precision_denominator=args.precision_denominator, rbp_p=args.rbp_p,
                         rbp_gain=args.rbp_gain, rbp_max_grade=args.rbp_max_grade,
                         ndcg_ideal=args.ndcg_ideal, dcg_log_base=args.dcg_log_base,
-                        false_positives=args.false_positives, dcg_discount=args.dcg_discount,
+                        false_positives=args.false_positives, dcg_discount=args.dcg_discount, dcg_ties=args.dcg_ties,
                         score_threshold=args.score_threshold,
                         recall_levels=args.recall_levels, max_list_length=args.max_list_length,
                         judged_only=args.judged_only,

@@ -140,8 +140,8 @@ def _fbeta_of_means(means: Sequence[np.ndarray], settings: Settings) -> np.ndarr
     return f.fbeta_of_means(means[0], means[1], settings.beta)
 
 
-def _sum(weight, scale, totals=None) -> tuple[HitSum]:
-    return (HitSum(weight, scale, totals),)
+def _sum(weight, scale, totals=None, ties=False) -> tuple[HitSum]:
+    return (HitSum(weight, scale, totals, ties),)
 
 
 WHOLE_LIST = OfWholeList(whole_list)
@@ -167,9 +167,9 @@ REGISTRY: tuple[Metric, ...] = (
     _accuracy("mar", "MAR", "mean of AR@K = Σ Recall(i)·rel(i) / hits", "ar",
               kernel=(HitSum(f.one, f.per_twice_relevant), FirstHit(f.half_per_relevant))),
     _accuracy("ndcg", "NDCG", "DCG / ideal DCG; DCG = Σ gain / log2(rank + 1)", "ndcg",
-              kernel=_sum(discounted_gain, f.per_ideal_dcg, ndcg_totals)),
+              kernel=_sum(discounted_gain, f.per_ideal_dcg, ndcg_totals, ties=True)),
     _accuracy("dcg", "DCG", "Σ gain / log2(rank + 1) over the top K, not normalised (gain as set)", "dcg",
-              bounds=(0.0, None), kernel=_sum(discounted_gain, f.dcg_factor)),
+              bounds=(0.0, None), kernel=_sum(discounted_gain, f.dcg_factor, ties=True)),
     _accuracy("hit_rate", "Hit rate", "share of users with at least one relevant item in the top K", "hit",
               kernel=(FirstHit(f.first_hit_counts),)),
     _accuracy("mrr", "MRR", "mean of 1 / rank of the first relevant item in the top K", "rr",

@@ -200,3 +200,34 @@ def test_lrap_equals_scikit_learns_label_ranking_average_precision(seed):
         theirs = sklearn_metrics.label_ranking_average_precision_score(y_true[[sample]], y_score[[sample]])
         assert ours[sample] == pytest.approx(theirs, abs=1e-12), sample
     assert len(ours) == int(y_true.any(axis=1).sum())
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("k", [3, 9])
+def test_tie_averaged_dcg_and_ndcg_equal_scikit_learns(seed, k):
+    """``dcg_ties="average"`` is scikit-learn's dcg_score and ndcg_score (ignore_ties=False): every
+    label of a sample listed with its score, scores rounded so that many tie, graded labels; per
+    user, and NDCG's curve at k equals the evaluation at k."""
+    import numpy as np
+
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(seed)
+    n_samples, n_labels = 50, 9
+    y_true = rng.integers(0, 4, (n_samples, n_labels)) * (rng.random((n_samples, n_labels)) < 0.4)
+    y_score = np.round(rng.random((n_samples, n_labels)), 1)
+    recs = pd.DataFrame({"user_id": np.repeat(np.arange(n_samples), n_labels),
+                         "item_id": np.tile(np.arange(n_labels), n_samples), "score": y_score.reshape(-1)})
+    users, items = np.nonzero(y_true)
+    truth = pd.DataFrame({"user_id": users, "item_id": items, "grade": y_true[users, items]})
+    columns = Columns(relevance="grade", threshold=1)
+    result = evaluate(recs.sample(frac=1.0, random_state=seed), truth, k=k, columns=columns, dcg_ties="average")
+    per_user = result.per_user[result.per_user["evaluated"]]
+    for sample in per_user.index:
+        truth_row, score_row = y_true[[sample]], y_score[[sample]]
+        assert per_user.loc[sample, "dcg"] == pytest.approx(
+            sklearn_metrics.dcg_score(truth_row, score_row, k=k), abs=1e-12), sample
+        assert per_user.loc[sample, "ndcg"] == pytest.approx(
+            sklearn_metrics.ndcg_score(truth_row, score_row, k=k), abs=1e-12), sample
+    at_1 = evaluate(recs, truth, k=1, columns=columns, dcg_ties="average").metrics["ndcg"]
+    assert result.curves.loc[1, "ndcg"] == pytest.approx(at_1, abs=1e-12)
+    assert at_1 != pytest.approx(evaluate(recs, truth, k=1, columns=columns).metrics["ndcg"])  # the ties count

@@ -130,6 +130,27 @@ def test_r_precision_cut_at_k_counts_the_first_min_k_r_items():
     assert at_2.curves["r_precision_at_k"].tolist() == pytest.approx([0.5, 0.25, 1 / 6, 1 / 6, 1 / 6], abs=1e-15)
 
 
+def test_tie_averaged_dcg_gives_a_run_of_equal_scores_its_mean_gain():
+    """Scores 0.9, 0.5, 0.5, 0.5, 0.1; grade 2 at the 3rd item, grade 1 at the 5th. In the list's
+    order DCG@3 = 2 / log2 4 = 1. Averaged (scikit-learn), ranks 2-4 share the mean gain 2/3:
+    DCG@3 = (2/3)·(1/log2 3 + 1/log2 4) = 0.75395, DCG@2 = (2/3) / log2 3 = 0.42062 (the relevant
+    item at rank 3 counts at K = 2), DCG@5 = (2/3)·(1/log2 3 + 1/2 + 1/log2 5) + 1/log2 6 = 1.42792."""
+    recs = pd.DataFrame({"user_id": 1, "item_id": list("abcde"), "score": [0.9, 0.5, 0.5, 0.5, 0.1]})
+    truth = pd.DataFrame({"user_id": 1, "item_id": ["c", "e"], "grade": [2, 1]})
+    columns = Columns(relevance="grade", threshold=1)
+
+    def dcg(k, **options):
+        return evaluate(recs, truth, k=k, columns=columns, **options).metrics["dcg"]
+
+    assert dcg(3) == pytest.approx(1.0, abs=1e-15)
+    assert dcg(3, dcg_ties="average") == pytest.approx(2 / 3 * (1 / math.log2(3) + 0.5), abs=1e-15)
+    assert round(dcg(3, dcg_ties="average"), 5) == 0.75395
+    assert round(dcg(2, dcg_ties="average"), 5) == 0.42062 and dcg(2) == 0.0
+    assert round(dcg(5, dcg_ties="average"), 5) == 1.42792
+    ranks_only = recs.drop(columns="score").assign(rank=[1, 2, 3, 4, 5])  # no scores: no ties
+    assert evaluate(ranks_only, truth, k=3, columns=columns, dcg_ties="average").metrics["dcg"] == pytest.approx(1.0)
+
+
 def test_lrap_counts_a_tie_as_ranked_above():
     """Scores 0.9, 0.5, 0.5, 0.1 for a, b, c, d; b and d relevant (R = 2), K = 4. AP over R reads
     the order: (1/2 + 2/4) / 2 = 0.5. LRAP counts c, tied with b, above it: (1/3 + 2/4) / 2 =

@@ -193,3 +193,76 @@ def judged_terms(judged: np.ndarray, cell: np.ndarray, row_start: np.ndarray, ab
     share = (above_relevant + INFAP_EPSILON) / (above_judged + 2 * INFAP_EPSILON)
     return {"bpref": 1.0 - np.minimum(n, R) / np.maximum(np.minimum(R, N), 1.0),
             "infap": (1.0 + above_pooled * share) / (position + 1.0)}
+
+
+def tie_ends(scores: np.ndarray | None, user: np.ndarray, position: np.ndarray, k: int) -> np.ndarray:
+    """The last position (below ``k``) of the run of equal scores each cell (``user``,
+    ``position``) is in: its own position without scores or without a tie. One step per tied
+    position, over the cells still tied, never over users.
+
+    >>> tie_ends(np.array([[3.0, 2.0, 2.0, 2.0, 1.0]]), np.array([0, 0]), np.array([0, 1]), 3)
+    array([0, 2])
+    """
+    last = position.copy()
+    if scores is None:
+        return last
+    tied = np.arange(len(last))
+    while len(tied):
+        step = last[tied] + 1
+        more = step < k
+        tied, step = tied[more], step[more]
+        same = scores[user[tied], step] == scores[user[tied], step - 1]
+        tied = tied[same]
+        last[tied] += 1
+    return last
+
+
+def tie_starts(scores: np.ndarray, user: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """The first position of the run of equal scores each cell (``user``, ``position``) is in
+    (as :func:`tie_ends`, towards the top of the list).
+
+    >>> tie_starts(np.array([[3.0, 2.0, 2.0, 2.0, 1.0]]), np.array([0, 0]), np.array([0, 3]))
+    array([0, 1])
+    """
+    first = position.copy()
+    tied = np.arange(len(first))
+    while len(tied):
+        tied = tied[first[tied] > 0]
+        step = first[tied] - 1
+        tied = tied[scores[user[tied], step] == scores[user[tied], step + 1]]
+        first[tied] -= 1
+    return first
+
+
+def tie_spread(lists: Lists, rows: np.ndarray, width: int, settings: Settings, R: np.ndarray) -> Hits:
+    """DCG's hits with tied scores averaged (scikit-learn's ``dcg_score``, ``ignore_ties=False``):
+    each run of equal scores holding a relevant item anywhere in the list gives every one of its
+    positions the mean gain of the run's items, Σ gains / run length, so that
+
+        DCG@k = Σ_{i≤k} discount(i) · (mean gain of the run at rank i)
+
+    for every k. Returned as the hit cells of users ``rows`` within ``width``: one per position of
+    such a run, its ``gain`` that mean (before DCG's uniform gain, as :attr:`Hits.gain`). Runs
+    are found along each hit's row in steps over the tied cells, never over users."""
+    user, position = lists.hit_coordinates
+    row_of = np.full(lists.hit.shape[0], -1, dtype=np.intp)
+    row_of[rows] = np.arange(len(rows))
+    keep = row_of[user] >= 0
+    user, position = user[keep], position[keep]
+    grades = None if lists.grade is None or settings.gain == "binary" else \
+        lists.grade.reshape(-1)[lists.hit_cells[keep]].astype(np.float64)
+    gains = np.ones(len(user)) if grades is None else gain(grades, settings.gain)
+    first = tie_starts(lists.scores, user, position)
+    last = tie_ends(lists.scores, user, position, lists.positions)
+    run, where = np.unique(user * np.int64(lists.positions) + first, return_index=True)
+    mean = np.bincount(np.searchsorted(run, user * np.int64(lists.positions) + first), weights=gains,
+                       minlength=len(run)) / (last[where] - first[where] + 1)
+    start, stop = first[where], np.minimum(last[where] + 1, width)
+    length = np.maximum(stop - start, 0)
+    offsets = np.arange(length.sum()) - np.repeat(np.cumsum(length) - length, length)
+    row = np.repeat(row_of[user[where]], length)
+    spread_position = np.repeat(start, length) + offsets
+    spread = Hits(row, spread_position, len(rows), width, settings, R, row * width + spread_position, row * width,
+                  lambda: None, lambda: (np.zeros(0, dtype=np.intp), None))
+    spread.__dict__["gain"] = np.repeat(mean, length)  # (the cached property, given)
+    return spread

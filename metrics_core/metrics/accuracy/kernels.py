@@ -90,11 +90,14 @@ class HitSum:
 
     ``weight(hits)`` gives one weight per hit (None: 1, a count); ``scale(scaled)`` a factor
     broadcast over rows x cut-offs. ``totals(t)``, when given, is the sum over users at every
-    k for a factor that is not a function of k and R alone (the pass then uses it)."""
+    k for a factor that is not a function of k and R alone (the pass then uses it). ``ties``:
+    with ``settings.dcg_ties == "average"`` and scores, the hits are DCG's with tied scores
+    averaged (:func:`~metrics_core.metrics.accuracy.hits.tie_spread`), not the relevant cells."""
 
     weight: Callable[[Hits], np.ndarray | None]
     scale: Callable[[Scaled], np.ndarray | float]
     totals: Callable[[Totals], np.ndarray] | None = None
+    ties: bool = False
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from metrics_core.inputs.encoded import Lists, Truth
 from metrics_core.metrics import registry
 from metrics_core.metrics.accuracy.cutoffs import Cutoffs, running_sum, user_rows
 from metrics_core.metrics.accuracy.formulas import negatives
-from metrics_core.metrics.accuracy.hits import Hits, first_rank_of, whole_list_first_rank
+from metrics_core.metrics.accuracy.hits import Hits, first_rank_of, tie_spread, whole_list_first_rank
 from metrics_core.metrics.accuracy.ideal import ideal_dcg, uniform_gain
 from metrics_core.metrics.accuracy.kernels import (
     CandidateCounts,
@@ -103,14 +103,36 @@ def _terms(entries: list[registry.Metric], curves_only: bool = False) -> list[re
     return [m for m in entries if isinstance(m.kernel, tuple) and (m.curve or not curves_only)]
 
 
-def _memo(compute: Callable) -> Callable:
-    """``compute(weight)`` once per weight function (two metrics weighing hits alike share it)."""
+class _Cells:
+    """The hit cells a term reads: the relevant cells ``hits``, or, for a term with ``ties`` when
+    the settings average tied scores and the lists have scores, DCG's cells with tied scores
+    averaged (:func:`~metrics_core.metrics.accuracy.hits.tie_spread`, made once on first use)."""
+
+    def __init__(self, hits: Hits, lists: Lists, rows: np.ndarray, settings: Settings):
+        self.hits = hits
+        self._spread = None
+        self._make = None if settings.dcg_ties != "average" or lists.scores is None else \
+            (lambda: tie_spread(lists, rows, hits.width, settings, hits.R))
+
+    def of(self, term) -> Hits:
+        if self._make is None or not getattr(term, "ties", False):
+            return self.hits
+        if self._spread is None:
+            self._spread = self._make()
+        return self._spread
+
+
+def _memo(compute: Callable, cells: _Cells) -> Callable:
+    """``compute(weight, hits)`` once per term's weight function and hit cells (two metrics
+    weighing the same cells alike share it)."""
     done: dict = {}
 
-    def cached(weight):
-        if weight not in done:
-            done[weight] = compute(weight)
-        return done[weight]
+    def cached(term):
+        read = cells.of(term)
+        key = (term.weight, read is cells.hits)
+        if key not in done:
+            done[key] = compute(term.weight, read)
+        return done[key]
 
     return cached
 
@@ -149,7 +171,7 @@ def at_k_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, settings: 
                     ideal=lambda: ideal_dcg(truth, rows, Cutoffs(width, k), settings.gain, settings.ndcg_ideal,
                                             settings.dcg_discount))
     first = _first_ranks(lists, rows, hits, entries, settings)
-    weighted = _memo(lambda weight: hits.per_row(weight(hits)))
+    weighted = _memo(lambda weight, cells: cells.per_row(weight(cells)), _Cells(hits, lists, rows, settings))
     values = {m.per_user: _sum_of_terms(m.kernel, scaled, weighted, first, hits.R, k, settings)
               for m in _terms(entries)}
     listed = row_sums(lists.items[user_rows(rows), :width] >= 0, np.int64)
@@ -163,7 +185,7 @@ def _sum_of_terms(kernel: tuple, scaled: Scaled, weighted: Callable, first: np.n
     """An entry's terms added up, per row at each reported k (rows x cut-offs)."""
     total = None
     for term in kernel:
-        value = term.scale(scaled) * weighted(term.weight) if isinstance(term, HitSum) else \
+        value = term.scale(scaled) * weighted(term) if isinstance(term, HitSum) else \
             _first_hit_values(term, first, R, k, settings)
         total = value if total is None else total + value
     return total
@@ -186,16 +208,27 @@ def totals_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cut
     hits = Hits.of_rows(lists, truth, rows, cut.width, settings, local=False)
     R_rows = truth.relevant_count[rows]
     distinct_R, group_of_row = distinct_and_groups(R_rows)
-    by_group_and_rank = group_of_row[hits.row] * cut.width + hits.position
 
-    def running_by_relevant(weights: np.ndarray | None) -> np.ndarray:
-        """Σ over each R's users of ``weights`` of their hits at ranks <= k: (distinct R) x k."""
-        by_rank = np.bincount(by_group_and_rank, weights=weights, minlength=len(distinct_R) * cut.width)
-        return np.cumsum(by_rank.reshape(len(distinct_R), cut.width), axis=1)[:, cut.columns]
+    def totals_of(cells: Hits) -> Totals:
+        by_group_and_rank = group_of_row[cells.row] * cut.width + cells.position
 
-    weighted = _memo(lambda weight: running_by_relevant(weight(hits)))
+        def running_by_relevant(weights: np.ndarray | None) -> np.ndarray:
+            """Σ over each R's users of ``weights`` of their hits at ranks <= k: (distinct R) x k."""
+            by_rank = np.bincount(by_group_and_rank, weights=weights, minlength=len(distinct_R) * cut.width)
+            return np.cumsum(by_rank.reshape(len(distinct_R), cut.width), axis=1)[:, cut.columns]
+
+        return Totals(lists, truth, rows, cut, settings, cells, distinct_R, running_by_relevant)
+
+    cells = _Cells(hits, lists, rows, settings)
+    totals = {}
+
+    def totals_for(read: Hits) -> Totals:
+        if id(read) not in totals:
+            totals[id(read)] = totals_of(read)
+        return totals[id(read)]
+
+    weighted = _memo(lambda weight, read: totals_for(read).running_by_relevant(weight(read)), cells)
     scaled = Scaled(cut.k[None, :], distinct_R.astype(np.float64)[:, None], settings, _dcg_gain(lists, truth, settings))
-    totals = Totals(lists, truth, rows, cut, settings, hits, distinct_R, running_by_relevant)
     first = _first_ranks(lists, rows, hits, entries, settings)
     R_of_row = R_rows.astype(np.float64)
     sums = {}
@@ -203,9 +236,9 @@ def totals_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, cut: Cut
         total = np.zeros(len(cut.k))
         for term in metric.kernel:
             if isinstance(term, HitSum) and term.totals:
-                total += term.totals(totals)
+                total += term.totals(totals_for(cells.of(term)))
             elif isinstance(term, HitSum):
-                total += (term.scale(scaled) * weighted(term.weight)).sum(axis=0)
+                total += (term.scale(scaled) * weighted(term)).sum(axis=0)
             elif term.anywhere(settings):
                 total += term.weight(first, R_of_row).sum()
             else:
@@ -274,10 +307,10 @@ def _chunk(lists: Lists, truth: Truth, part: np.ndarray, settings: Settings, can
     first = hits.first_rank if full_hit is None else \
         first_rank_of(*np.divmod(np.flatnonzero(full_hit.reshape(-1)), full_hit.shape[1]), len(part))
 
-    def weighted_at(weights: np.ndarray | None) -> np.ndarray:
-        return H if weights is None else cut.prefix(hits.by_position(weights))
+    def weighted_at(weights: np.ndarray | None, read: Hits) -> np.ndarray:
+        return H if weights is None else cut.prefix(read.by_position(weights))
 
-    weighted = _memo(lambda weight: weighted_at(weight(hits)))
+    weighted = _memo(lambda weight, read: weighted_at(weight(read), read), _Cells(hits, lists, part, settings))
     every_k = {m.per_user: _sum_of_terms(m.kernel, scaled, weighted, first, R, cut.k, settings)
                for m in _terms(entries)}
     if candidates is not None:

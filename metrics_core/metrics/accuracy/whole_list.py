@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from metrics_core.metrics.accuracy.cutoffs import ratio
-from metrics_core.metrics.accuracy.hits import place_among_hits
+from metrics_core.metrics.accuracy.hits import place_among_hits, tie_ends
 from metrics_core.metrics.accuracy.ideal import discount, gain, ideal_dcg_at_relevant
 
 if TYPE_CHECKING:
@@ -193,24 +193,3 @@ def label_ranking_ap(lists: Lists, truth: Truth, rows: np.ndarray, settings: Set
     total = np.bincount(row_of[user], weights=terms, minlength=len(rows))
     return {"lrap": ratio(total, truth.relevant_count[rows].astype(np.float64))}
 
-
-def tie_ends(scores: np.ndarray | None, user: np.ndarray, position: np.ndarray, k: int) -> np.ndarray:
-    """The last position (below ``k``) of the run of equal scores each cell (``user``,
-    ``position``) is in: its own position without scores or without a tie. One step per tied
-    position, over the cells still tied, never over users.
-
-    >>> tie_ends(np.array([[3.0, 2.0, 2.0, 2.0, 1.0]]), np.array([0, 0]), np.array([0, 1]), 3)
-    array([0, 2])
-    """
-    last = position.copy()
-    if scores is None:
-        return last
-    tied = np.arange(len(last))
-    while len(tied):
-        step = last[tied] + 1
-        more = step < k
-        tied, step = tied[more], step[more]
-        same = scores[user[tied], step] == scores[user[tied], step - 1]
-        tied = tied[same]
-        last[tied] += 1
-    return last
