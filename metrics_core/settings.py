@@ -52,6 +52,8 @@ class Settings:
         (``grade``, ranx; RBP can then exceed 1).
     rbp_max_grade: the grade ``scaled`` divides by, higher grades counting as it (cwl_eval's
         ``max_rel``); None: the ground truth's highest relevant grade.
+    ee_patience: γ of expected exposure's browsing model, 0 < γ < 1: the item at rank i gets
+        exposure γ^(i−1) (default 0.5, TREC Fair Ranking's).
     ndcg_ideal: the ideal list behind NDCG: ``cut_at_k`` (the user's best grades, at most K of
         them), ``all_relevant`` (all of them whatever K, trec_eval's ``ndcg`` on a top-K run) or
         ``k_relevant`` (K relevant items, RecTools).
@@ -154,6 +156,7 @@ class Settings:
     rbp_p: float = 0.8
     rbp_gain: Literal["binary", "scaled", "grade"] = "binary"
     rbp_max_grade: float | None = None
+    ee_patience: float = 0.5
     ndcg_ideal: NdcgIdeal = "cut_at_k"
     dcg_log_base: float = 2.0
     dcg_ties: Literal["order", "average"] = "order"
@@ -207,6 +210,10 @@ class Settings:
         _one_of("fbeta", self.fbeta, ("per_user", "of_means"))
         _one_of("false_positives", self.false_positives, ("listed", "k"))
         _one_of("rbp_gain", self.rbp_gain, ("binary", "scaled", "grade"))
+        if isinstance(self.ee_patience, bool) or not (isinstance(self.ee_patience, (int, float))
+                                                      and 0 < self.ee_patience < 1):
+            raise input_error("settings", f"ee_patience = {self.ee_patience!r} is not between 0 and 1.",
+                              "choose a patience 0 < γ < 1, e.g. 0.5.")
         if not isinstance(self.judged_only, bool):
             raise input_error("settings", f"judged_only = {self.judged_only!r} is not True or False.",
                               "give True to evaluate the judged items only, else False.")

@@ -80,7 +80,7 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
                  precision_denominator="k", rr_cutoff=True, candidates=None, rbp_p=0.8, ndcg_ideal="cut_at_k",
                  judged=None, recall_levels="round", pooled=frozenset(), dcg_log_base=2.0,
                  false_positives="listed", dcg_discount="log2", rbp_gain="binary", rbp_max_grade=None,
-                 top_grade=1.0, scores=None, dcg_ties="order"):
+                 top_grade=1.0, scores=None, dcg_ties="order", ee_patience=0.5):
     """Every accuracy metric of one user at cut-off k, by the definitions (``top_grade``: the
     highest relevant grade of the whole ground truth, graded RBP's scale by default; ``scores``:
     each slot's score, None for rank-only lists, which have no ties)."""
@@ -213,6 +213,13 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
             end += 1
         lrap += sum(rel[:end + 1]) / sum(listed[:end + 1])
     out["lrap"] = lrap / R if R else 0.0
+    exposure = [ee_patience ** i for i in range(k)]  # expected exposure: rank i + 1 gets γ^i
+    ideal = (1 - ee_patience ** min(R, k)) / (R * (1 - ee_patience)) if R else 0.0
+    out["ee_disparity"] = sum(e * e for e, filled in zip(exposure, listed, strict=True) if filled)
+    out["ee_relevance"] = ideal * sum(e for e, hit in zip(exposure, rel, strict=True) if hit)
+    out["ee_loss"] = sum((e - (ideal if hit else 0.0)) ** 2
+                         for e, hit, filled in zip(exposure, rel, listed, strict=True) if filled) \
+        + ideal * ideal * (R - h)  # (relevant items not in the top K: exposure 0 against ε*)
     out["pap"] = pap / (min(R, k) * k) if R else 0.0
     out["ndcg_at_r"] = dcg_R / idcg_R if idcg_R > 0 else 0.0
     out["set_precision"] = found / len(everything) if everything else 0.0

@@ -80,6 +80,17 @@ else:
     components.chart(charts.bias(shares[["value", "group", "share"]], categories.column,
                                  f"{categories.column}: share of exposure vs {target}"), "exposure", "dl_exposure")
 
+st.subheader("Expected exposure")
+metrics = results[model].metrics
+if "ee_loss" in metrics:
+    relevance, disparity = (fmt(name, metrics[name]) for name in ("ee_relevance", "ee_disparity"))
+    st.markdown(f"**{label('ee_loss')}: {fmt('ee_loss', metrics['ee_loss'])}** (relevance {relevance}, disparity "
+                f"{disparity}) — how far the attention {plain(model)}'s top {k} gives each item "
+                f"({settings.ee_patience:g}^(rank − 1)) is from an ideal ranking that puts a user's relevant items "
+                "first in random order (TREC Fair Ranking's expected exposure; 0 is ideal, mean over users).")
+else:
+    st.info("Expected exposure needs users with relevant items.")
+
 st.subheader("User bias")
 if dataset.user_table is None or dataset.training is None:
     st.info("Load a user table and training interactions to compare evaluated users with training users.")

@@ -129,6 +129,8 @@ def add_metric_arguments(parser: argparse.ArgumentParser) -> None:
                         help="items scored at or below X are not retrieved (needs a score column)")
     parser.add_argument("--rbp-p", type=_probability, default=None, metavar="P",
                         help="persistence of rank-biased precision, 0 < P < 1 (default 0.8)")
+    parser.add_argument("--ee-patience", type=_probability, default=None, metavar="G",
+                        help="expected exposure's patience: rank i gets exposure G^(i - 1) (default 0.5, TREC Fair)")
     parser.add_argument("--rbp-gain", choices=("binary", "scaled", "grade"), default=None,
                         help="what a relevant item adds to RBP: 1 (default), its grade / the highest grade (scaled: "
                              "graded RBP), or its grade (ranx)")
@@ -284,7 +286,7 @@ def warn_about_ids(results: dict[str, Evaluation]) -> None:
 def _settings(args: argparse.Namespace, **extra):
     return settings_for(args.preset, k=args.k, beta=args.beta, ap_denominator=args.ap_denominator, gain=args.gain,
                         precision_denominator=args.precision_denominator, rbp_p=args.rbp_p,
-                        rbp_gain=args.rbp_gain, rbp_max_grade=args.rbp_max_grade,
+                        rbp_gain=args.rbp_gain, rbp_max_grade=args.rbp_max_grade, ee_patience=args.ee_patience,
                         ndcg_ideal=args.ndcg_ideal, dcg_log_base=args.dcg_log_base,
                         false_positives=args.false_positives, dcg_discount=args.dcg_discount, dcg_ties=args.dcg_ties,
                         score_threshold=args.score_threshold,

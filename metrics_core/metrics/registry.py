@@ -39,6 +39,7 @@ from metrics_core.metrics.accuracy.kernels import (
     kernel_problem,
 )
 from metrics_core.metrics.accuracy.whole_list import (
+    expected_exposure,
     interpolated_precision,
     judged_share,
     label_ranking_ap,
@@ -148,6 +149,7 @@ WHOLE_LIST = OfWholeList(whole_list)
 PARTIAL_AUC = OfWholeList(partial_auc)
 JUDGED = OfWholeList(judged_share)
 LRAP = OfWholeList(label_ranking_ap)
+EXPECTED_EXPOSURE = OfWholeList(expected_exposure)
 RECALL_LEVELS = OfWholeList(interpolated_precision)
 
 
@@ -200,6 +202,15 @@ REGISTRY: tuple[Metric, ...] = (
     _accuracy("lrap", "LRAP", "label ranking average precision over the top K (scikit-learn's): Σ over relevant "
               "items j of relevant / all items scored at least j's score, / R; ties count as above", "lrap",
               curve=False, headline=False, kernel=LRAP),
+    _accuracy("ee_loss", "EE-L", "expected exposure loss (TREC Fair Ranking): ‖ε − ε*‖², exposure γ^(i−1) of "
+              "the top K against the ideal policy's, relevant items sharing the first ranks", "ee_loss", curve=False,
+              headline=False, bounds=(0.0, None), higher_is_better=False, kernel=EXPECTED_EXPOSURE),
+    _accuracy("ee_relevance", "EE-R", "expected exposure relevance: ε·ε*, the exposure the top K gives relevant "
+              "items weighed by their ideal share", "ee_relevance", curve=False, headline=False, bounds=(0.0, None),
+              kernel=EXPECTED_EXPOSURE),
+    _accuracy("ee_disparity", "EE-D", "expected exposure disparity: ‖ε‖², Σ γ^(2(i−1)) over the listed ranks of "
+              "the top K (one list: its length's)", "ee_disparity", curve=False, headline=False, bounds=(0.0, None),
+              higher_is_better=None, kernel=EXPECTED_EXPOSURE),
     _accuracy("judged", "Judged", "items in the top K the ground truth has a row for (any grade) / items listed in "
               "the top K (ir_measures' Judged@k)", "judged", curve=False, headline=False, higher_is_better=None,
               kernel=JUDGED),

@@ -155,12 +155,13 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
     )
 
 
-CHARTED_BEYOND = ("calibration", "exposure_distance")  # the families the app draws on its own pages
+CHARTED_BEYOND = ("calibration", "exposure_distance", "ee_loss")  # the families the app draws on its own pages
 
 
 def _beyond_figures(results: dict[str, Evaluation], k: int) -> list[tuple[str, alt.TopLevelMixin]]:
-    """Miscalibration (a mean over users: each model's t interval) and the exposure distance (a
-    value over the catalog: a point, no interval) of the models that have them."""
+    """Miscalibration and expected exposure loss (means over users: each model's t interval) and
+    the exposure distance (a value over the catalog: a point, no interval) of the models that
+    have them."""
     figures = []
     for metric in CHARTED_BEYOND:
         rows = [{"model": name, **result.to_frame().loc[metric, ["value", "low", "high"]].to_dict()}

@@ -57,6 +57,8 @@ def test_popularity_shows_exposure_by_genre_and_every_metric_card_has_the_new_fa
     distance = fmt("exposure_distance", demo_results[10][model].metrics["exposure_distance"])
     assert f"{label('exposure_distance')}: {distance}" in said and "genre" in said
     assert any(subheader.value == "Exposure by item group" for subheader in at.subheader)
+    loss = fmt("ee_loss", demo_results[10][model].metrics["ee_loss"])  # (expected exposure, item by item)
+    assert f"{label('ee_loss')}: {loss}" in said and "TREC Fair Ranking" in said
 
 
 def test_moving_k_recomputes_and_is_shared_by_the_url(demo_results):

@@ -98,9 +98,11 @@ def test_charts_render_offline(report):
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.goto(report[0].as_uri())
         page.wait_for_selector("#chart0 svg", timeout=30_000)
-        # (NDCG at every k, the two compared metrics, miscalibration and exposure disparity by model)
-        assert page.locator(".chart svg").count() == page.locator(".chart").count() == 5
+        # (NDCG at every k, the two compared metrics; miscalibration, exposure disparity and expected
+        # exposure loss by model)
+        assert page.locator(".chart svg").count() == page.locator(".chart").count() == 6
         assert "Miscalibration@10 by model" in page.content() and "Exposure disparity@10 by model" in page.content()
+        assert "EE-L@10 by model" in page.content()
         page.emulate_media(media="print")  # printed to A4 portrait (595 pt, 8 pt margins): nothing sticks out
         page.set_viewport_size({"width": 780, "height": 1100})
         assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")

@@ -82,6 +82,7 @@ def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
             "rbp_gain": str(rng.choice(["binary", "scaled", "grade"])),
             "rbp_max_grade": [None, 2.0][rng.integers(0, 2)],
             "dcg_ties": str(rng.choice(["order", "average"])),
+            "ee_patience": float(rng.choice([0.5, 0.8])),
         }
         judged_only = bool(rng.integers(0, 2))  # trec_eval's -J: each list condensed to its judged items
         kept = {u: [i is not None and (not judged_only or i in grades.get(u, {}) or i in judged.get(u, set()))

@@ -151,6 +151,25 @@ def test_tie_averaged_dcg_gives_a_run_of_equal_scores_its_mean_gain():
     assert evaluate(ranks_only, truth, k=3, columns=columns, dcg_ties="average").metrics["dcg"] == pytest.approx(1.0)
 
 
+def test_expected_exposure_against_the_ideal_policy_by_hand():
+    """γ = 0.5, K = 3, relevant, irrelevant, relevant, and a third relevant item not listed (R = 3).
+    Exposure 1, 0.5, 0.25; the ideal policy spreads the first three ranks over the 3 relevant
+    items: e* = (1 − 0.5³) / (3·0.5) = 0.58333. EE-D = 1 + 0.25 + 0.0625 = 1.3125; EE-R =
+    e*·(1 + 0.25) = 0.72917; EE-L = (1 − e*)² + 0.5² + (0.25 − e*)² + e*² = 0.875. One relevant
+    item listed first alone: e* = 1, EE-L = 0."""
+    recs = pd.DataFrame({"user_id": [1, 1, 1, 2], "item_id": ["a", "x", "b", "c"], "rank": [1, 2, 3, 1]})
+    truth = pd.DataFrame({"user_id": [1, 1, 1, 2], "item_id": ["a", "b", "z", "c"]})
+    result = evaluate(recs, truth, k=3).per_user
+    assert result.loc[1, "ee_disparity"] == pytest.approx(1.3125, abs=1e-15)
+    assert result.loc[1, "ee_relevance"] == pytest.approx(0.875 / 1.5 * 1.25, abs=1e-15)
+    assert round(result.loc[1, "ee_relevance"], 5) == 0.72917
+    assert result.loc[1, "ee_loss"] == pytest.approx(0.875, abs=1e-12)
+    alone = evaluate(recs[recs.user_id == 2], truth[truth.user_id == 2], k=1).per_user
+    assert alone.loc[2, "ee_loss"] == pytest.approx(0.0, abs=1e-15)
+    patient = evaluate(recs, truth, k=3, ee_patience=0.8).per_user  # e* = (1 − 0.8³) / (3·0.2) = 0.81333
+    assert patient.loc[1, "ee_relevance"] == pytest.approx((1 - 0.8 ** 3) / 0.6 * (1 + 0.64), abs=1e-12)
+
+
 def test_lrap_counts_a_tie_as_ranked_above():
     """Scores 0.9, 0.5, 0.5, 0.1 for a, b, c, d; b and d relevant (R = 2), K = 4. AP over R reads
     the order: (1/2 + 2/4) / 2 = 0.5. LRAP counts c, tied with b, above it: (1/3 + 2/4) / 2 =

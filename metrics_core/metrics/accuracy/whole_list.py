@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from metrics_core.metrics.accuracy.cutoffs import ratio
+from metrics_core.metrics.accuracy.cutoffs import ratio, user_rows
 from metrics_core.metrics.accuracy.hits import place_among_hits, tie_ends
 from metrics_core.metrics.accuracy.ideal import discount, gain, ideal_dcg_at_relevant
 
@@ -193,3 +193,31 @@ def label_ranking_ap(lists: Lists, truth: Truth, rows: np.ndarray, settings: Set
     total = np.bincount(row_of[user], weights=terms, minlength=len(rows))
     return {"lrap": ratio(total, truth.relevant_count[rows].astype(np.float64))}
 
+
+
+def expected_exposure(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings) -> dict[str, np.ndarray]:
+    """Expected exposure over the top K (Diaz et al., CIKM 2020; TREC Fair Ranking) for users
+    ``rows``, with the RBP browsing model: the item at rank i gets exposure ε_i = γ^(i−1),
+    γ = ``ee_patience``. The target ε* is the ideal policy's: the R relevant items share the
+    first min(R, K) ranks at random, each expecting e* = (1 − γ^min(R, K)) / (R·(1 − γ)); an
+    irrelevant item's target is 0 (the catalog shares the rest, each a vanishing part).
+
+        EE-D (disparity) = ‖ε‖² = Σ over listed ranks i ≤ K of γ^(2(i−1))
+        EE-R (relevance) = ε·ε* = e* · Σ over relevant items at rank i ≤ K of γ^(i−1)
+        EE-L (loss)      = ‖ε − ε*‖² = EE-D − 2·EE-R + R·e*²
+
+    One list is a deterministic policy: its expected exposure is its exposure. EE-L is 0 for a
+    single relevant item listed first; 0 for a user without a relevant item is R·e*² = 0 plus
+    EE-D, the exposure given to irrelevant items.
+    """
+    k = min(settings.k, lists.positions)
+    patience = settings.ee_patience
+    weight = patience ** np.arange(k, dtype=np.float64)
+    top = user_rows(rows)
+    disparity = (lists.items[top, :k] >= 0) @ (weight * weight)
+    R = truth.relevant_count[rows].astype(np.float64)
+    shared = np.minimum(R, settings.k)
+    target = ratio(1.0 - patience ** shared, R * (1.0 - patience))
+    relevance = target * (lists.hit[top, :k] @ weight)
+    return {"ee_disparity": disparity, "ee_relevance": relevance,
+            "ee_loss": np.maximum(disparity - 2.0 * relevance + R * target * target, 0.0)}
