@@ -57,6 +57,7 @@ class Key:
     USERS_METRIC = "users_metric"
     USERS_SEGMENT = "users_segment"
     ITEM_ATTRIBUTE = "item_attribute"
+    SERVED_BY = "served_by"
     USER_ATTRIBUTE = "user_attribute"
     TESTED_METRICS = "tested_metrics"
     TEST = "test"

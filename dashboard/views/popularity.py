@@ -36,12 +36,22 @@ else:
     components.chart(chart, "long_tail", "dl_tail")
     st.caption("Share of recommendations going to the 20% most popular items: "
                + ", ".join(f"**{plain(n)}** {shares[n]:.0%}" for n in models))
-    st.subheader("Who is served: popular and niche items")
-    served = state.memo("served_items", (model,), lambda: dataset.served_items(model, settings))
-    st.caption(f"The items with training interactions in thirds by popularity (head: the most interacted). For "
-               f"**{plain(model)}**: the relevant items of each third found in the top {k} per user (hits), the "
-               "share of each user's relevant items of that third found (recall, over the users with some), and the "
-               "third's share of all recommendations.")
+
+POPULARITY = "popularity (head, mid, tail)"
+st.subheader("Who is served: items")
+groupings = ([POPULARITY] if dataset.training is not None else []) + ([] if dataset.item_table is None else [
+    c for c in dataset.item_table.columns if c != dataset.columns.item and dataset.item_table[c].nunique() <= 50])
+if not groupings:
+    st.info("Who is served among items needs training interactions (popularity) or an item table (its groups).")
+else:
+    grouping = st.selectbox("Items grouped by", groupings, key=Key.SERVED_BY)
+    by = None if grouping == POPULARITY else grouping
+    served = state.memo("served_items", (model, by), lambda: dataset.served_items(model, settings, by))
+    what = "The items with training interactions in thirds by popularity (head: the most interacted)" if by is None \
+        else f"The items by their {plain(by)} (an item of several counting a share in each)"
+    st.caption(f"{what}. For **{plain(model)}**: the relevant items of each group found in the top {k} per user "
+               "(hits), the share of each user's relevant items of that group found (recall, over the users with "
+               "some), and the group's share of all recommendations.")
     st.dataframe(served.set_index("group").style.format(
         {"items": "{:,.0f}", "relevant": "{:,.0f}", "users": "{:,}", "hits": "{:.4f}", "recall": "{:.4f}",
          "recommended": "{:.1%}"}, na_rep="–"), width="stretch")

@@ -84,6 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--output", required=True, metavar="PATH", help="the HTML report to write")
             sub.add_argument("--json", metavar="PATH", help="also write every number as JSON")
             sub.add_argument("--csv", metavar="PATH", help="also write every number as CSV")
+            sub.add_argument("--served-by", metavar="COL", default=None,
+                             help="who is served among items: the groups of this item-table column (default: the "
+                                  "head, middle and tail thirds of popularity, with training data)")
     add_runs_command(commands)
     add_workspaces_command(commands)
     add_app_command(commands)
@@ -327,7 +330,8 @@ def run_compare(args: argparse.Namespace) -> int:
         prints = file_fingerprints(files)
         write_report(args.output, results, comparison, prints, workspace=getattr(args, "save", None),
                      cases=case_study(dataset, results),
-                     served=items_by_model(dataset, list(results), next(iter(results.values())).settings),
+                     served=items_by_model(dataset, list(results), next(iter(results.values())).settings,
+                                           args.served_by), served_by=args.served_by,
                      gaps=None if dataset.training is None else gap_sentences(results, LEAD_METRIC,
                                                                               user_segments(dataset, ACTIVITY)))
         if args.json:

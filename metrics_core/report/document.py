@@ -62,11 +62,12 @@ def numbers_csv(results: dict[str, Evaluation], comparison: Comparison | None = 
 def report_html(results: dict[str, Evaluation], comparison: Comparison | None = None, title: str = "rankscope report",
                 fingerprints: dict[str, str] | None = None, workspace: str | None = None,
                 cases: CaseStudy | None = None, served: dict[str, pd.DataFrame] | None = None,
-                gaps: dict[str, str] | None = None) -> str:
+                gaps: dict[str, str] | None = None, served_by: str | None = None) -> str:
     """The report as one HTML string, in the order a reader needs it: which model wins (the
     verdicts), the headline metrics with their intervals, the curves and the comparison, a few
     best and worst cases (``cases``, from :func:`metrics_core.report.cases.case_study`), who is served
-    among popular and niche items (``served``, from :func:`metrics_core.stats.served.items_by_model`) and
+    among popular and niche items, or the groups of the item column ``served_by`` (``served``, from
+    :func:`metrics_core.stats.served.items_by_model`) and
     between user groups (``gaps``, from :func:`metrics_core.stats.served.gap_sentences`), every
     metric (one row per metric, one column per model: it wraps at any number of models), notes
     about the data, and last the settings and the fingerprint of every input file. The title
@@ -126,12 +127,16 @@ def report_html(results: dict[str, Evaluation], comparison: Comparison | None = 
                         for name, sentence in gaps.items())
         sections += ["<h2>Who is served: user groups</h2>", f"<ul>{lines}</ul>"]
     if served is not None:
-        sections += ["<h2>Who is served: popular and niche items</h2>",
+        group = "third" if served_by is None else "group"
+        sections += ["<h2>Who is served: popular and niche items</h2>" if served_by is None else
+                     f"<h2>Who is served: items by {html.escape(served_by)}</h2>",
                      "<p class='meta'>The items with training interactions in thirds by popularity (head: the most "
-                     f"interacted). Recall of each third's relevant items in the top {k}, over the users with "
-                     "some:</p>",
+                     "interacted)." if served_by is None else
+                     f"<p class='meta'>The items grouped by the item table's {html.escape(served_by)} (an item of "
+                     "several counting a share in each).",
+                     f" Recall of each {group}'s relevant items in the top {k}, over the users with some:</p>",
                      _table(served["recall"].map(lambda v: f"{v:.4f}" if pd.notna(v) else "–")),
-                     "<p class='meta'>Each third's share of the recommendations:</p>",
+                     f"<p class='meta'>Each {group}'s share of the recommendations:</p>",
                      _table(served["recommended"].map(lambda v: f"{v:.1%}"))]
     sections += ["<h2>Every metric</h2>", _table(every.map(lambda v: f"{v:.4f}" if isinstance(v, float) else v)),
                  "<h2>Users</h2>", _table(pd.DataFrame({n: r.users for n, r in results.items()}))]
@@ -228,8 +233,8 @@ table.case-list td, table.case-list th { text-align: left; } table.case-list td:
 def write_report(path: str | Path, results: dict[str, Evaluation], comparison: Comparison | None = None,
                  fingerprints: dict[str, str] | None = None, workspace: str | None = None,
                  cases: CaseStudy | None = None, served: dict[str, pd.DataFrame] | None = None,
-                 gaps: dict[str, str] | None = None) -> Path:
+                 gaps: dict[str, str] | None = None, served_by: str | None = None) -> Path:
     path = Path(path)
     path.write_text(report_html(results, comparison, fingerprints=fingerprints, workspace=workspace, cases=cases,
-                                served=served, gaps=gaps), encoding="utf-8")
+                                served=served, gaps=gaps, served_by=served_by), encoding="utf-8")
     return path

@@ -135,13 +135,14 @@ def item_side(top_hit_user: np.ndarray, top_hit_item: np.ndarray, top_items: np.
     return table[(table["items"] > 0) | (table["recommended"] > 0)].reset_index(drop=True)
 
 
-def items_by_model(dataset, models: list[str], settings) -> dict[str, pd.DataFrame] | None:
-    """The item side for several models at once, a row per model and a column per popularity group
-    (head, mid, tail, not in training): ``recall`` and ``recommended`` (the group's share of the
-    recommendations), as the report and the Compare page show them; None without training data."""
-    if dataset.training is None:
+def items_by_model(dataset, models: list[str], settings, by: str | None = None) -> dict[str, pd.DataFrame] | None:
+    """The item side for several models at once, a row per model and a column per item group:
+    ``recall`` and ``recommended`` (the group's share of the recommendations), as the report and
+    the Compare page show them. The groups are the popularity thirds (head, mid, tail, not in
+    training; None without training data), or the categories of the item table's column ``by``."""
+    if by is None and dataset.training is None:
         return None
-    tables = {name: dataset.served_items(name, settings).set_index("group") for name in models}
+    tables = {name: dataset.served_items(name, settings, by).set_index("group") for name in models}
     return {measure: pd.DataFrame({name: table[measure] for name, table in tables.items()}).T.rename_axis("model")
             for measure in ("recall", "recommended")}
 

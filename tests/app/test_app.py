@@ -313,6 +313,14 @@ def test_popularity_page_shows_how_head_mid_and_tail_items_are_served():
     shown_tables = [frame.value for frame in at.dataframe if "recall" in getattr(frame.value, "columns", [])]
     assert shown_tables and shown_tables[0]["recall"].tolist() == pytest.approx(expected["recall"].tolist(),
                                                                                  nan_ok=True)
+    assert "title" not in at.selectbox(key="served_by").options  # (a column of distinct values groups nothing)
+    at.selectbox(key="served_by").set_value("genre").run()  # the items grouped by an item attribute instead
+    assert_clean(at)
+    by_genre = demo_workspace().build().served_items("popularity", Settings(k=10), by="genre").set_index("group")
+    shown_tables = [frame.value for frame in at.dataframe if "recall" in getattr(frame.value, "columns", [])]
+    assert list(shown_tables[0].index) == list(by_genre.index) and len(by_genre) > 3
+    assert shown_tables[0]["hits"].tolist() == pytest.approx(by_genre["hits"].tolist(), nan_ok=True)
+    assert at.query_params["served_by"] == "genre"
 
 
 def test_compare_page_shows_who_is_served_among_popular_and_niche_items():

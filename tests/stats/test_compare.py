@@ -169,6 +169,16 @@ def test_cli_compare_json_gates_and_report(tmp_path):
     assert with_training.returncode == 0, with_training.stderr
     html = (tmp_path / "t.html").read_text(encoding="utf-8")
     assert "<h2>Who is served: user groups</h2>" in html and "<h2>Who is served: popular and niche items</h2>" in html
+    items = pd.DataFrame({"item_id": range(30), "shelf": ["front", "back", "side"] * 10})
+    items.to_csv(tmp_path / "items.csv", index=False)
+    by_shelf = subprocess.run([*base, "report", *files, "--items", str(tmp_path / "items.csv"), "--served-by", "shelf",
+                               "--output", str(tmp_path / "s.html")], capture_output=True, text=True)
+    assert by_shelf.returncode == 0, by_shelf.stderr
+    served = (tmp_path / "s.html").read_text(encoding="utf-8").split("<h2>Who is served: items by shelf</h2>")[1]
+    assert all(shelf in served.split("<h2>")[0] for shelf in ("front", "back", "side"))
+    unknown = subprocess.run([*base, "report", *files, "--items", str(tmp_path / "items.csv"), "--served-by", "aisle",
+                              "--output", str(tmp_path / "u.html")], capture_output=True, text=True)
+    assert unknown.returncode == 2 and "aisle" in unknown.stderr and "Traceback" not in unknown.stderr
     numbers = json.loads((tmp_path / "n.json").read_text())
     assert set(numbers["models"]) == {"old", "new"} and numbers["comparison"]["rows"]
     assert "fingerprints" in numbers and len(numbers["fingerprints"]) == 3
