@@ -72,7 +72,7 @@ def long_tail(frame: pd.DataFrame, models: list[str]) -> alt.LayerChart:
     y_scale = alt.Scale(type="symlog")
     highest = max(float(frame[["training", "recommended"]].max().max()), 1.0)
     ticks = [0, *(10 ** power for power in range(math.ceil(math.log10(highest)) + 1))]  # (0, 1, 10, 100, …)
-    y_axis = alt.Axis(values=ticks, format="~s")
+    y_axis = alt.Axis(values=ticks, format=",d", labelOverlap="greedy")  # ("~s" wrote 100 as "0k"; parity hid 100)
     area = alt.Chart(frame.drop_duplicates("bucket")).mark_area(color="#BAB0AC", opacity=0.45).encode(
         x=alt.X("bucket:Q", title="items by training popularity (percentile, most popular first)"),
         y=alt.Y("training:Q", scale=y_scale, axis=y_axis, title="per item (log scale)"),
