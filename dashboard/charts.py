@@ -55,12 +55,19 @@ def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by:
     tips = [alt.Tooltip("model:N"), *([alt.Tooltip(f"{SEGMENT}:N", title=by)] if by else []),
             *[alt.Tooltip(f"{c}:Q", format=".4g") for c in ("minimum", "low", "q1", "median", "q3", "high",
                                                              "maximum")], alt.Tooltip("users:Q")]
+    lowest, highest = float(summary["minimum"].min()), float(summary["maximum"].max())
+    x_scale = alt.Scale(domain=[lowest, highest if highest > lowest else lowest + 1.0])  # (the extremes in view)
     base = alt.Chart(summary).encode(y=row, color=color, tooltip=tips, **offset)
-    whiskers = base.mark_rule().encode(x=alt.X("low:Q", title=metric_label), x2="high:Q")
-    box = base.mark_bar(size=12).encode(x=alt.X("q1:Q", title=metric_label), x2="q3:Q")
-    median = base.mark_tick(color="white", size=12, thickness=2).encode(x=alt.X("median:Q", title=metric_label))
-    spread = (whiskers + box + median).properties(
-        title=f"Spread of {metric_label}" + (f" by {by}" if by else "") + " (box: quartiles; whiskers: 1.5 IQR)",
+    whiskers = base.mark_rule().encode(x=alt.X("low:Q", title=metric_label, scale=x_scale), x2="high:Q")
+    box = base.mark_bar(size=12).encode(x=alt.X("q1:Q", title=metric_label, scale=x_scale), x2="q3:Q")
+    median = base.mark_tick(color="white", size=12, thickness=2).encode(
+        x=alt.X("median:Q", title=metric_label, scale=x_scale))
+    beyond = [base.mark_point(size=30).encode(x=alt.X(f"{extreme}:Q", title=metric_label, scale=x_scale))
+              .transform_filter(f"datum.{extreme} {side} datum.{whisker}")
+              for extreme, side, whisker in (("minimum", "<", "low"), ("maximum", ">", "high"))]
+    spread = alt.layer(whiskers, box, median, *beyond).properties(
+        title=f"Spread of {metric_label}" + (f" by {by}" if by else "")
+        + " (box: quartiles; whiskers: 1.5 IQR; points: the lowest and highest user beyond them)",
         height=alt.Step(36 if by else 24))
     return alt.vconcat(hist, spread).resolve_scale(color="shared")
 
