@@ -282,6 +282,11 @@ class Lists:
         return np.flatnonzero(self.hit.reshape(-1))
 
     @cached_property
+    def hit_counts(self) -> np.ndarray:
+        """Relevant items in each user's whole list (float64; counted once from the hit cells)."""
+        return np.bincount(self.hit_coordinates[0], minlength=self.hit.shape[0]).astype(np.float64)
+
+    @cached_property
     def hit_coordinates(self) -> tuple[np.ndarray, np.ndarray]:
         """``(user, position)`` of each relevant cell, in :attr:`hit_cells` order (computed once)."""
         return np.divmod(self.hit_cells, self.items.shape[1])

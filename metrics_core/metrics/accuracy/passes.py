@@ -70,8 +70,10 @@ class PartResult:
 def totals_follow_from_hits(settings: Settings, candidates: np.ndarray | None) -> bool:
     """Whether every factor is a function of k and R (and the weights of the hits alone), so that
     the passes from the hit cells compute every metric: true unless candidates are given (LAUC,
-    MCC, fall-out and accuracy weigh the irrelevant cells), precision divides by the list's
-    length or AP by the hits (a user's own running sums)."""
+    MCC, fall-out and accuracy weigh the irrelevant cells: with ``candidates=None`` the answer
+    is for the other metrics, which :func:`accuracy_pass` then reads from the hit cells while
+    the general pass computes those four alone), precision divides by the list's length or AP by
+    the hits (a user's own running sums)."""
     return candidates is None and settings.precision_denominator != "list" and settings.ap_denominator != "hits"
 
 
@@ -87,10 +89,18 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
         empty = np.zeros(0)
         return AccuracyPass(cut.k, {m.per_user: empty for m in entries},
                             {m.per_user: np.zeros(len(cut.k)) for m in entries if m.curve}, empty, empty)
-    if totals_follow_from_hits(settings, candidates):
-        part = at_k_from_hit_cells(lists, truth, rows, settings, entries)
-        sums = totals_from_hit_cells(lists, truth, rows, cut, settings, entries) if curves else part.sums
+    if totals_follow_from_hits(settings, None):  # (the metrics over candidates aside: below)
+        from_hits = [m for m in entries if not isinstance(m.kernel, OverCandidates)]
+        part = at_k_from_hit_cells(lists, truth, rows, settings, from_hits)
+        sums = totals_from_hit_cells(lists, truth, rows, cut, settings, from_hits) if curves else part.sums
         at_k, hits, listed = part.at_k, part.hits, part.listed
+        over_candidates = [m for m in entries if isinstance(m.kernel, OverCandidates)]
+        if over_candidates:  # (they weigh the irrelevant cells: the general pass, for them alone)
+            more_at_k, more_sums, _, _ = per_user_pass(lists, truth, rows, settings, candidates, cut,
+                                                       over_candidates, threads)
+            at_k.update(more_at_k)
+            sums = {m.per_user: ({**sums, **more_sums})[m.per_user] for m in entries
+                    if m.per_user in sums or m.per_user in more_sums}
     else:
         at_k, sums, hits, listed = per_user_pass(lists, truth, rows, settings, candidates, cut, entries, threads)
     for compute in dict.fromkeys(m.kernel.compute for m in entries if isinstance(m.kernel, OfWholeList)):
@@ -286,7 +296,7 @@ def _chunk(lists: Lists, truth: Truth, part: np.ndarray, settings: Settings, can
     width = cut.width
     cells = user_rows(part)  # (the lists' rows of these users: views when they are consecutive)
     anywhere = any(isinstance(term, FirstHit) and term.anywhere(settings) for m in _terms(entries) for term in m.kernel)
-    full_hit = lists.hit[cells] if candidates is not None or anywhere else None  # (these look past the cut-off)
+    full_hit = lists.hit[cells] if anywhere else None  # (RR anywhere looks past the cut-off)
     hit = np.ascontiguousarray(lists.hit[cells, :width] if full_hit is None else full_hit[:, :width])
     filled = lists.items[cells, :width] >= 0
     R = truth.relevant_count[part].astype(np.float64)
@@ -314,7 +324,7 @@ def _chunk(lists: Lists, truth: Truth, part: np.ndarray, settings: Settings, can
     every_k = {m.per_user: _sum_of_terms(m.kernel, scaled, weighted, first, R, cut.k, settings)
                for m in _terms(entries)}
     if candidates is not None:
-        n_negative = negatives(candidates, R, (lists.items[cells] >= 0).sum(axis=1), full_hit.sum(axis=1))
+        n_negative = negatives(candidates, R, lists.lengths[part], lists.hit_counts[part])  # (whole lists)
         counts = CandidateCounts(hit, filled, H_all, H, F, R, n_negative, cut, settings)
         every_k.update({m.per_user: m.kernel.formula(counts) for m in entries if isinstance(m.kernel, OverCandidates)})
     column = cut.column_of(settings.k)

@@ -213,11 +213,18 @@ def expected_exposure(lists: Lists, truth: Truth, rows: np.ndarray, settings: Se
     k = min(settings.k, lists.positions)
     patience = settings.ee_patience
     weight = patience ** np.arange(k, dtype=np.float64)
-    top = user_rows(rows)
-    disparity = (lists.items[top, :k] >= 0) @ (weight * weight)
+    if lists.gapless:  # the first min(length, K) ranks are filled: a prefix sum of γ^(2(i−1))
+        filled = np.minimum(lists.lengths[rows], k).astype(np.intp)
+        disparity = np.concatenate([[0.0], np.cumsum(weight * weight)])[filled]
+    else:
+        disparity = np.where(lists.items[user_rows(rows), :k] >= 0, weight * weight, 0.0).sum(axis=1)
+    user, position = lists.hit_coordinates
+    row_of = np.full(lists.hit.shape[0], -1, dtype=np.intp)
+    row_of[rows] = np.arange(len(rows))
+    inside = (row_of[user] >= 0) & (position < k)
     R = truth.relevant_count[rows].astype(np.float64)
     shared = np.minimum(R, settings.k)
     target = ratio(1.0 - patience ** shared, R * (1.0 - patience))
-    relevance = target * (lists.hit[top, :k] @ weight)
+    relevance = target * np.bincount(row_of[user[inside]], weights=weight[position[inside]], minlength=len(rows))
     return {"ee_disparity": disparity, "ee_relevance": relevance,
             "ee_loss": np.maximum(disparity - 2.0 * relevance + R * target * target, 0.0)}
