@@ -61,6 +61,11 @@ def served(values: pd.Series, groups: pd.Series, resamples: int = 1000, seed: in
     """
     if resamples < 1:
         raise input_error("served", f"resamples = {resamples!r}.", "give at least 1 resample, e.g. 1000.")
+    twice = groups.index[groups.index.duplicated()]
+    if len(twice):
+        raise input_error("served", f"{len(twice.unique()):,} users have more than one group, e.g. "
+                          f"{', '.join(map(repr, twice.unique()[:3].tolist()))}.",
+                          "give one group per user (drop the repeated rows of the user table).")
     present = values.dropna()
     labels = groups.reindex(present.index).fillna(UNKNOWN).astype(str).to_numpy()
     numbers = present.to_numpy(dtype=np.float64)

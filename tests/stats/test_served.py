@@ -27,6 +27,13 @@ def test_gap_and_spread_by_hand_with_users_the_groups_do_not_name():
     assert "is 0.7000 higher for (unknown) than for x" in result.sentence("NDCG@10")  # (the first of equal means)
 
 
+def test_a_user_in_two_groups_is_refused_naming_the_user():
+    values = pd.Series([0.1, 0.2], index=["a", "b"])
+    groups = pd.Series(["x", "y", "x"], index=["a", "b", "b"])
+    with pytest.raises(InputError, match=r"1 users have more than one group, e\.g\. 'b'"):
+        served(values, groups, resamples=10)
+
+
 @pytest.mark.parametrize("users", [3_000, 130_000])  # (the second: each group's means from the normal limit)
 def test_the_gap_interval_has_the_width_of_the_difference_of_two_far_apart_means(users):
     rng = np.random.default_rng(users)
