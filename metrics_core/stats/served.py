@@ -67,12 +67,11 @@ def served(values: pd.Series, groups: pd.Series, resamples: int = 1000, seed: in
                           f"{', '.join(map(repr, twice.unique()[:3].tolist()))}.",
                           "give one group per user (drop the repeated rows of the user table).")
     present = values.dropna()
-    labels = groups.reindex(present.index).fillna(UNKNOWN).astype(str).to_numpy()
+    codes, names = _group_codes(groups.reindex(present.index))
     numbers = present.to_numpy(dtype=np.float64)
-    names = natural_order(np.unique(labels)) or sorted(np.unique(labels).tolist())
     rows, draws = [], []
-    for number, name in enumerate(names):
-        mine = numbers[labels == name]
+    for number, (code, name) in enumerate(names):
+        mine = numbers[codes == code]
         low, high = mean_interval(mine, level) if len(mine) > 1 else (np.nan, np.nan)
         rows.append({"group": name, "users": len(mine), "mean": float(mine.mean()), "low": low, "high": high})
         draws.append(resampled_means(mine[:, None], resamples, seed + number)[:, 0])
@@ -87,6 +86,23 @@ def served(values: pd.Series, groups: pd.Series, resamples: int = 1000, seed: in
         np.column_stack([gap_samples, spread_samples]), level)
     return Served(table, float(means.max() - means.min()), float(gap_low), float(gap_high),
                   float(np.abs(means - means.mean()).mean()), float(spread_low), float(spread_high), level, resamples)
+
+
+def _group_codes(labels: pd.Series) -> tuple[np.ndarray, list[tuple[int, str]]]:
+    """Each user's group as a code, and (code, name) of each group in reading order: the labels as
+    text (a missing one: ``(unknown)``), coded by hashing (sorting a million strings took 0.5 s).
+
+    >>> _group_codes(pd.Series(["b", None, "a", "b"]))
+    (array([0, 2, 1, 0]), [(2, '(unknown)'), (1, 'a'), (0, 'b')])
+    """
+    codes, uniques = pd.factorize(labels, use_na_sentinel=True)
+    text = [str(u) for u in uniques] + [UNKNOWN]
+    merged, names = pd.factorize(np.array(text, dtype=object))  # (two labels with one text are one group)
+    codes = merged[np.where(codes < 0, len(uniques), codes)]
+    present = [str(names[c]) for c in np.unique(codes)]
+    order = natural_order(present) or sorted(present)
+    at = {str(name): code for code, name in enumerate(names)}
+    return codes, [(at[name], name) for name in order]
 
 
 POPULARITY_GROUPS = ("head", "mid", "tail", "not in training")
@@ -109,35 +125,48 @@ def popularity_thirds(interactions_per_item: np.ndarray) -> tuple[np.ndarray, li
     return np.eye(4)[group], list(POPULARITY_GROUPS)
 
 
-def item_side(top_hit_user: np.ndarray, top_hit_item: np.ndarray, top_items: np.ndarray, truth_user: np.ndarray,
-              truth_item: np.ndarray, rows: np.ndarray, shares: np.ndarray, names: list[str]) -> pd.DataFrame:
+def item_side(top_hit_user: np.ndarray, top_hit_item: np.ndarray, top_items: np.ndarray, relevant: np.ndarray,
+              rows: np.ndarray, shares: np.ndarray, names: list[str]) -> pd.DataFrame:
     """How each group of items is served in the top K: ``shares`` (items x groups, each item's share
     of each group: one-hot, or split among an item's categories) weigh the hits (``top_hit_user``,
-    ``top_hit_item``: the relevant items in the top K), the relevant items (``truth_user``,
-    ``truth_item``) and every recommended item (``top_items``, users x K codes, -1 empty), over the
-    evaluated users ``rows``. One row per group: ``items`` (in the catalog), ``relevant`` (relevant
-    items of the evaluated users), ``users`` (evaluated users with a relevant item in the group),
-    ``hits`` (per evaluated user), ``recall`` (hits / relevant items of the group, averaged over the
-    users with some) and ``recommended`` (its share of the top-K recommendations). Groups with
-    neither items nor recommendations are left out."""
-    n_users = max(int(rows.max(initial=-1)) + 1, len(top_items))
-    evaluated = np.zeros(n_users, dtype=bool)
-    evaluated[rows] = True
-    hit_kept, truth_kept = evaluated[top_hit_user], evaluated[truth_user]
+    ``top_hit_item``: the relevant items in the top K) and every recommended item (``top_items``,
+    users x K codes, -1 empty), over the evaluated users ``rows``, whose relevant items by group
+    are ``relevant`` (:func:`by_group` of the ground truth: the same for every model). One row per
+    group: ``items`` (in the catalog), ``relevant`` (relevant items of the evaluated users),
+    ``users`` (evaluated users with a relevant item in the group), ``hits`` (per evaluated user),
+    ``recall`` (hits / relevant items of the group, averaged over the users with some) and
+    ``recommended`` (its share of the top-K recommendations). Groups with neither items nor
+    recommendations are left out."""
+    hits = by_group(top_hit_user, top_hit_item, rows, shares)
     listed = top_items[top_items >= 0]
     recommended = np.bincount(listed, minlength=len(shares)) @ shares
     out = []
     for g, name in enumerate(names):
-        hits = np.bincount(top_hit_user[hit_kept], weights=shares[top_hit_item[hit_kept], g], minlength=n_users)[rows]
-        relevant = np.bincount(truth_user[truth_kept], weights=shares[truth_item[truth_kept], g],
-                               minlength=n_users)[rows]
-        some = relevant > 0
-        out.append({"group": name, "items": float(shares[:, g].sum()), "relevant": float(relevant.sum()),
-                    "users": int(some.sum()), "hits": float(hits.mean()) if len(rows) else np.nan,
-                    "recall": float((hits[some] / relevant[some]).mean()) if some.any() else np.nan,
+        some = relevant[:, g] > 0
+        out.append({"group": name, "items": float(shares[:, g].sum()), "relevant": float(relevant[:, g].sum()),
+                    "users": int(some.sum()), "hits": float(hits[:, g].mean()) if len(rows) else np.nan,
+                    "recall": float((hits[some, g] / relevant[some, g]).mean()) if some.any() else np.nan,
                     "recommended": float(recommended[g] / max(recommended.sum(), 1e-300))})
     table = pd.DataFrame(out)
     return table[(table["items"] > 0) | (table["recommended"] > 0)].reset_index(drop=True)
+
+
+def by_group(user: np.ndarray, item: np.ndarray, rows: np.ndarray, shares: np.ndarray) -> np.ndarray:
+    """Σ over the (``user``, ``item``) pairs of users ``rows`` of each item's ``shares``: rows x
+    groups, one sparse product (a repeated pair counts each time).
+
+    >>> by_group(np.array([0, 0, 2]), np.array([1, 0, 1]), np.array([0, 2]), np.array([[1.0, 0.0], [0.5, 0.5]]))
+    array([[1.5, 0.5],
+           [0.5, 0.5]])
+    """
+    import scipy.sparse as sp
+
+    row_of = np.full(max(int(user.max(initial=-1)), int(rows.max(initial=-1))) + 1, -1, dtype=np.intp)
+    row_of[rows] = np.arange(len(rows))
+    kept = row_of[user] >= 0
+    pairs = sp.csr_matrix((np.ones(int(kept.sum())), (row_of[user[kept]], item[kept])),
+                          shape=(len(rows), len(shares)))
+    return np.asarray(pairs @ shares, dtype=np.float64).reshape(len(rows), shares.shape[1])
 
 
 def items_by_model(dataset, models: list[str], settings, by: str | None = None) -> dict[str, pd.DataFrame] | None:

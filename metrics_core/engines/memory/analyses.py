@@ -132,7 +132,7 @@ class Analyses:
         items by training interactions (``by=None``, with training data), or the categories of the
         item table's column ``by`` (an item of several counting a share in each)."""
         from metrics_core.settings import Settings
-        from metrics_core.stats.served import item_side, popularity_thirds
+        from metrics_core.stats.served import by_group, item_side, popularity_thirds
 
         settings = settings or Settings()
         self._lists_of(model)  # (an unknown model: a message naming the models)
@@ -150,8 +150,11 @@ class Analyses:
         user, position = lists.hit_coordinates
         inside = position < settings.k
         rows = np.flatnonzero(self.truth.relevant_count > 0)
+        kept = self.__dict__.setdefault("_relevant_by_group", {})  # (the ground truth's side: once per grouping)
+        if by not in kept:
+            kept[by] = by_group(self.truth.user, self.truth.item, rows, shares)
         return item_side(user[inside], lists.items[user[inside], position[inside]], lists.items[:, :settings.k],
-                         self.truth.user, self.truth.item, rows, shares, names)
+                         kept[by], rows, shares, names)
 
     def precision_at_recall(self, model: str, levels, settings=None) -> pd.DataFrame:
         """Interpolated precision at any recall ``levels`` (0.25, 0.75, …; trec_eval reports 0, 0.1,
