@@ -82,6 +82,18 @@ def _number(value: float) -> str:
 BOX_COLUMNS = ["low", "q1", "median", "q3", "high", "minimum", "maximum", "users"]
 
 
+def model_column(name: str, models: list[str], rows: int) -> pd.Categorical:
+    """A values frame's ``model`` column: ``rows`` rows naming ``name``, coded over ``models`` (the
+    frames of several models then concatenate as codes; a column of a million texts took 0.3 s to
+    code again in every chart).
+
+    >>> model_column("b", ["a", "b"], 2)
+    ['b', 'b']
+    Categories (2, str): ['a', 'b']
+    """
+    return pd.Categorical.from_codes(np.full(rows, models.index(name), dtype=np.int16), categories=models)
+
+
 def boxes(values: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     """A box plot's numbers per group of ``by`` (model, and a segment): quartiles, whiskers at
     the furthest values within 1.5 interquartile ranges of the box (Tukey's, as Vega-Lite's

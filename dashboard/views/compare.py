@@ -10,6 +10,7 @@ import streamlit as st
 from dashboard import charts, components, state
 from dashboard.glossary import ACCURACY, BEYOND, METRICS, PER_USER_LABELS, change_text, label
 from dashboard.state import Key
+from dashboard.summaries import model_column
 from dashboard.text import plain
 from dashboard.workspace import content_hash
 from metrics_core.metrics.registry import curves as curves_of_registry
@@ -232,7 +233,7 @@ else:
     with right:
         values = state.memo("overlap_users", (a, b, measure), lambda: overlap.per_user(dataset, a, b, k, measure))
         name = f"{b} vs {a}"
-        frame = pd.DataFrame({"model": name, "value": values.to_numpy()})
+        frame = pd.DataFrame({"model": model_column(name, [name], len(values)), "value": values.to_numpy()})
         components.chart(charts.distribution(frame, measure_label, [name]), "overlap_users", "dl_overlap_users")
     st.caption(f"Mean {measure_label} of {plain(b)} and {plain(a)}: {values.mean():.3f} over {len(values):,} users "
                "(1: the same lists, 0: nothing in common).")

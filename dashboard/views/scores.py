@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, components, state
+from dashboard.summaries import model_column
 from dashboard.text import plain
 
 context = state.page()
@@ -20,8 +21,9 @@ if scored:
         """The score histograms of every scored model, and the score entropy's distribution."""
         histograms = pd.concat([dataset.score_distribution(name, k, bins=30).assign(model=name) for name in scored],
                                ignore_index=True)
-        values = pd.concat([pd.DataFrame({"model": name, "value": results[name].per_user["score_entropy"].dropna()
-                                          .to_numpy()}) for name in scored], ignore_index=True)
+        entropies = {name: results[name].per_user["score_entropy"].dropna().to_numpy() for name in scored}
+        values = pd.concat([pd.DataFrame({"model": model_column(name, models, len(column)), "value": column})
+                            for name, column in entropies.items()], ignore_index=True)
         return (charts.score_histograms(histograms, scored),
                 charts.distribution(values, f"score entropy@{k}", models))
 

@@ -6,6 +6,7 @@ import streamlit as st
 from dashboard import charts, components, state
 from dashboard.glossary import PER_USER_LABELS
 from dashboard.state import Key
+from dashboard.summaries import model_column
 from dashboard.text import plain
 from metrics_core.stats.segments import natural_order
 from metrics_core.stats.served import GAP_RESAMPLES, served
@@ -34,7 +35,8 @@ def drawn() -> tuple:
     frames = []
     for name in models:
         values = results[name].per_user[column].dropna()
-        frame = pd.DataFrame({"model": name, "value": values.to_numpy()}, index=values.index)
+        frame = pd.DataFrame({"model": model_column(name, models, len(values)), "value": values.to_numpy()},
+                             index=values.index)
         if slices is not None:
             frame[slices.name] = slices.reindex(values.index).to_numpy()
         frames.append(frame)

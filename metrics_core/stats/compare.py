@@ -430,19 +430,21 @@ def _paired_bounds(paired: dict[str, pd.DataFrame], models: list[str], baseline:
     same whichever metric reads them, so the bounds are those of one metric at a time): at 1M
     users x 1,000 resamples, drawing the users is most of the work."""
     others = [m for m in models if m != baseline]
-    columns = {}
-    for metric, values in paired.items():
-        base = values[baseline].to_numpy()
-        columns[metric] = np.column_stack([values[m].to_numpy() for m in models]
-                                          + [values[m].to_numpy() - base for m in others]) if len(values) else \
-            np.zeros((0, len(models) + len(others)))
+    width = len(models) + len(others)
     bounds: dict[str, np.ndarray] = {}
     for metric in paired:
         if metric in bounds:
             continue
         group = [m for m in paired if m not in bounds and paired[m].index.equals(paired[metric].index)]
-        shared = bootstrap_means(np.hstack([columns[m] for m in group]), resamples, seed, level)
-        width = len(models) + len(others)
+        columns = np.empty((len(paired[metric]), width * len(group)), order="F")  # (one copy, a column at a time)
+        for i, member in enumerate(group):
+            values = paired[member]
+            base = values[baseline].to_numpy()
+            for j, model in enumerate(models):
+                columns[:, i * width + j] = values[model].to_numpy()
+            for j, model in enumerate(others):
+                np.subtract(values[model].to_numpy(), base, out=columns[:, i * width + len(models) + j])
+        shared = bootstrap_means(columns, resamples, seed, level)
         for i, member in enumerate(group):
             bounds[member] = shared[i * width:(i + 1) * width]
     return bounds
