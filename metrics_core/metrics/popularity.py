@@ -111,31 +111,31 @@ def popularity_order(item_interactions: np.ndarray) -> np.ndarray:
     return order[item_interactions[order] > 0]
 
 
-def long_tail(top: np.ndarray, item_interactions: np.ndarray) -> pd.DataFrame:
+def long_tail(recommended: np.ndarray, item_interactions: np.ndarray) -> pd.DataFrame:
     """The long-tail curve of one model: training items in 100 popularity buckets (1 = the most
     popular percentile), with each bucket's mean training interactions and mean times
-    recommended in the top K (``top``: users x K item codes, -1 empty).
+    recommended in the top K (``recommended``: each item's count, :func:`recommendation_counts`).
 
-    >>> long_tail(np.array([[0, 1], [0, -1]]), np.array([5, 1, 0])).to_dict("list")
+    >>> long_tail(np.array([2, 1, 0]), np.array([5, 1, 0])).to_dict("list")
     {'bucket': [1, 51], 'training': [5.0, 1.0], 'recommended': [2.0, 1.0]}
     """
     known = popularity_order(item_interactions)
     bucket = np.arange(len(known)) * 100 // max(len(known), 1) + 1
-    counts = np.bincount(top[top >= 0], minlength=len(item_interactions))[known]
     frame = pd.DataFrame({"bucket": bucket, "training": item_interactions[known].astype(np.float64),
-                          "recommended": counts.astype(np.float64)})
+                          "recommended": recommended[known].astype(np.float64)})
     return frame.groupby("bucket", as_index=False).mean()
 
 
-def head_share(top: np.ndarray, item_interactions: np.ndarray, head: float = 0.2) -> float:
-    """Share of the recommendations in the top K that go to the ``head`` most popular
-    training items (the 20% most popular by default); 0 when nothing is recommended.
+def head_share(recommended: np.ndarray, item_interactions: np.ndarray, head: float = 0.2) -> float:
+    """Share of the recommendations in the top K (``recommended``: each item's count) that go to the
+    ``head`` most popular training items (the 20% most popular by default); 0 when nothing is
+    recommended.
 
-    >>> head_share(np.array([[0, 1], [0, 2]]), np.array([9, 5, 1, 1, 1]))  # item 0 is the head
+    >>> head_share(np.array([2, 1, 1, 0, 0]), np.array([9, 5, 1, 1, 1]))  # item 0 is the head
     0.5
     """
     known = popularity_order(item_interactions)
     is_head = np.zeros(len(item_interactions), dtype=bool)
     is_head[known[: max(1, int(len(known) * head + 1e-9))]] = True
-    listed = top[top >= 0]
-    return float(is_head[listed].mean()) if len(listed) else 0.0
+    total = recommended.sum()
+    return float(recommended[is_head].sum() / total) if total else 0.0

@@ -125,21 +125,21 @@ def popularity_thirds(interactions_per_item: np.ndarray) -> tuple[np.ndarray, li
     return np.eye(4)[group], list(POPULARITY_GROUPS)
 
 
-def item_side(top_hit_user: np.ndarray, top_hit_item: np.ndarray, top_items: np.ndarray, relevant: np.ndarray,
-              rows: np.ndarray, shares: np.ndarray, names: list[str]) -> pd.DataFrame:
+def item_side(top_hit_user: np.ndarray, top_hit_item: np.ndarray, recommended_per_item: np.ndarray,
+              relevant: np.ndarray, rows: np.ndarray, shares: np.ndarray, names: list[str]) -> pd.DataFrame:
     """How each group of items is served in the top K: ``shares`` (items x groups, each item's share
     of each group: one-hot, or split among an item's categories) weigh the hits (``top_hit_user``,
-    ``top_hit_item``: the relevant items in the top K) and every recommended item (``top_items``,
-    users x K codes, -1 empty), over the evaluated users ``rows``, whose relevant items by group
-    are ``relevant`` (:func:`by_group` of the ground truth: the same for every model). One row per
+    ``top_hit_item``: the relevant items in the top K) and every recommendation (each item's
+    count in the top K lists, ``recommended_per_item``), over the evaluated users ``rows``, whose
+    relevant items by group are ``relevant`` (:func:`by_group` of the ground truth: the same for
+    every model). One row per
     group: ``items`` (in the catalog), ``relevant`` (relevant items of the evaluated users),
     ``users`` (evaluated users with a relevant item in the group), ``hits`` (per evaluated user),
     ``recall`` (hits / relevant items of the group, averaged over the users with some) and
     ``recommended`` (its share of the top-K recommendations). Groups with neither items nor
     recommendations are left out."""
     hits = by_group(top_hit_user, top_hit_item, rows, shares)
-    listed = top_items[top_items >= 0]
-    recommended = np.bincount(listed, minlength=len(shares)) @ shares
+    recommended = recommended_per_item @ shares
     out = []
     for g, name in enumerate(names):
         some = relevant[:, g] > 0

@@ -38,13 +38,26 @@ class Analyses:
         """The model's long-tail curve at K (see :func:`metrics_core.metrics.popularity.long_tail`)."""
         from metrics_core.metrics.popularity import long_tail
 
-        return long_tail(self._lists_of(model).items[:, :k], self._interactions("the long-tail chart"))
+        interactions = self._interactions("the long-tail chart")
+        return long_tail(self.recommended_counts(self._lists_of(model), k), interactions)
 
     def head_share(self, model: str, k: int = 10, head: float = 0.2) -> float:
         """Share of the model's top-K recommendations that go to the most popular items."""
         from metrics_core.metrics.popularity import head_share
 
-        return head_share(self._lists_of(model).items[:, :k], self._interactions("the head share"), head)
+        interactions = self._interactions("the head share")
+        return head_share(self.recommended_counts(self._lists_of(model), k), interactions, head)
+
+    def recommended_counts(self, lists, k: int) -> np.ndarray:
+        """How many times each item is in the top K of ``lists`` (one of this dataset's): counted
+        once per lists and K for the pages that read it (the long tail, the head share, who is
+        served), since reading the first K columns of memory-mapped lists reads them all."""
+        from metrics_core.metrics.catalog import recommendation_counts
+
+        kept = self.__dict__.setdefault("_recommended_counts", {})
+        if (id(lists), k) not in kept:
+            kept[id(lists), k] = recommendation_counts(lists.items[:, :k], len(self.items))
+        return kept[id(lists), k]
 
     def _interactions(self, what: str) -> np.ndarray:
         if self.training is None:
@@ -153,8 +166,8 @@ class Analyses:
         kept = self.__dict__.setdefault("_relevant_by_group", {})  # (the ground truth's side: once per grouping)
         if by not in kept:
             kept[by] = by_group(self.truth.user, self.truth.item, rows, shares)
-        return item_side(user[inside], lists.items[user[inside], position[inside]], lists.items[:, :settings.k],
-                         kept[by], rows, shares, names)
+        return item_side(user[inside], lists.items[user[inside], position[inside]],
+                         self.recommended_counts(lists, settings.k), kept[by], rows, shares, names)
 
     def precision_at_recall(self, model: str, levels, settings=None) -> pd.DataFrame:
         """Interpolated precision at any recall ``levels`` (0.25, 0.75, …; trec_eval reports 0, 0.1,
