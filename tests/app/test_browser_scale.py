@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -63,12 +64,23 @@ def downloaded_files(page) -> list[str]:
 
 
 def move_k(page, steps: int) -> None:
-    """Move the sidebar's K slider by ``steps`` (arrow keys on its thumb)."""
+    """Move the sidebar's K slider by ``steps`` (arrow keys on its thumb) and wait until the link
+    names another K (on a loaded machine the rerun can start after ``settle`` alone has returned)."""
     thumb = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[type="range"]').first
+    before = k_in_link(page)
     thumb.focus()
     for _ in range(abs(steps)):
         thumb.press("ArrowRight" if steps > 0 else "ArrowLeft")
+    deadline = time.monotonic() + 180
+    while k_in_link(page) == before and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
     settle(page)
+
+
+def k_in_link(page) -> str:
+    """The K the page's link names (10, the default, when it names none)."""
+    found = re.search(r"[?&]k=(\d+)", page.url)
+    return found[1] if found else "10"
 
 
 def test_every_page_at_20000_users_and_4_models_draws_and_downloads_within_5000_rows(browser, tmp_path):
@@ -90,7 +102,7 @@ def test_every_page_at_20000_users_and_4_models_draws_and_downloads_within_5000_
                 page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Overview").click()
                 settle(page)
                 move_k(page, steps)
-            seen_k.append(re.search(r"[?&]k=(\d+)", page.url)[1] if "k=" in page.url else "10")
+            seen_k.append(k_in_link(page))
             for title in PAGES:
                 page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
                 settle(page)
