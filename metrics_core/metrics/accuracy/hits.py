@@ -159,11 +159,20 @@ def first_rank_of(row: np.ndarray, position: np.ndarray, n_rows: int) -> np.ndar
 
 def whole_list_first_rank(lists: Lists, rows: np.ndarray) -> np.ndarray:
     """The rank of the first hit anywhere in the lists of users ``rows``, inf when none."""
+    row, _, position, _ = hits_of_users(lists, rows)
+    return first_rank_of(row, position, len(rows))
+
+
+def hits_of_users(lists: Lists, rows: np.ndarray, width: int | None = None) -> tuple[np.ndarray, ...]:
+    """The hit cells of users ``rows`` (ascending codes) at positions below ``width`` (None: the
+    whole list), from the lists' hit cells (computed once per model): each one's place in
+    ``rows``, its user code and position (ascending by user, then position), and which of
+    :attr:`Lists.hit_cells` they are (a mask)."""
     user, position = lists.hit_coordinates
     row_of = np.full(lists.hit.shape[0], -1, dtype=np.intp)
     row_of[rows] = np.arange(len(rows))
-    keep = row_of[user] >= 0
-    return first_rank_of(row_of[user[keep]], position[keep], len(rows))
+    keep = row_of[user] >= 0 if width is None else (row_of[user] >= 0) & (position < width)
+    return row_of[user[keep]], user[keep], position[keep], keep
 
 
 def judged_terms(judged: np.ndarray, cell: np.ndarray, row_start: np.ndarray, above_relevant: np.ndarray,
@@ -244,11 +253,7 @@ def tie_spread(lists: Lists, rows: np.ndarray, width: int, settings: Settings, R
     for every k. Returned as the hit cells of users ``rows`` within ``width``: one per position of
     such a run, its ``gain`` that mean (before DCG's uniform gain, as :attr:`Hits.gain`). Runs
     are found along each hit's row in steps over the tied cells, never over users."""
-    user, position = lists.hit_coordinates
-    row_of = np.full(lists.hit.shape[0], -1, dtype=np.intp)
-    row_of[rows] = np.arange(len(rows))
-    keep = row_of[user] >= 0
-    user, position = user[keep], position[keep]
+    row_of_hit, user, position, keep = hits_of_users(lists, rows)
     grades = None if lists.grade is None or settings.gain == "binary" else \
         lists.grade.reshape(-1)[lists.hit_cells[keep]].astype(np.float64)
     gains = np.ones(len(user)) if grades is None else gain(grades, settings.gain)
@@ -260,7 +265,7 @@ def tie_spread(lists: Lists, rows: np.ndarray, width: int, settings: Settings, R
     start, stop = first[where], np.minimum(last[where] + 1, width)
     length = np.maximum(stop - start, 0)
     offsets = np.arange(length.sum()) - np.repeat(np.cumsum(length) - length, length)
-    row = np.repeat(row_of[user[where]], length)
+    row = np.repeat(row_of_hit[where], length)
     spread_position = np.repeat(start, length) + offsets
     spread = Hits(row, spread_position, len(rows), width, settings, R, row * width + spread_position, row * width,
                   lambda: None, lambda: (np.zeros(0, dtype=np.intp), None))

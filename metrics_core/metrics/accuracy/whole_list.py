@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from metrics_core.metrics.accuracy.cutoffs import ratio, user_rows
-from metrics_core.metrics.accuracy.hits import place_among_hits, tie_ends
+from metrics_core.metrics.accuracy.hits import hits_of_users, place_among_hits, tie_ends
 from metrics_core.metrics.accuracy.ideal import discount, gain, ideal_dcg_at_relevant
 
 if TYPE_CHECKING:
@@ -180,17 +180,13 @@ def label_ranking_ap(lists: Lists, truth: Truth, rows: np.ndarray, settings: Set
     equal scores along the list's order (all of them when lists are ordered by score).
     """
     k = min(settings.k, lists.positions)
-    user, position = lists.hit_coordinates
-    row_of = np.full(lists.hit.shape[0], -1, dtype=np.intp)
-    row_of[rows] = np.arange(len(rows))
-    keep = (row_of[user] >= 0) & (position < k)
-    user, position = user[keep], position[keep]
+    row, user, position, _ = hits_of_users(lists, rows, k)
     last = tie_ends(lists.scores, user, position, k)
     width = lists.positions
     cells = user * width + position  # (ascending: by user, then position)
     above = np.searchsorted(cells, user * width + last, side="right") - np.searchsorted(cells, user * width)
     terms = above / (_listed_before(lists, user, last) + 1.0)
-    total = np.bincount(row_of[user], weights=terms, minlength=len(rows))
+    total = np.bincount(row, weights=terms, minlength=len(rows))
     return {"lrap": ratio(total, truth.relevant_count[rows].astype(np.float64))}
 
 
@@ -207,8 +203,9 @@ def expected_exposure(lists: Lists, truth: Truth, rows: np.ndarray, settings: Se
         EE-L (loss)      = ‖ε − ε*‖² = EE-D − 2·EE-R + R·e*²
 
     One list is a deterministic policy: its expected exposure is its exposure. EE-L is 0 for a
-    single relevant item listed first; 0 for a user without a relevant item is R·e*² = 0 plus
-    EE-D, the exposure given to irrelevant items.
+    single relevant item listed first. A user without a relevant item (averaged only with
+    ``users_without_relevant="zero"``) has e* = 0, EE-R = 0 and EE-L = EE-D, the exposure given
+    to irrelevant items.
     """
     k = min(settings.k, lists.positions)
     patience = settings.ee_patience
@@ -218,13 +215,10 @@ def expected_exposure(lists: Lists, truth: Truth, rows: np.ndarray, settings: Se
         disparity = np.concatenate([[0.0], np.cumsum(weight * weight)])[filled]
     else:
         disparity = np.where(lists.items[user_rows(rows), :k] >= 0, weight * weight, 0.0).sum(axis=1)
-    user, position = lists.hit_coordinates
-    row_of = np.full(lists.hit.shape[0], -1, dtype=np.intp)
-    row_of[rows] = np.arange(len(rows))
-    inside = (row_of[user] >= 0) & (position < k)
+    row, _, position, _ = hits_of_users(lists, rows, k)
     R = truth.relevant_count[rows].astype(np.float64)
     shared = np.minimum(R, settings.k)
     target = ratio(1.0 - patience ** shared, R * (1.0 - patience))
-    relevance = target * np.bincount(row_of[user[inside]], weights=weight[position[inside]], minlength=len(rows))
+    relevance = target * np.bincount(row, weights=weight[position], minlength=len(rows))
     return {"ee_disparity": disparity, "ee_relevance": relevance,
             "ee_loss": np.maximum(disparity - 2.0 * relevance + R * target * target, 0.0)}
