@@ -25,7 +25,7 @@ GUESSES = {
 }
 NONE = "(none)"
 UPLOAD_GENERATION = "_upload_generation"
-LOADED = "_loaded"  # what the last check found, shown after the rerun that empties the uploaders
+LOADED = "_loaded"  # what the last save's check found: shown while its workspace stays open (any rerun)
 
 
 WORDS = {"user": ("user", "customer", "query", "visitor", "session", "client"),
@@ -63,8 +63,10 @@ if st.button("Back to the demo workspace", icon=":material/movie:"):
     state.use_workspace(demo_workspace())
     st.rerun()
 
+if st.session_state.get(LOADED, (None,))[0] not in (None, current.id):
+    del st.session_state[LOADED]  # another workspace is open: its report is not this one's
 if LOADED in st.session_state:
-    models_count, users_count, items_count, notes = st.session_state.pop(LOADED)
+    _, models_count, users_count, items_count, notes = st.session_state[LOADED]
     st.success(f"Saved and loaded {models_count} model(s) for {users_count:,} users and {items_count:,} items.",
                icon=":material/check_circle:")
     st.subheader("Validation report")
@@ -221,7 +223,7 @@ if st.button("Check, save and evaluate", type="primary", icon=":material/check_c
         st.stop()
     state.use_workspace(saved)
     st.session_state[UPLOAD_GENERATION] = generation + 1  # the uploaders let go of the files' bytes
-    st.session_state[LOADED] = (len(dataset.models), len(dataset.users), len(dataset.items),
+    st.session_state[LOADED] = (saved.id, len(dataset.models), len(dataset.users), len(dataset.items),
                                 sorted({note.message for result in report.values() for note in result.warnings}))
     st.rerun()
 

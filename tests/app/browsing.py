@@ -97,8 +97,15 @@ def settle(page, quiet: float = 1.5) -> None:
 def click_and_wait(page, button: str, text: str, timeout_ms: int = 180_000) -> None:
     """Click the button named ``button`` and wait until ``text`` shows, then settle: on a loaded
     machine the click's rerun can start after ``settle`` alone has seen a quiet page and returned."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     page.get_by_role("button", name=button).click()
-    page.get_by_text(text).first.wait_for(timeout=timeout_ms)
+    try:
+        page.get_by_text(text).first.wait_for(timeout=timeout_ms)
+    except PlaywrightTimeout:
+        shot(page, f"failed_{button.replace(' ', '_').replace(',', '')}")
+        shown = page.locator('[data-testid="stMain"]').inner_text()[:3000]
+        pytest.fail(f"after clicking {button!r}, {text!r} never showed; the page shows:\n{shown}")
     settle(page)
 
 

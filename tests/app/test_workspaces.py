@@ -61,6 +61,18 @@ def test_a_saved_workspace_reopens_from_its_link_after_reload_and_restart():
     assert cards_of(after_restart) == cards
 
 
+def test_the_load_report_stays_while_its_workspace_is_open_and_goes_with_it():
+    """A rerun right after the save (any widget, a link update) must not take the report away;
+    opening another workspace does."""
+    at = upload_and_save()
+    at.run()
+    assert at.success and "Saved and loaded 1 model" in at.success[0].value
+    assert any(h.value == "Validation report" for h in at.subheader)
+    at.button(key=next(b.key for b in at.button if b.label == "Back to the demo workspace")).click().run()
+    assert_clean(at)
+    assert not any("Saved and loaded" in s.value for s in at.success)
+
+
 def test_a_link_to_a_deleted_workspace_says_so_offers_the_trash_and_never_shows_the_demo():
     at = upload_and_save()
     workspace_id = at.query_params["ws"]
