@@ -18,7 +18,7 @@ $(STAMP_RUN): pyproject.toml | $(PY)
 	touch $@
 
 $(STAMP_TEST): pyproject.toml | $(PY)
-	$(PY) -m pip install --quiet -e ".[app,test,peers,spark,mlflow]"
+	$(PY) -m pip install --quiet -e ".[app,test,peers,spark,mlflow,postgresql]"
 	$(PY) -m metrics_core.compiled
 	touch $@ $(STAMP_RUN)
 

@@ -80,9 +80,12 @@ def add_workspaces_command(commands) -> None:
 
     purge.add_argument("--older-than", type=number(lambda days: days >= 0, "is not a number of days >= 0"),
                        default=None, metavar="DAYS", help="default RANKSCOPE_TRASH_DAYS (30)")
-    store = commands.add_parser("store", help="the store itself: check it")
+    store = commands.add_parser("store", help="the store itself: check it, move its catalog to PostgreSQL")
     store_actions = store.add_subparsers(dest="action", required=True)
     store_actions.add_parser("check", help="list catalog entries whose files are missing or damaged (exit 1 if any)")
+    move = store_actions.add_parser("migrate", help="copy the SQLite catalog of RANKSCOPE_HOME into a PostgreSQL "
+                                                    "catalog (the files stay where they are)")
+    move.add_argument("--to", required=True, metavar="URL", help="postgresql://user@host:5432/database")
 
 
 def store_inputs(args: argparse.Namespace, sources: dict[str, str]) -> tuple[Store, dict]:
@@ -187,13 +190,36 @@ def run_workspaces(args: argparse.Namespace) -> int:
 def run_store(args: argparse.Namespace) -> int:
     from metrics_core.store.catalog import default_home
     from metrics_core.store.check import check_store
+    from metrics_core.store.database import catalog_url_from_environment
 
-    problems = check_store(default_home())
+    if args.action == "migrate":
+        return migrate_catalog(args.to)
+    problems = check_store(default_home(), catalog_url_from_environment())
     for problem in problems:
         print(problem)
     print(f"rankscope: {len(problems)} problem(s) found" if problems else "rankscope: the store is sound",
           file=sys.stderr)
     return 1 if problems else 0
+
+
+def migrate_catalog(url: str) -> int:
+    """``rankscope store migrate --to URL``: the SQLite catalog's rows copied into the PostgreSQL
+    catalog at URL, in one transaction (an interrupted copy leaves the target as it was)."""
+    from metrics_core.store.catalog import Store, default_home
+    from metrics_core.store.database import SQLITE, redacted
+    from metrics_core.store.move import copy_catalog
+
+    home = default_home()
+    if not (home / "catalog.sqlite").is_file():
+        raise input_error("store migrate", f"there is no SQLite catalog in {home} to copy.",
+                          "set RANKSCOPE_HOME to the folder of the store to move (it holds catalog.sqlite).")
+    source, target = Store(home, catalog=SQLITE, read_only=False), Store(home, catalog=url, read_only=False)
+    counts = copy_catalog(source, target)
+    print(f"rankscope: copied {counts['workspaces']} workspace(s), {counts['tables']} table(s) and "
+          f"{counts['runs']} run(s) from {home / 'catalog.sqlite'} to {redacted(url)}; the SQLite catalog is "
+          "left as it was. Set RANKSCOPE_CATALOG to that URL for every app server and job that uses "
+          f"{home}.", file=sys.stderr)
+    return 0
 
 
 def export_run(store, args: argparse.Namespace) -> None:

@@ -3,8 +3,9 @@ app and the command line (several processes may write at once).
 
 Layout under the home folder (``RANKSCOPE_HOME``, default ``./.rankscope``)::
 
-    catalog.sqlite          what exists: tables, workspaces, runs (SQLite in WAL mode)
-    catalog.sqlite.backup   a copy of the catalog, refreshed once a day when it checks sound
+    catalog.sqlite          what exists: tables, workspaces, runs (SQLite in WAL mode), unless
+                            RANKSCOPE_CATALOG names a PostgreSQL database (:mod:`database`)
+    catalog.sqlite.backup   a copy of the SQLite catalog, refreshed once a day when it checks sound
     tables/<sha256>.parquet every uploaded table once, named by the SHA-256 of its bytes
     runs/<run id>.parquet   the per-user values of a run
 
@@ -12,7 +13,13 @@ A table is stored once however many workspaces use it. A workspace id means one 
 ever: saving other files or another mapping under a name makes a new workspace that supersedes
 the old one, whose link still opens what was saved under it. Deleting moves a workspace to the
 trash for ``RANKSCOPE_TRASH_DAYS`` (default 30) days, restorable until then; purging it deletes
-the tables no other workspace uses. Nothing is pickled: Parquet for tables, JSON text in SQLite.
+the tables no other workspace uses. Nothing is pickled: Parquet for tables, JSON text in the catalog.
+
+Several machines may share the home folder (a mounted team folder) when the catalog is on
+PostgreSQL: every file is written under a temporary name in its own folder and renamed into
+place, a table's name is the SHA-256 of its bytes (two machines storing one file write the same
+bytes under the same name), a run's file is published only under a name no other run has, and a
+stored table's hash is checked when a workspace is opened.
 
 Trust: anyone who can run rankscope against this folder, or reach an app server that uses it,
 can see, open, rename and delete every workspace in it (the README's "Who can see what").
@@ -29,7 +36,6 @@ import json
 import os
 import re
 import secrets
-import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -43,13 +49,13 @@ from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.read import PARQUET_SUFFIXES, StoredTable, read_bytes, read_notes, read_table, unreadable
 from metrics_core.inputs.recipe import OPTIONAL_ROLES, Recipe
 from metrics_core.store import failures, schema
+from metrics_core.store.database import ConflictError, Connection, catalog_url_from_environment, open_catalog
 from metrics_core.store.encoded import forget_datasets
 from metrics_core.store.failures import HOME_VARIABLE, READ_ONLY_VARIABLE
 from metrics_core.store.files import (
     copy_file,
     remove_stale_temporaries,
     sha256_of,
-    write_atomically,
     write_parquet,
 )
 from metrics_core.store.results import forget_results
@@ -58,7 +64,6 @@ BUSY_TIMEOUT_MS = 30_000
 BUSY_VARIABLE = "RANKSCOPE_BUSY_TIMEOUT_MS"
 TRASH_DAYS_VARIABLE = "RANKSCOPE_TRASH_DAYS"
 TRASH_DAYS = 30.0
-BACKUP_EVERY_SECONDS = 86_400
 ID_SHAPE = re.compile(r"[0-9a-f]{12}")
 SAVE_RETRIES = 5
 LIVE = "superseded_by IS NULL AND deleted IS NULL"  # a workspace listed under its name
@@ -140,49 +145,6 @@ class SavedWorkspace(Recipe[StoredTable]):
         return self.superseded_by is None and self.deleted is None
 
 
-def _create_catalog(path: Path) -> None:
-    """Make a new catalog whole under a temporary name (``.catalog.sqlite.<hex>.tmp``, no journal:
-    a crash leaves only a temporary file, which the store removes later) and link it into place,
-    so that no process ever opens a catalog without its tables (a save killed while it made the
-    store left one that the check called damaged). When another process linked its own first,
-    that one is kept."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
-        connection = sqlite3.connect(temporary, isolation_level=None)
-        try:
-            connection.execute("PRAGMA journal_mode = OFF")
-            schema.migrate(connection)
-        finally:
-            connection.close()
-        try:
-            os.link(temporary, path)
-        except FileExistsError:
-            pass
-        except OSError:  # (a file system without hard links: renamed into place unless one appeared meanwhile)
-            if not path.exists():
-                os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
-
-
-def _use_wal(connection: sqlite3.Connection, seconds: float) -> None:
-    """Put the catalog in WAL mode, which the file keeps: once, by the first connection. Changing
-    the mode needs the file to itself, and SQLite answers "locked" at once, without waiting, to
-    connections that try while another is changing it (eight threads opening a new store
-    together failed now and then): retried for up to ``seconds``."""
-    deadline, pause = time.monotonic() + seconds, 0.001
-    while True:
-        try:
-            if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-                connection.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as error:
-            if not failures.is_busy(error) or time.monotonic() >= deadline:
-                raise
-            time.sleep(pause)
-            pause = min(2 * pause, 0.05)
-
-
 class Store:
     """Open (creating and migrating when needed) the store at ``home``.
 
@@ -190,86 +152,60 @@ class Store:
     that a table another process has just stored, for a workspace it is about to save, is kept.
     ``read_only`` (default: ``RANKSCOPE_READ_ONLY``): every write is refused.
     ``busy_timeout_ms``: how long a writer waits for another's write lock before giving up.
+    ``catalog``: the catalog's database URL (default ``RANKSCOPE_CATALOG``; None: the SQLite
+    file in ``home``). The tables and runs' files are in ``home`` whichever catalog lists them.
     """
 
     def __init__(self, home: Path | str | None = None, table_grace_seconds: float = 600.0,
-                 read_only: bool | None = None, busy_timeout_ms: int | None = None):
+                 read_only: bool | None = None, busy_timeout_ms: int | None = None, catalog: str | None = None):
         self.home = Path(home) if home is not None else default_home()
         self.grace = table_grace_seconds
         self.read_only = read_only_from_environment() if read_only is None else read_only
         self.busy_ms = busy_timeout_ms if busy_timeout_ms is not None else busy_timeout_from_environment()
+        self.catalog = open_catalog(self.home, catalog or catalog_url_from_environment(), self.busy_ms)
         try:
             for folder in (self.home, self.home / "tables", self.home / "runs"):
                 folder.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             raise (failures.disk_full(self.home) if failures.is_full(error)
                    else failures.not_writable(self.home, error)) from None
-        if not self.read_only and not (self.home / "catalog.sqlite").exists():
-            with failures.explained(self.home, self.busy_ms / 1000):
-                _create_catalog(self.home / "catalog.sqlite")
+        with self.explained():
+            self.catalog.prepare(writable=not self.read_only)
         with self.connect() as connection:
             try:
-                if self.read_only and schema.version_of(connection) < schema.CURRENT:
-                    raise failures.needs_upgrade(self.home, schema.version_of(connection))
-                schema.migrate(connection)
+                found = self.catalog.version(connection)
+                if self.read_only and found < schema.CURRENT:
+                    raise failures.needs_upgrade(self.catalog.where, found)
+                self.catalog.migrate(connection)
             except schema.NewerCatalogError as error:
-                raise failures.newer_catalog(self.home, error) from None
+                raise failures.newer_catalog(self.catalog.where, error) from None
         if not self.read_only:
             remove_stale_temporaries(self.home)
-            self._refresh_backup()
+            with contextlib.suppress(OSError, InputError, *self.catalog.errors()):
+                self.catalog.backup(self.home)
+
+    def explained(self) -> contextlib.AbstractContextManager[None]:
+        """The store's own failures inside the block as their messages (:mod:`failures`)."""
+        return failures.explained(self.home, self.busy_ms / 1000, self.catalog)
 
     @contextlib.contextmanager
-    def connect(self) -> Iterator[sqlite3.Connection]:
-        """A connection for one piece of work (SQLite connections are not shared between threads);
-        the store's own failures inside it become their messages (:mod:`failures`)."""
-        with failures.explained(self.home, self.busy_ms / 1000):
-            connection = sqlite3.connect(self.home / "catalog.sqlite", timeout=self.busy_ms / 1000,
-                                         isolation_level=None)
-            try:
-                connection.execute(f"PRAGMA busy_timeout = {self.busy_ms}")
-                _use_wal(connection, self.busy_ms / 1000)
-                connection.execute("PRAGMA foreign_keys = ON")
-                connection.row_factory = sqlite3.Row
-                yield connection
-            finally:
-                connection.close()
+    def connect(self) -> Iterator[Connection]:
+        """A connection for one piece of work (connections are not shared between threads)."""
+        with self.explained(), self.catalog.connect() as connection:
+            yield connection
 
     @contextlib.contextmanager
-    def writing(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction, taken at once (``BEGIN IMMEDIATE``): concurrent writers wait for
-        each other instead of failing halfway. Refused in a read-only store."""
+    def writing(self) -> Iterator[Connection]:
+        """A write transaction, taken at once: concurrent writers, on this machine or (with a
+        PostgreSQL catalog) on others, wait for each other instead of failing halfway. Refused
+        in a read-only store."""
         self.require_writable()
-        with self.connect() as connection:
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield connection
-                connection.execute("COMMIT")
-            except BaseException:
-                connection.execute("ROLLBACK")
-                raise
+        with self.explained(), self.catalog.writing() as connection:
+            yield connection
 
     def require_writable(self) -> None:
         if self.read_only:
             raise failures.read_only(self.home)
-
-    def _refresh_backup(self) -> None:
-        """Copy the catalog to ``catalog.sqlite.backup`` when the copy is a day old or missing and
-        the catalog checks sound (a damaged catalog never overwrites its backup)."""
-        backup = self.home / "catalog.sqlite.backup"
-        with contextlib.suppress(OSError, sqlite3.Error, InputError):
-            if backup.exists() and time.time() - backup.stat().st_mtime < BACKUP_EVERY_SECONDS:
-                return
-            with self.connect() as connection:
-                if connection.execute("PRAGMA quick_check").fetchone()[0] != "ok":
-                    return
-
-                def copy(temporary: Path) -> None:
-                    target = sqlite3.connect(temporary)
-                    with target:
-                        connection.backup(target)
-                    target.close()
-
-                write_atomically(backup, copy)
 
     # tables
 
@@ -289,7 +225,7 @@ class Store:
         if self._has_table(sha) and self.damage(sha) is None:
             return sha
         path = self.table_path(sha)
-        with failures.explained(self.home, self.busy_ms / 1000):
+        with self.explained():
             if Path(name).suffix.lower() in PARQUET_SUFFIXES or _is_parquet(source):
                 parquet_metadata(source, f"{role} ({name})")  # refused before anything is written
                 copy_file(source, path)
@@ -379,13 +315,13 @@ class Store:
                     saved_id = self._save_in(connection, name, mapping, tables, print_, user_count, if_exists,
                                              supersedes)
                 return self.workspace(saved_id)
-            except sqlite3.IntegrityError:  # another writer took the name between our look and our write
+            except ConflictError:  # another writer took the name between our look and our write
                 if attempt == SAVE_RETRIES - 1:
                     raise
                 time.sleep(0.05 * (attempt + 1))
         raise AssertionError("unreachable")
 
-    def _save_in(self, connection: sqlite3.Connection, name: str, mapping: dict, tables: list, print_: str,
+    def _save_in(self, connection: Connection, name: str, mapping: dict, tables: list, print_: str,
                  user_count: int | None, if_exists: str, supersedes: str | None) -> str:
         """The id of the workspace saved (or kept) by :meth:`save_workspace`, inside its transaction."""
         if supersedes is not None:
@@ -441,7 +377,7 @@ class Store:
             row = connection.execute("SELECT * FROM workspaces WHERE id = ?", (str(workspace_id),)).fetchone()
             return None if row is None else self._row_workspace(connection, row)
 
-    def _row_workspace(self, connection: sqlite3.Connection, row: sqlite3.Row) -> SavedWorkspace:
+    def _row_workspace(self, connection: Connection, row) -> SavedWorkspace:
         tables = connection.execute(
             "SELECT w.role, w.model, w.sha256, t.name, t.rows FROM workspace_tables w "
             "JOIN tables t ON t.sha256 = w.sha256 WHERE w.workspace_id = ? ORDER BY w.position",
@@ -474,7 +410,7 @@ class Store:
         workspace's history: the runs of all of them are its runs)."""
         with self.connect() as connection:
             rows = connection.execute(
-                "WITH RECURSIVE chain(id) AS (SELECT ? UNION SELECT w.id FROM workspaces w JOIN chain c "
+                "WITH RECURSIVE chain(id) AS (SELECT CAST(? AS TEXT) UNION SELECT w.id FROM workspaces w JOIN chain c "
                 "ON w.superseded_by = c.id) SELECT id FROM chain", (workspace_id,)).fetchall()
         return [row["id"] for row in rows]
 
@@ -507,12 +443,12 @@ class Store:
                 taken = connection.execute(f"SELECT id FROM workspaces WHERE name = ? AND {LIVE}",
                                            (name,)).fetchone()
                 if taken is not None and taken["id"] != workspace_id:
-                    raise sqlite3.IntegrityError("taken")
+                    raise ConflictError("taken")
                 connection.execute("UPDATE workspaces SET name = ?, updated = ? WHERE id = ?",
                                    (name, now(), saved.id))
                 connection.executemany("UPDATE runs SET workspace_name = ? WHERE workspace_id = ?",
                                        [(name, version) for version in versions])
-        except sqlite3.IntegrityError:
+        except ConflictError:
             raise input_error("workspace name", f"{name!r} is taken by another workspace.",
                               "choose another name.") from None
         return self.workspace(workspace_id)
@@ -605,7 +541,7 @@ def restored(name: str) -> Iterator[str]:
     return itertools.chain([f"{name} (restored)"], (f"{name} (restored {n})" for n in itertools.count(2)))
 
 
-def _free_name(connection: sqlite3.Connection, name: str, others: Iterator[str]) -> str:
+def _free_name(connection: Connection, name: str, others: Iterator[str]) -> str:
     """``name`` when no live workspace has it, else the first of ``others`` that none has."""
     for candidate in itertools.chain([name], others):
         if connection.execute(f"SELECT 1 FROM workspaces WHERE name = ? AND {LIVE}", (candidate,)).fetchone() is None:

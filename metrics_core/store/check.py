@@ -1,5 +1,6 @@
 """``rankscope store check``: what in a store cannot be read, found without trusting the
-catalog to open (a damaged catalog is itself the first thing reported)."""
+catalog to open (a damaged SQLite catalog, or a PostgreSQL catalog that cannot be reached, is
+itself the first thing reported)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,40 @@ from pathlib import Path
 from metrics_core.store.files import sha256_of
 
 
-def check_store(home: Path) -> list[str]:
+def check_store(home: Path, catalog_url: str | None = None) -> list[str]:
     """One line per problem: the catalog's own integrity, then every table and run whose file
     is missing or not what was stored, then kept evaluations and encoded datasets that cannot be
     read (nothing is lost: the app reads the tables again), then leftovers of interrupted
-    writes. Empty: sound."""
+    writes. Empty: sound. ``catalog_url``: a PostgreSQL catalog (None: the SQLite file in
+    ``home``)."""
+    problems = _postgresql(home, catalog_url) if catalog_url else _sqlite(home)
+    problems += _kept(home)
+    leftovers = [path for folder in (home, home / "tables", home / "runs", home / "results", home / "encoded")
+                 for path in sorted(folder.glob(".*.tmp"))]
+    problems += [f"{path}: left by an interrupted write (removed by the next rankscope to open the store once it "
+                 "is an hour old)" for path in leftovers]
+    return problems
+
+
+def _postgresql(home: Path, url: str) -> list[str]:
+    from metrics_core.store import schema
+    from metrics_core.store.database import open_catalog
+
+    catalog = open_catalog(home, url, busy_ms=10_000)
+    try:
+        with catalog.connect() as connection:
+            if catalog.version(connection) == 0:
+                return []  # (nothing was ever saved there: nothing can be damaged)
+            if catalog.version(connection) > schema.CURRENT:
+                return [f"{catalog.where}: written by a newer rankscope (version {catalog.version(connection)}); "
+                        "check it with that version"]
+            return _tables(connection, home, with_stored_hash=True) + _runs(connection, home)
+    except catalog.errors() as error:
+        return [f"{catalog.where}: cannot be read ({_first_line(error)}); start the database server or correct "
+                "RANKSCOPE_CATALOG"]
+
+
+def _sqlite(home: Path) -> list[str]:
     catalog = home / "catalog.sqlite"
     if not catalog.is_file():
         return []  # (nothing was ever saved here: nothing can be damaged)
@@ -26,22 +56,19 @@ def check_store(home: Path) -> list[str]:
                 "checks sound (copy it over catalog.sqlite)"]
     try:
         problems = [] if verdict == "ok" else [f"{catalog}: damaged ({verdict})"]
-        problems += _tables(connection, home) + _runs(connection, home)
+        columns = {row[1] for row in connection.execute("PRAGMA table_info(tables)")}
+        problems += _tables(connection, home, "stored_sha256" in columns) + _runs(connection, home)
     except sqlite3.DatabaseError as error:
         problems = [f"{catalog}: damaged ({error})"]
     finally:
         connection.close()
-    problems += _kept(home)
-    leftovers = [path for folder in (home, home / "tables", home / "runs", home / "results", home / "encoded")
-                 for path in sorted(folder.glob(".*.tmp"))]
-    problems += [f"{path}: left by an interrupted write (removed by the next rankscope to open the store once it "
-                 "is an hour old)" for path in leftovers]
     return problems
 
 
-def _tables(connection: sqlite3.Connection, home: Path) -> list[str]:
-    columns = {row[1] for row in connection.execute("PRAGMA table_info(tables)")}
-    stored = "stored_sha256" if "stored_sha256" in columns else "NULL AS stored_sha256"
+def _tables(connection, home: Path, with_stored_hash: bool) -> list[str]:
+    """Tables whose stored file is missing, or whose SHA-256 is not the one stored with it
+    (catalogs older than version 3 kept no such hash)."""
+    stored = "stored_sha256" if with_stored_hash else "NULL AS stored_sha256"
     problems = []
     for row in connection.execute(f"SELECT sha256, name, {stored} FROM tables ORDER BY name"):
         path = home / "tables" / f"{row['sha256']}.parquet"
@@ -56,7 +83,7 @@ def _tables(connection: sqlite3.Connection, home: Path) -> list[str]:
     return problems
 
 
-def _runs(connection: sqlite3.Connection, home: Path) -> list[str]:
+def _runs(connection, home: Path) -> list[str]:
     import pyarrow.parquet as pq
 
     problems = []

@@ -13,8 +13,12 @@ import errno
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from metrics_core.errors import InputError, input_error
+
+if TYPE_CHECKING:
+    from metrics_core.store.database import Catalog
 
 HOME_VARIABLE = "RANKSCOPE_HOME"
 READ_ONLY_VARIABLE = "RANKSCOPE_READ_ONLY"
@@ -26,8 +30,8 @@ def disk_full(home: Path) -> InputError:
                        f"free some space on that disk, or set {HOME_VARIABLE} to a folder on another disk.")
 
 
-def locked(home: Path, seconds: float) -> InputError:
-    return input_error("store", f"another process has held the write lock of {home / 'catalog.sqlite'} for over "
+def locked(catalog: str, seconds: float) -> InputError:
+    return input_error("store", f"another process has held the write lock of {catalog} for over "
                                 f"{seconds:g} s; nothing was saved.",
                        "wait for the other rankscope (a long save, or a process that hangs) to finish, then run "
                        "again; if none is running, restart the app server that last used this store.")
@@ -39,8 +43,8 @@ def damaged_catalog(home: Path, error: Exception) -> InputError:
                        f"{home / 'catalog.sqlite.backup'} (copy it over catalog.sqlite).")
 
 
-def newer_catalog(home: Path, error: Exception) -> InputError:
-    return input_error("store", f"the catalog in {home} was written by a newer rankscope ({error}).",
+def newer_catalog(catalog: str, error: Exception) -> InputError:
+    return input_error("store", f"the catalog {catalog} was written by a newer rankscope ({error}).",
                        "upgrade rankscope (pip install --upgrade rankscope) to use this store; the older one "
                        "cannot write to it without losing what the newer one keeps.")
 
@@ -56,11 +60,19 @@ def read_only(home: Path) -> InputError:
                        f"use a server started without {READ_ONLY_VARIABLE}, or evaluate without saving.")
 
 
-def needs_upgrade(home: Path, version: int) -> InputError:
-    return input_error("store", f"the catalog in {home} is version {version}, older than this rankscope's, and a "
+def needs_upgrade(catalog: str, version: int) -> InputError:
+    return input_error("store", f"the catalog {catalog} is version {version}, older than this rankscope's, and a "
                                 f"read-only store ({READ_ONLY_VARIABLE}=1) cannot upgrade it.",
                        f"run any rankscope command on it once without {READ_ONLY_VARIABLE} (the upgrade keeps every "
                        "workspace and run), then start the read-only server again.")
+
+
+def unreachable(catalog: str, error: Exception) -> InputError:
+    first = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    return input_error("RANKSCOPE_CATALOG", f"cannot use the catalog database {catalog} ({first}); nothing was "
+                                            "saved.",
+                       "start the database server or correct RANKSCOPE_CATALOG (host, port, database, user); the "
+                       "user needs to create tables in that database the first time.")
 
 
 def damaged_table(home: Path, path: Path, name: str, why: str) -> InputError:
@@ -77,14 +89,16 @@ def is_full(error: BaseException) -> bool:
 
 
 @contextlib.contextmanager
-def explained(home: Path, busy_seconds: float) -> Iterator[None]:
-    """Turn the store's own failures met inside the block into their :class:`InputError`."""
+def explained(home: Path, busy_seconds: float, catalog: Catalog | None = None) -> Iterator[None]:
+    """Turn the store's own failures met inside the block (the file system's, the catalog
+    engine's) into their :class:`InputError`."""
+    engine_errors = catalog.errors() if catalog is not None else (sqlite3.Error,)
     try:
         yield
     except InputError:
         raise
-    except (OSError, sqlite3.Error) as error:
-        raise classify(home, error, busy_seconds) from None
+    except (OSError, *engine_errors) as error:
+        raise classify(home, error, busy_seconds, catalog) from None
 
 
 def is_busy(error: BaseException) -> bool:
@@ -92,14 +106,17 @@ def is_busy(error: BaseException) -> bool:
     return isinstance(error, sqlite3.OperationalError) and ("locked" in str(error) or "busy" in str(error))
 
 
-def classify(home: Path, error: BaseException, busy_seconds: float) -> InputError:
+def classify(home: Path, error: BaseException, busy_seconds: float, catalog: Catalog | None = None) -> InputError:
     """The :class:`InputError` that names what went wrong with the store and its fix."""
     if is_full(error):
         return disk_full(home)
+    where = catalog.where if catalog is not None else str(home / "catalog.sqlite")
+    if is_busy(error) or (catalog is not None and catalog.is_busy(error)):
+        return locked(where, busy_seconds)
     text = str(error)
-    if is_busy(error):
-        return locked(home, busy_seconds)
     if isinstance(error, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text
                                                      or "corrupt" in text):
         return damaged_catalog(home, error)
+    if catalog is not None and catalog.kind == "postgresql" and not isinstance(error, OSError):
+        return unreachable(where, error)
     return not_writable(home, error)

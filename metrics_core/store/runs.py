@@ -29,7 +29,6 @@ from metrics_core.jsonable import dumps, plain
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
 from metrics_core.settings import Settings
-from metrics_core.store import failures
 from metrics_core.store.catalog import SavedWorkspace, Store, now
 from metrics_core.store.files import write_parquet
 from metrics_core.store.settings_text import settings_json, settings_of
@@ -142,7 +141,7 @@ def record_run(store: Store, workspace_id: str | None, workspace_name: str, fing
     per_user = pd.concat(frames, ignore_index=True)
     per_user[USER] = per_user[USER].astype(str)  # ids as text: one type across models and runs
     path = store.home / "runs" / file_name
-    with failures.explained(store.home, store.busy_ms / 1000):
+    with store.explained():
         write_parquet(path, per_user)
     rows = [(run_id, m.name, i, dumps(m.metrics), dumps(m.intervals), dumps(m.users)) for i, m in enumerate(models)]
     try:

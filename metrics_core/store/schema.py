@@ -1,5 +1,8 @@
-"""The run store's catalog schema, versioned: ``PRAGMA user_version`` holds the version and each
-step in ``MIGRATIONS`` brings a catalog from the version before it to its own.
+"""The run store's catalog schema, versioned. On SQLite ``PRAGMA user_version`` holds the version
+and each step in ``MIGRATIONS`` brings a catalog from the version before it to its own. On
+PostgreSQL (:mod:`metrics_core.store.database`) the table ``catalog_version`` holds it; the first
+PostgreSQL catalog is version 3, made whole by ``POSTGRESQL_MIGRATIONS[3]``, and later versions
+will add a step to both engines.
 
 Version 1 is the store's first shape. Version 2 records how a run was computed (``engine``:
 ``memory`` or ``spark``) and, for runs too big to keep every user, how many users their
@@ -99,8 +102,77 @@ ALTER TABLE runs ADD COLUMN ground_truth TEXT;
 MIGRATIONS = {1: VERSION_1, 2: VERSION_2, 3: VERSION_3}
 CURRENT = max(MIGRATIONS)
 
+# Version 3 on PostgreSQL: the same tables, columns and constraints as SQLite's, with 64-bit
+# counts, and ``runs.rowid`` (a sequence) standing for SQLite's implicit rowid, the order runs
+# were recorded in.
+POSTGRESQL_VERSION_3 = """
+CREATE TABLE catalog_version (version INTEGER NOT NULL);
+CREATE TABLE tables (
+    sha256 TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    rows BIGINT NOT NULL,
+    columns TEXT NOT NULL,
+    bytes BIGINT NOT NULL,
+    created TEXT NOT NULL,
+    stored_sha256 TEXT
+);
+CREATE TABLE workspaces (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    mapping TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    users BIGINT,
+    created TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    superseded_by TEXT,
+    deleted TEXT
+);
+CREATE UNIQUE INDEX workspaces_live_name ON workspaces(name) WHERE superseded_by IS NULL AND deleted IS NULL;
+CREATE TABLE workspace_tables (
+    workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+    role TEXT NOT NULL,
+    model TEXT NOT NULL DEFAULT '',
+    sha256 TEXT NOT NULL REFERENCES tables(sha256),
+    position INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (workspace_id, role, model)
+);
+CREATE TABLE runs (
+    id TEXT PRIMARY KEY,
+    workspace_id TEXT,
+    workspace_name TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    version TEXT NOT NULL,
+    created TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    per_user TEXT,
+    engine TEXT NOT NULL DEFAULT 'memory',
+    per_user_sample BIGINT,
+    ground_truth TEXT,
+    rowid BIGSERIAL UNIQUE
+);
+CREATE TABLE run_models (
+    run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    metrics TEXT NOT NULL,
+    intervals TEXT NOT NULL,
+    users TEXT NOT NULL,
+    PRIMARY KEY (run_id, model)
+);
+CREATE INDEX runs_by_workspace ON runs(workspace_id, created);
+CREATE INDEX run_models_by_model ON run_models(model);
+INSERT INTO catalog_version VALUES (3);
+"""
 
-def version_of(connection: sqlite3.Connection) -> int:
+POSTGRESQL_MIGRATIONS = {3: POSTGRESQL_VERSION_3}
+COPIED = ("tables", "workspaces", "workspace_tables", "runs", "run_models")  # (in the order references need)
+
+
+def version_of(connection) -> int:
+    """The version of a catalog (a connection of either engine, or a bare SQLite one)."""
+    if getattr(connection, "kind", "sqlite") == "postgresql":
+        return postgresql_version(connection)
     return int(connection.execute("PRAGMA user_version").fetchone()[0])
 
 
@@ -134,6 +206,31 @@ def migrate(connection: sqlite3.Connection, target: int = CURRENT) -> int:
     finally:
         connection.execute("PRAGMA foreign_keys = ON")
     return version_of(connection)
+
+
+def postgresql_version(connection) -> int:
+    """The version of a PostgreSQL catalog (0: none made yet in the URL's search path). Whether
+    the table exists is read from ``pg_tables`` (a fresh snapshot), not by looking its name up:
+    a session that looked before another made the catalog would otherwise keep "no such table"
+    cached, and make it again."""
+    if connection.execute("SELECT count(*) FROM pg_catalog.pg_tables WHERE schemaname = current_schema() "
+                          "AND tablename = 'catalog_version'").fetchone()[0] == 0:
+        return 0
+    return int(connection.execute("SELECT max(version) FROM catalog_version").fetchone()[0])
+
+
+def migrate_postgresql(connection) -> int:
+    """:func:`migrate` for a PostgreSQL catalog, inside the caller's transaction (which holds the
+    writers' lock): made whole at its first version, then stepped up; a newer one is refused."""
+    found = postgresql_version(connection)
+    if found > CURRENT:
+        raise NewerCatalogError(found)
+    first = min(POSTGRESQL_MIGRATIONS)
+    for version in range(max(found + 1, first), CURRENT + 1):
+        for statement in _statements(POSTGRESQL_MIGRATIONS[version]):
+            connection.execute(statement)
+        connection.execute("UPDATE catalog_version SET version = ?", (version,))
+    return postgresql_version(connection)
 
 
 class NewerCatalogError(RuntimeError):
