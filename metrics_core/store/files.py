@@ -34,15 +34,28 @@ def sha256_of(source: bytes | Path) -> str:
     return digest.hexdigest()
 
 
-def write_atomically(path: Path, write: Callable[[Path], None]) -> None:
-    """Call ``write(temporary_path)``, flush it to disk, then rename it to ``path``."""
+def write_atomically(path: Path, write: Callable[[Path], None], exclusive: bool = False) -> bool:
+    """Call ``write(temporary_path)``, flush it to disk, then rename it to ``path``; True when
+    written. ``exclusive``: publish only if no file has the name yet (a hard link, which fails
+    when the name exists, on NFS too), else leave it and return False."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     try:
         write(temporary)
         with temporary.open("rb") as handle:
             os.fsync(handle.fileno())
-        os.replace(temporary, path)
+        if not exclusive:
+            os.replace(temporary, path)
+            return True
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            return False
+        except OSError:  # (a file system without hard links)
+            if path.exists():
+                return False
+            os.replace(temporary, path)
+        return True
     finally:
         temporary.unlink(missing_ok=True)
 
@@ -61,13 +74,14 @@ def remove_stale_temporaries(home: Path, older_than: float = STALE_SECONDS) -> l
     return removed
 
 
-def write_parquet(path: Path, frame: pd.DataFrame, notes: list[str] | None = None) -> None:
+def write_parquet(path: Path, frame: pd.DataFrame, notes: list[str] | None = None, exclusive: bool = False) -> bool:
     """``frame`` as Parquet at ``path``, atomically; its ``attrs`` are left out (they are not
     data), and ``notes`` (how the file was read, without its label) are kept in the file's
     metadata, so that a stored table warns as the file it was made from does. A column mixing
     numbers and text (a large CSV whose id column turns to text far down), or integers beyond
     64 bits, is written as text, which is how rankscope reads such ids anyway (7 matches "7");
-    Parquet cannot hold them otherwise."""
+    Parquet cannot hold them otherwise. ``exclusive``: as :func:`write_atomically`'s (returns
+    False, writing nothing, when a file has the name already)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -84,12 +98,12 @@ def write_parquet(path: Path, frame: pd.DataFrame, notes: list[str] | None = Non
         pq.write_table(table, temporary)
 
     try:
-        write_atomically(path, write)
+        return write_atomically(path, write, exclusive)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):  # (OverflowError: integers beyond 64 bits)
         for name in plain.select_dtypes(include="object").columns:
             column = plain[name]
             plain[name] = column.where(column.isna(), column.astype(str))
-        write_atomically(path, write)
+        return write_atomically(path, write, exclusive)
 
 
 def copy_file(source: bytes | Path, path: Path) -> None:

@@ -30,11 +30,13 @@ from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
 from metrics_core.settings import Settings
 from metrics_core.store.catalog import SavedWorkspace, Store, now
+from metrics_core.store.database import ConflictError
 from metrics_core.store.files import write_parquet
 from metrics_core.store.settings_text import settings_json, settings_of
 
 USER = "user"
 MODEL = "model"
+ID_ATTEMPTS = 20
 
 
 @dataclass(frozen=True)
@@ -129,33 +131,42 @@ def ground_truth_of(key: str, columns) -> dict:
 def record_run(store: Store, workspace_id: str | None, workspace_name: str, fingerprint: str, settings: Settings,
                models: list[RunModel], note: str = "", engine: str = "memory",
                per_user_sample: int | None = None, ground_truth: dict | None = None) -> Run:
-    """Write the per-user values (Parquet, then renamed into place), then the catalog rows in
-    one transaction. ``workspace_id`` is None for data that is not in the store (Spark tables).
-    A failure on the way (a full disk) leaves no row and no file."""
+    """Write the per-user values (Parquet, then published under the run's id, only if no other
+    run's file has it), then the catalog rows in one transaction. ``workspace_id`` is None for
+    data that is not in the store (Spark tables). A failure on the way (a full disk) leaves no
+    row and no file; an id another run took meanwhile (on any machine) is drawn again."""
     from metrics_core import __version__
 
     store.require_writable()
-    run_id = secrets.token_hex(4)
-    file_name = f"{run_id}.parquet"
     frames = [m.per_user.rename_axis(USER).reset_index().assign(**{MODEL: m.name}) for m in models]
     per_user = pd.concat(frames, ignore_index=True)
     per_user[USER] = per_user[USER].astype(str)  # ids as text: one type across models and runs
-    path = store.home / "runs" / file_name
-    with store.explained():
-        write_parquet(path, per_user)
-    rows = [(run_id, m.name, i, dumps(m.metrics), dumps(m.intervals), dumps(m.users)) for i, m in enumerate(models)]
-    try:
-        with store.writing() as connection:
-            connection.execute(
-                "INSERT INTO runs (id, workspace_id, workspace_name, fingerprint, settings, version, created, note, "
-                "per_user, engine, per_user_sample, ground_truth) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, workspace_id, workspace_name, fingerprint, settings_json(settings), __version__, now(),
-                 note, file_name, engine, per_user_sample, dumps(ground_truth) if ground_truth else None))
-            connection.executemany("INSERT INTO run_models VALUES (?, ?, ?, ?, ?, ?)", rows)
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
-    return load_run(store, run_id)
+    for _ in range(ID_ATTEMPTS):
+        run_id = secrets.token_hex(4)
+        file_name = f"{run_id}.parquet"
+        path = store.home / "runs" / file_name
+        with store.explained():
+            if not write_parquet(path, per_user, exclusive=True):
+                continue  # (another run, maybe another machine's, has this id's file)
+        rows = [(run_id, m.name, i, dumps(m.metrics), dumps(m.intervals), dumps(m.users))
+                for i, m in enumerate(models)]
+        try:
+            with store.writing() as connection:
+                connection.execute(
+                    "INSERT INTO runs (id, workspace_id, workspace_name, fingerprint, settings, version, created, "
+                    "note, per_user, engine, per_user_sample, ground_truth) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (run_id, workspace_id, workspace_name, fingerprint, settings_json(settings), __version__, now(),
+                     note, file_name, engine, per_user_sample, dumps(ground_truth) if ground_truth else None))
+                connection.executemany("INSERT INTO run_models VALUES (?, ?, ?, ?, ?, ?)", rows)
+        except ConflictError:  # (a run of this id whose file is gone: this one takes another id)
+            path.unlink(missing_ok=True)
+            continue
+        except BaseException:
+            path.unlink(missing_ok=True)  # (the file is this run's own: published only under a free name)
+            raise
+        return load_run(store, run_id)
+    raise AssertionError(f"no free run id in {ID_ATTEMPTS} tries")
 
 
 def renamed(values: dict) -> dict:

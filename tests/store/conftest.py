@@ -1,6 +1,7 @@
 """The store's whole suite runs twice: on the SQLite catalog (the default) and on a PostgreSQL
 catalog (``RANKSCOPE_CATALOG``) in a throw-away server started for the test session. Tests of
-what only SQLite has (its file, its lock, its backup) are marked ``sqlite_only``."""
+what only SQLite has (its file, its lock, its backup) are marked ``sqlite_only``, those of what
+only PostgreSQL has ``postgresql_only``."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ def catalog_engine(request, monkeypatch):
     """The catalog engine of this run of the test: "sqlite", or "postgresql" with
     ``RANKSCOPE_CATALOG`` set to an empty schema of its own."""
     monkeypatch.delenv("RANKSCOPE_CATALOG", raising=False)
+    if request.param == "sqlite" and request.node.get_closest_marker("postgresql_only"):
+        pytest.skip("about the PostgreSQL catalog alone")
     if request.param == "postgresql":
         if request.node.get_closest_marker("sqlite_only"):
             pytest.skip("about the SQLite catalog's own file")

@@ -22,7 +22,7 @@ from catalogs import set_catalog_version
 from lists import random_lists
 
 from metrics_core import Columns, Dataset, InputError, Settings
-from metrics_core.store import Store, compare_runs, save_run
+from metrics_core.store import Store, compare_runs, load_run, save_run
 from metrics_core.store.catalog import NameTakenError
 from metrics_core.store.database import ConflictError
 
@@ -464,3 +464,23 @@ def test_a_workspace_runs_include_its_earlier_versions_on_the_command_line_as_in
 def test_a_purge_age_that_is_not_a_number_of_days_exits_2(tmp_path, days):
     done = rankscope(tmp_path, "workspaces", "purge", "--older-than", days)
     assert done.returncode == 2 and "internal error" not in done.stderr and "--older-than" in done.stderr
+
+
+def test_a_run_id_another_run_took_is_drawn_again_and_never_overwrites_its_file(tmp_path, monkeypatch):
+    """Two machines drawing the same run id: the second run's file is published only under a
+    free name, so the first run's values stay; the second takes the next id."""
+    from types import SimpleNamespace
+
+    from metrics_core.store import runs
+
+    store = Store(tmp_path)
+    saved = _save(store, "films")
+    results = Dataset.build(dict(saved.models), saved.ground_truth).evaluate_all(Settings(k=2), curves=False)
+    drawn = iter(["aaaaaaaa", "aaaaaaaa", "bbbbbbbb"])
+    monkeypatch.setattr(runs, "secrets", SimpleNamespace(token_hex=lambda n: next(drawn)))
+    first = save_run(store, saved, results, note="first")
+    before = (tmp_path / "runs" / "aaaaaaaa.parquet").read_bytes()
+    second = save_run(store, saved, {"m": results["m"]}, note="second")
+    assert (first.id, second.id) == ("aaaaaaaa", "bbbbbbbb")
+    assert (tmp_path / "runs" / "aaaaaaaa.parquet").read_bytes() == before
+    assert [load_run(store, r).note for r in ("aaaaaaaa", "bbbbbbbb")] == ["first", "second"]
