@@ -161,3 +161,24 @@ def test_the_app_saves_and_reopens_a_workspace_from_the_postgresql_catalog(tmp_p
     opened.button(key=next(b.key for b in opened.button if b.label == "Record run")).click().run()
     assert not opened.exception and not opened.error
     assert list_runs(Store(), "team ranker")["workspace_id"].tolist() == [workspace_id]
+
+
+def test_a_read_only_server_needs_no_more_than_select_on_the_catalog(tmp_path):
+    """A demo server (RANKSCOPE_READ_ONLY=1) connected as a role that may only read the catalog's
+    tables opens and lists workspaces; the database itself refuses that role any write."""
+    import psycopg
+
+    from metrics_core.store.move import copy_catalog
+
+    url = os.environ["RANKSCOPE_CATALOG"]
+    copy_catalog(_sqlite_store_with_runs(tmp_path), Store(tmp_path, catalog=url))
+    schema_name = url.rsplit("%3D", 1)[1]
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("DO $$ BEGIN CREATE ROLE reader LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        admin.execute(f"GRANT USAGE ON SCHEMA {schema_name} TO reader")
+        admin.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA {schema_name} TO reader")
+    reader_url = url.replace("rankscope@", "reader@", 1)
+    store = Store(tmp_path, catalog=reader_url, read_only=True)
+    assert [w.name for w in store.workspaces()] == ["films"] and len(list_runs(store)) == 4
+    with pytest.raises(psycopg.errors.InsufficientPrivilege), psycopg.connect(reader_url) as reader:
+        reader.execute("DELETE FROM workspaces")
