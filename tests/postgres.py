@@ -71,11 +71,12 @@ class Server:
         self.pg_ctl = str(binaries / "pg_ctl")
         subprocess.run(_as_owner([str(binaries / "initdb"), "-D", str(data), "-U", USER, "--auth=trust",
                                   "-E", "UTF8", "--no-sync"], self.owner),
-                       check=True, capture_output=True)
+                       check=True, capture_output=True, cwd=self.folder)  # (a folder the owner may enter)
         options = (f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off "
                    "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
         started = subprocess.run(_as_owner([self.pg_ctl, "-D", str(data), "-o", options, "-l", str(log), "-w",
-                                            "start"], self.owner), capture_output=True, text=True)
+                                            "start"], self.owner), capture_output=True, text=True,
+                                 cwd=self.folder)
         if started.returncode != 0:
             raise RuntimeError(f"pg_ctl start failed: {started.stderr}\n{log.read_text() if log.exists() else ''}")
         self.data = data
@@ -92,5 +93,5 @@ class Server:
 
     def stop(self) -> None:
         subprocess.run(_as_owner([self.pg_ctl, "-D", str(self.data), "-m", "immediate", "stop"], self.owner),
-                       capture_output=True)
+                       capture_output=True, cwd=self.folder)
         shutil.rmtree(self.folder, ignore_errors=True)

@@ -9,6 +9,18 @@ import pytest
 
 from tests.postgres import Server
 
+ONLY = {"sqlite": "postgresql_only", "postgresql": "sqlite_only"}  # the engine -> the marker that excludes it
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test marked for one engine is not collected on the other (deselected, not skipped: a
+    skip here means no PostgreSQL server)."""
+    excluded = [item for item in items if hasattr(item, "callspec")
+                and item.get_closest_marker(ONLY.get(item.callspec.params.get("catalog_engine"), "")) is not None]
+    if excluded:
+        config.hook.pytest_deselected(items=excluded)
+        items[:] = [item for item in items if item not in excluded]
+
 
 @pytest.fixture(scope="session")
 def postgresql_server():
@@ -22,11 +34,7 @@ def catalog_engine(request, monkeypatch):
     """The catalog engine of this run of the test: "sqlite", or "postgresql" with
     ``RANKSCOPE_CATALOG`` set to an empty schema of its own."""
     monkeypatch.delenv("RANKSCOPE_CATALOG", raising=False)
-    if request.param == "sqlite" and request.node.get_closest_marker("postgresql_only"):
-        pytest.skip("about the PostgreSQL catalog alone")
     if request.param == "postgresql":
-        if request.node.get_closest_marker("sqlite_only"):
-            pytest.skip("about the SQLite catalog's own file")
         monkeypatch.setenv("RANKSCOPE_CATALOG", request.getfixturevalue("postgresql_server").fresh_url())
     return request.param
 
