@@ -1,4 +1,4 @@
-"""The run store: uploaded tables, saved workspaces and evaluation runs on disk (SQLite catalog,
+"""The run store: uploaded tables, saved workspaces and evaluation runs on disk (a SQLite or PostgreSQL catalog,
 Parquet tables), shared by the app and the command line."""
 
 from metrics_core.lazy import lazy_names
