@@ -82,6 +82,8 @@ def test_a_list_column_used_as_ids_is_refused(tmp_path):
     (["001", "002", "x"], [1, 2, 3], "leading zeros"),
     ([1, 2, 3], ["i1", "i2", "i3"], "are numbers and the ground truth's are text"),
     (["A", "B", "C"], ["a", "b", "c"], "letter case"),
+    ([-1, -2, -3], [1, 2, 3], "differ in their sign"),
+    (["-1", "-2", "x"], [1, 2, 3], "prefixes or suffixes"),
 ])
 def test_ids_that_never_match_get_a_warning_naming_the_cause(recs_items, truth_items, cause):
     recs = pd.DataFrame({"user_id": [1, 1, 1], "item_id": recs_items, "rank": [1, 2, 3]})

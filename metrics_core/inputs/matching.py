@@ -78,22 +78,35 @@ def mismatch_note(model: str, lists: Lists, truth: Truth, users: IdIndex, items:
 
 
 def _explain(model: str, side: Side, other: Side) -> str:
-    recommended = _texts(side.index, side.recommended, SAMPLE_USERS)
-    truth = _texts(side.index, side.in_truth)
+    recommended = _distinct_ids(side.index, side.recommended, SAMPLE_USERS)
+    truth = _distinct_ids(side.index, side.in_truth)
     cause = _likely_cause(side, other, recommended, truth)
     return (f"Only {side.share:.1%} of the {side.what} recommended by '{model}' appear in the ground truth, so its "
             f"accuracy metrics are close to 0 for a reason unrelated to the model. Likely cause: {cause}. "
-            f"Example {side.what[:-1]} ids: recommendations {recommended[0]!r}, ground truth {truth[0]!r}.")
+            f"Example {side.what[:-1]} ids: recommendations {str(recommended[0])!r}, ground truth {str(truth[0])!r}.")
 
 
-def _likely_cause(side: Side, other: Side, recommended: list[str], truth: list[str]) -> str:
+def _likely_cause(side: Side, other: Side, recommended: np.ndarray, truth: np.ndarray) -> str:
     """The first id transformation under which the two sides match, in words, and whether one
-    file holds numbers and the other text."""
-    cause = next((why for why, transform in TRANSFORMS if _share_after(transform, recommended, truth) >= MIN_SHARE),
-                 None)
+    file holds numbers and the other text.
+
+    Integer ids are compared as arrays: the text of an integer has no padding, case or spaces,
+    so the one transformation that can change it drops its minus sign (the text path took
+    seconds on a million distinct ids)."""
+    if _integers(recommended) and _integers(truth):
+        cause = SIGN if np.isin(np.abs(recommended), np.abs(truth)).mean() >= MIN_SHARE else None
+    else:
+        texts, truth_texts = _texts(recommended), _texts(truth)
+        cause = next((why for why, transform in TRANSFORMS if _share_after(transform, texts, truth_texts) >= MIN_SHARE),
+                     None)
     if cause is None:
-        other_truth = set(_texts(other.index, other.in_truth))
-        if sum(text in other_truth for text in recommended) >= MIN_SHARE * len(recommended):
+        other_truth = _distinct_ids(other.index, other.in_truth)
+        if _integers(recommended) and _integers(other_truth):
+            swapped = np.isin(recommended, other_truth).sum()
+        else:
+            known = set(_texts(other_truth))
+            swapped = sum(text in known for text in _texts(recommended))
+        if swapped >= MIN_SHARE * len(recommended):
             cause = (f"swapped columns: the recommended {side.what} look like the ground truth's {other.what}; check "
                      "which column holds users and which items")
     if side.recommended_kind != side.truth_kind:
@@ -104,6 +117,7 @@ def _likely_cause(side: Side, other: Side, recommended: list[str], truth: list[s
     return cause or "the two files use different id schemes or come from different datasets (no id-format fix found)"
 
 
+SIGN = "the ids differ in their sign: one file's are negative where the other's are not ('-7' vs '7')"
 TRANSFORMS = (
     ("leading zeros: one file pads its ids ('007') and the other does not ('7')", lambda text: text.lstrip("0") or "0"),
     ("letter case differs ('ABC' vs 'abc')", str.lower),
@@ -118,9 +132,17 @@ def _share_after(transform, recommended: list[str], truth: list[str]) -> float:
     return sum(transform(text) in changed for text in recommended) / max(len(recommended), 1)
 
 
-def _texts(index: IdIndex, codes: np.ndarray, limit: int | None = None) -> list[str]:
-    """The distinct ids of ``codes`` as text (an evenly spaced ``limit`` of them when given)."""
+def _distinct_ids(index: IdIndex, codes: np.ndarray, limit: int | None = None) -> np.ndarray:
+    """The distinct ids of ``codes`` (an evenly spaced ``limit`` of them when given)."""
     distinct = np.unique(codes)
     if limit is not None and len(distinct) > limit:
         distinct = distinct[np.linspace(0, len(distinct) - 1, limit).astype(np.int64)]
-    return [str(value) for value in index.ids[distinct]]
+    return np.asarray(index.ids[distinct])
+
+
+def _integers(ids: np.ndarray) -> bool:
+    return ids.dtype.kind in "iu"
+
+
+def _texts(ids: np.ndarray) -> list[str]:
+    return [str(value) for value in ids]
