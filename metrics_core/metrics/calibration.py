@@ -20,13 +20,16 @@ then the divergence over the history's non-zero categories only.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from metrics_core.inputs.encode import KERNEL_MIN
 from metrics_core.metrics.bias import labels_of
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 DENSE_CATEGORIES = 64  # up to this many categories, a top K's mix is summed position by position in dense rows
 
@@ -71,6 +74,8 @@ def category_shares(values: pd.Series, codes: np.ndarray, n_items: int) -> tuple
     >>> shares.toarray().round(2).tolist(), names
     ([[0.0, 0.5, 0.5], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]], ['Comedy', 'Drama', 'War'])
     """
+    import scipy.sparse as sp  # (on use: an evaluation without categories does not pay for its import)
+
     first = ~pd.Series(codes).duplicated().to_numpy()
     labels = labels_of(pd.Series(values.to_numpy(dtype=object)[first], index=codes[first]).dropna())
     labels = labels[labels.str.strip() != ""].str.strip()  # (the item table's row's item code is the index)
@@ -84,6 +89,8 @@ def category_shares(values: pd.Series, codes: np.ndarray, n_items: int) -> tuple
 def mean_shares(rows: np.ndarray, items: np.ndarray, n_rows: int, shares: sp.csr_matrix) -> sp.csr_matrix:
     """Rows x categories: the mean of ``shares`` over each row's distinct items (pairs ``rows``,
     ``items``; items without a category left out), 0 for a row with none."""
+    import scipy.sparse as sp
+
     return mix_of_rows(sp.csr_matrix((np.ones(len(rows)), (rows, items)), shape=(n_rows, shares.shape[0])), shares)
 
 
@@ -91,6 +98,8 @@ def mix_of_rows(matrix: sp.csr_matrix, shares: sp.csr_matrix) -> sp.csr_matrix:
     """Rows x categories: the mean of ``shares`` over the items of each row of a rows x items
     ``matrix`` (its entries, each once however large: training counts), items without a
     category left out, 0 for a row with none."""
+    import scipy.sparse as sp
+
     has = (np.asarray(shares.sum(axis=1)).ravel() > 0).astype(np.float64)
     present = sp.csr_matrix((np.ones(len(matrix.data)), matrix.indices, matrix.indptr), shape=matrix.shape)
     totals = present @ shares
@@ -102,6 +111,7 @@ def miscalibration(history: sp.csr_matrix, listed: sp.csr_matrix, alpha: float) 
     """C_KL of each row (rows x categories ``history`` = p, ``listed`` = q): NaN where either
     mix is empty.
 
+    >>> import scipy.sparse as sp
     >>> p = sp.csr_matrix([[0.7, 0.3]]); q = sp.csr_matrix([[1.0, 0.0]])
     >>> miscalibration(p, q, 0.01).round(4).tolist(), miscalibration(p, p, 0.01).tolist()
     ([1.134], [0.0])

@@ -15,9 +15,13 @@ distance to equal shares is 0.11739.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 BROWSING = ("log2", "rbp")
 TARGETS = ("catalog", "training", "uniform")
