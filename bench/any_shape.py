@@ -5,16 +5,20 @@ Each round runs, in fresh processes one right after the other, pyarrow's read of
 file into pandas (``pq.read_table(...).to_pandas()``, or ``pyarrow.csv.read_csv(...)`` for CSV)
 and the command on the same files (for CSV also Arrow's read given the column types its first
 block has, as the command's own read is); the ratio is the median of the rounds' ratios, with their
-range, and peak memory is each process's own. Usage::
+range, and peak memory is each process's own. The rounds alternate which of the two runs first
+(the read first in odd rounds, the command first in even ones), so neither side always meets a
+warmer page cache, and each round is listed with the one-minute load average at its start: a
+noisy round shows as such. Usage::
 
     python bench/any_shape.py --data /tmp/syn1m --data /tmp/shapes1m/shuffled --data /tmp/shapes1m/text \\
-        [--repeat 3]
+        [--repeat 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -50,17 +54,22 @@ def measure(data: Path, repeat: int) -> dict:
     read = [sys.executable, "-c", READ.format(paths=[str(p) for p in [*recs, truth]])]
     typed = [sys.executable, "-c", TYPED_CSV_READ.format(paths=[str(p) for p in [*recs, truth]])]
     csv = recs[0].suffix == ".csv"
-    reads, runs, typed_reads = [], [], []
-    for _ in range(repeat):
-        reads.append(timed(read))
-        runs.append(timed(command))
+    reads, runs, typed_reads, loads = [], [], [], []
+    for round_ in range(repeat):
+        loads.append(os.getloadavg()[0])
+        if round_ % 2 == 0:
+            reads.append(timed(read))
+            runs.append(timed(command))
+        else:
+            runs.append(timed(command))
+            reads.append(timed(read))
         if csv:  # (the command gives Arrow the first block's types: the read it is also compared with)
             typed_reads.append(timed(typed))
     metrics = json.loads(runs[0][2])["models"]
     row = {"data": f"{data.parent.name}/{data.name}", "models": len(recs), "format": recs[0].suffix[1:],
            "read_s": [r[0] for r in reads], "read_mem": max(r[1] for r in reads),
            "cli_s": [r[0] for r in runs], "cli_mem": max(r[1] for r in runs),
-           "ratios": [c[0] / r[0] for r, c in zip(reads, runs, strict=True)],
+           "ratios": [c[0] / r[0] for r, c in zip(reads, runs, strict=True)], "load": loads,
            "ndcg@10": {name: values["metrics"]["ndcg"] for name, values in metrics.items()}}
     if csv:
         row["typed_read_s"] = [r[0] for r in typed_reads]
@@ -85,17 +94,29 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def rounds_table(rows: list[dict]) -> str:
+    """Every round of every shape: the load average at its start, both times and their ratio."""
+    lines = ["| shape | round (first) | load average | read | command | ratio |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        for i, (load, read, run, ratio) in enumerate(zip(r["load"], r["read_s"], r["cli_s"], r["ratios"],
+                                                         strict=True)):
+            lines.append(f"| {r['data']} | {i + 1} ({'read' if i % 2 == 0 else 'command'}) | {load:.2f} "
+                         f"| {read:.2f} s | {run:.2f} s | {ratio:.2f}× |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", action="append", required=True, type=Path)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     started = time.strftime("%Y-%m-%d %H:%M")
     rows = []
     for data in args.data:
         rows.append(measure(data, args.repeat))
         print(table(rows[-1:]).splitlines()[-1], flush=True)
-    text = f"Measured {started} on this machine.\n\n{table(rows)}\n\n```\n{json.dumps(rows, indent=1)}\n```\n"
+    text = (f"Measured {started} on this machine ({os.cpu_count()} cores).\n\n{table(rows)}\n\nEvery round:\n\n"
+            f"{rounds_table(rows)}\n\n```\n{json.dumps(rows, indent=1)}\n```\n")
     (Path(__file__).parent / "results").mkdir(exist_ok=True)
     (Path(__file__).parent / "results" / "shapes.md").write_text(text)
     print(text)
