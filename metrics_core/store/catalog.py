@@ -182,7 +182,7 @@ class Store:
         if not self.read_only:
             remove_stale_temporaries(self.home)
             with contextlib.suppress(OSError, InputError, *self.catalog.errors()):
-                self.catalog.backup(self.home)
+                self.catalog.backup()
 
     def explained(self) -> contextlib.AbstractContextManager[None]:
         """The store's own failures inside the block as their messages (:mod:`failures`)."""

@@ -168,7 +168,7 @@ class Catalog:
     def is_busy(self, error: BaseException) -> bool:
         raise NotImplementedError
 
-    def backup(self, home: Path) -> None:
+    def backup(self) -> None:
         """Refresh a copy of the catalog if the engine keeps one beside the store."""
 
 
@@ -217,7 +217,7 @@ class SqliteCatalog(Catalog):
     def is_busy(self, error: BaseException) -> bool:
         return failures.is_busy(error)
 
-    def backup(self, home: Path) -> None:
+    def backup(self) -> None:
         """Copy the catalog to ``catalog.sqlite.backup`` when the copy is a day old or missing
         and the catalog checks sound (a damaged catalog never overwrites its backup)."""
         from metrics_core.store.files import write_atomically
