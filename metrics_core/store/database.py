@@ -29,6 +29,7 @@ import re
 import secrets
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +42,7 @@ CATALOG_VARIABLE = "RANKSCOPE_CATALOG"
 SQLITE = "sqlite"  # as a URL: the SQLite file in the store's home, as when RANKSCOPE_CATALOG is unset
 SQLITE_NAME = "catalog.sqlite"
 POSTGRESQL_SCHEMES = ("postgresql", "postgres")
+IDLE_CHECK_SECONDS = 5.0  # a reused PostgreSQL connection idle this long is checked before use
 WRITERS_LOCK = 0x72616E6B73636F70  # "rankscop": the advisory lock every PostgreSQL write transaction takes
 
 
@@ -286,7 +288,11 @@ def _use_wal(connection: sqlite3.Connection, seconds: float) -> None:
 
 class PostgresCatalog(Catalog):
     """The catalog in a PostgreSQL database (psycopg 3): the store's tables in the URL's database
-    and search path, made on first use by any writable store."""
+    and search path, made on first use by any writable store.
+
+    Each thread keeps one connection and reuses it (a connection to a server on another machine
+    costs a round trip or several, with authentication: listing fifty workspaces opened fifty);
+    a connection the server closed is opened again on the next use."""
 
     kind = "postgresql"
 
@@ -294,29 +300,50 @@ class PostgresCatalog(Catalog):
         self.url, self.busy_ms = url, busy_ms
         self.where = redacted(url)
         self._psycopg = _psycopg(self.where)
+        self._local = threading.local()
 
     @contextlib.contextmanager
     def connect(self) -> Iterator[Connection]:
-        raw = self._psycopg.connect(self.url, autocommit=True, row_factory=_row_factory, connect_timeout=10)
+        raw = self._reusable()
+        if raw is None:
+            raw = self._psycopg.connect(self.url, autocommit=True, row_factory=_row_factory, connect_timeout=10)
+            self._local.raw = raw
         try:
             yield Connection(raw, self.kind, self._psycopg.IntegrityError)
         finally:
-            raw.close()
+            self._local.used = time.monotonic()
+
+    def _reusable(self):
+        """This thread's connection if it is still open: checked with a round trip when it has
+        been idle for :data:`IDLE_CHECK_SECONDS` (a server restarted meanwhile has closed it)."""
+        raw = getattr(self._local, "raw", None)
+        if raw is None or raw.closed or raw.broken:
+            return None
+        if time.monotonic() - self._local.used > IDLE_CHECK_SECONDS:
+            try:
+                raw.execute("SELECT 1")
+            except self._psycopg.Error:
+                raw.close()
+                return None
+        return raw
 
     @contextlib.contextmanager
     def writing(self) -> Iterator[Connection]:
         with self.connect() as connection, connection.raw.transaction():
-            connection.raw.execute(f"SET LOCAL lock_timeout = {int(self.busy_ms)}")
-            connection.raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITERS_LOCK,))
+            self._take_writers_lock(connection)
             yield connection
+
+    def _take_writers_lock(self, connection: Connection) -> None:
+        """Wait (at most the busy timeout) for the one lock every write transaction takes."""
+        connection.raw.execute(f"SET LOCAL lock_timeout = {int(self.busy_ms)}")
+        connection.raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITERS_LOCK,))
 
     def version(self, connection: Connection) -> int:
         return schema.postgresql_version(connection)
 
     def migrate(self, connection: Connection) -> int:
         with connection.raw.transaction():  # (one store makes the tables; the others wait, then find them)
-            connection.raw.execute(f"SET LOCAL lock_timeout = {int(self.busy_ms)}")
-            connection.raw.execute("SELECT pg_advisory_xact_lock(%s)", (WRITERS_LOCK,))
+            self._take_writers_lock(connection)
             return schema.migrate_postgresql(connection)
 
     def errors(self) -> tuple[type[Exception], ...]:

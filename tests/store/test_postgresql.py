@@ -182,3 +182,28 @@ def test_a_read_only_server_needs_no_more_than_select_on_the_catalog(tmp_path):
     assert [w.name for w in store.workspaces()] == ["films"] and len(list_runs(store)) == 4
     with pytest.raises(psycopg.errors.InsufficientPrivilege), psycopg.connect(reader_url) as reader:
         reader.execute("DELETE FROM workspaces")
+
+
+def test_a_store_reuses_its_connection_and_opens_another_after_the_server_drops_it(tmp_path, monkeypatch):
+    """Listing workspaces again and again opens no new connection; one the server closed (a
+    restart) is found when next used after a pause, and replaced without an error."""
+    import psycopg
+
+    from metrics_core.store import database
+
+    real, opened = psycopg.connect, []
+    monkeypatch.setattr(psycopg, "connect", lambda *a, **k: opened.append(1) or real(*a, **k))
+    store = Store(tmp_path)
+    truth = store.put_table("truth.csv", TRUTH.encode(), "ground truth")
+    for name in ("films", "books", "songs"):
+        store.save_workspace(name, {"m": store.put_table(f"{name}.csv", _recs(len(name)), "recs")}, truth,
+                             columns=Columns())
+    before = len(opened)
+    for _ in range(10):
+        assert len(store.workspaces()) == 3
+    assert len(opened) == before, "one connection per thread, reused"
+    pid = store.catalog._local.raw.info.backend_pid
+    with real(os.environ["RANKSCOPE_CATALOG"], autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    monkeypatch.setattr(database, "IDLE_CHECK_SECONDS", 0.0)  # (as after a pause)
+    assert len(store.workspaces()) == 3 and len(opened) == before + 1
