@@ -69,12 +69,16 @@ def open_catalog(home: Path, url: str | None, busy_ms: int) -> Catalog:
 
 
 def redacted(url: str) -> str:
-    """``url`` without its password (messages and logs never show it)."""
+    """``url`` without its password, in the user part or as a ``password=`` parameter (messages
+    and logs never show it).
+
+    >>> redacted("postgresql://me:s3cret@db:5432/rs?sslmode=require&password=s3cret")
+    'postgresql://me:***@db:5432/rs?sslmode=require&password=***'
+    """
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    netloc = parts.netloc if parts.password is None else parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    query = re.sub(r"(^|&)(password=)[^&]*", r"\1\2***", parts.query)
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
 
 
 class Row:

@@ -127,6 +127,9 @@ def test_an_unreachable_server_and_a_foreign_url_are_named_with_the_fix(tmp_path
     assert "RANKSCOPE_CATALOG" in done.stderr and "s3cret" not in done.stderr and "Traceback" not in done.stderr
     checked = rankscope(tmp_path, "store", "check", RANKSCOPE_CATALOG=unreachable)
     assert checked.returncode == 1 and "cannot be read" in checked.stdout and "s3cret" not in checked.stdout
+    in_query = rankscope(tmp_path, "runs", "list",
+                         RANKSCOPE_CATALOG="postgresql://rankscope@127.0.0.1:1/rankscope?password=s3cret")
+    assert in_query.returncode == 2 and "s3cret" not in in_query.stderr and "password=***" in in_query.stderr
     foreign = rankscope(tmp_path, "runs", "list", RANKSCOPE_CATALOG="mysql://me@db/rankscope")
     assert foreign.returncode == 2 and "not a catalog URL" in foreign.stderr
 
