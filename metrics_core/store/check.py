@@ -32,11 +32,12 @@ def _postgresql(home: Path, url: str) -> list[str]:
     catalog = open_catalog(home, url, busy_ms=10_000)
     try:
         with catalog.connect() as connection:
-            if catalog.version(connection) == 0:
+            version = catalog.version(connection)
+            if version == 0:
                 return []  # (nothing was ever saved there: nothing can be damaged)
-            if catalog.version(connection) > schema.CURRENT:
-                return [f"{catalog.where}: written by a newer rankscope (version {catalog.version(connection)}); "
-                        "check it with that version"]
+            if version > schema.CURRENT:
+                return [f"{catalog.where}: written by a newer rankscope (version {version}); check it with that "
+                        "version"]
             return _tables(connection, home, with_stored_hash=True) + _runs(connection, home)
     except catalog.errors() as error:
         return [f"{catalog.where}: cannot be read ({_first_line(error)}); start the database server or correct "

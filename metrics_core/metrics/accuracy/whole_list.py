@@ -38,7 +38,7 @@ def whole_list(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings)
     weights = (gains * discount(width, settings.dcg_discount)[position])[within]
     dcg_at_R = np.bincount(user[within], weights=weights, minlength=n_users)
     hits_at_R = np.bincount(user[within], minlength=n_users)[rows].astype(np.float64)
-    hits = np.bincount(user, minlength=n_users)[rows].astype(np.float64)
+    hits = lists.hit_counts[rows]  # (every hit of the whole list: counted once per model)
     R_rows = R[rows].astype(np.float64)
     set_precision, set_recall = ratio(hits, lists.lengths[rows]), ratio(hits, R_rows)
     return {
