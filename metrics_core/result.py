@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import pandas as pd
 
@@ -17,6 +17,9 @@ from metrics_core.intervals import LEVEL, mean_interval
 from metrics_core.jsonable import plain
 from metrics_core.metrics import registry
 from metrics_core.settings import Encoding, Settings
+
+if TYPE_CHECKING:
+    from metrics_core.metrics.beyond_curves import BeyondCurves
 
 
 class Result(Protocol):
@@ -60,6 +63,8 @@ class Evaluation:
     skipped: metric -> why it could not be computed.
     left_out: what beyond-accuracy metrics could not use, and how much of it.
     encoding: how the lists were ordered when the data was encoded.
+    beyond_curves: the beyond-accuracy metrics at every k whose form allows it (None: not asked
+        for; :mod:`metrics_core.metrics.beyond_curves`).
     """
 
     model: str
@@ -72,6 +77,7 @@ class Evaluation:
     skipped: dict[str, str] = field(default_factory=dict)
     left_out: dict[str, int] = field(default_factory=dict)
     encoding: Encoding = field(default_factory=Encoding)
+    beyond_curves: BeyondCurves | None = None
 
     def __post_init__(self) -> None:
         self.metrics = registry.MetricValues(self.metrics)  # (a renamed metric's old name still reads)
@@ -85,6 +91,16 @@ class Evaluation:
         """Share of the evaluated users with no relevant item in the top K (1 - hit rate)."""
         evaluated = self.per_user.loc[self.per_user["evaluated"], "hits"]
         return float((evaluated == 0).mean()) if len(evaluated) else 0.0
+
+    def users_of(self, name: str) -> int:
+        """The users behind metric ``name``: the evaluated users for accuracy metrics, those with a
+        value for the other means of per-user values, else those with recommendations."""
+        metric = registry.METRICS[name]
+        if metric.family == "accuracy":
+            return self.users["evaluated"]
+        if metric.per_user and metric.per_user in self.per_user:
+            return int(self.per_user[metric.per_user].notna().sum())
+        return self.left_out.get("users_with_recommendations", 0)
 
     def to_frame(self, level: float = LEVEL) -> pd.DataFrame:
         """One row per metric (index: its key): its ``label`` at K, ``value``, the t interval of

@@ -37,6 +37,8 @@ from metrics_core.inputs.stream import encode_streamed, longest_list
 from metrics_core.inputs.text_ids import TextIds, is_text
 from metrics_core.metrics import accuracy, registry
 from metrics_core.metrics import beyond as beyond_accuracy
+from metrics_core.metrics.beyond_curves import BeyondCurves
+from metrics_core.metrics.beyond_curves import beyond_curves as every_k
 from metrics_core.result import Evaluation
 from metrics_core.settings import Encoding, Settings
 
@@ -286,10 +288,13 @@ class Dataset(Analyses):
         return (catalog - self.training.items_per_user).astype(np.float64)
 
     def evaluate(self, model: str | None = None, settings: Settings | None = None, curves: bool = True,
-                 beyond: bool = True, part: bool = False) -> Evaluation:
+                 beyond: bool = True, part: bool = False, beyond_curves: bool = False) -> Evaluation:
         """Every metric of one model at ``settings.k``, per user; accuracy metrics also at every
         k up to the longest list (``curves=False``: ``curves`` has the one row k = K, cheaper;
-        ``beyond=False``: accuracy metrics only). ``part=True``: the data is one part of a larger
+        ``beyond=False``: accuracy metrics only). ``beyond_curves=True`` (with ``curves`` and
+        ``beyond``): the beyond-accuracy metrics at every k too, where their form allows
+        (:mod:`metrics_core.metrics.beyond_curves`: ``Evaluation.beyond_curves``), so that another
+        K reads them. ``part=True``: the data is one part of a larger
         evaluation (a Spark partition), where no user to average accuracy over is not an error
         (the part's accuracy aggregates and curves are then NaN)."""
         settings = settings or Settings()
@@ -298,13 +303,30 @@ class Dataset(Analyses):
             raise input_error("settings", f"no model named {model!r}.", f"choose one of: {', '.join(self.models)}.")
         lists = self.retrieved(model, settings.score_threshold, settings.max_list_length, settings.judged_only)
         lists.require_scores(settings.score_positions or lists.positions, f"k = {settings.k}")
+        rows, counts = self._averaged(lists, settings)
+        if len(rows) == 0 and not part:
+            raise no_evaluated_user(any(note.code == "below_threshold" for note in self.truth.notes),
+                                    self.columns.threshold)
+        candidates = self.candidates(settings)
+        inputs = self.beyond_inputs(model, settings) if beyond else None
+
+        def beyond_metrics() -> tuple[beyond_accuracy.BeyondPass, BeyondCurves | None]:
+            if not inputs:
+                return beyond_accuracy.not_requested(), None
+            at_k = beyond_accuracy.beyond_pass(lists, settings, inputs)
+            return at_k, every_k(lists, settings, inputs) if beyond_curves and curves else None
+
+        result, (extra, beyond_every_k) = map_threads(lambda run: run(), [  # (two threads: each leaves a core
+            lambda: accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates, curves), beyond_metrics])
+        evaluation = self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None)
+        evaluation.beyond_curves = beyond_every_k
+        return evaluation
+
+    def _averaged(self, lists: Lists, settings: Settings) -> tuple[np.ndarray, dict[str, int]]:
+        """The users the accuracy metrics average over (their codes, ascending), whatever K, and the
+        counts of users evaluated, with a list but no relevant item, and the reverse."""
         relevant = self.truth.relevant_count > 0
         listed = lists.listed
-        counts = {
-            "evaluated": 0,
-            "without_relevant": int((listed & ~relevant).sum()),
-            "without_recommendations": int((relevant & ~listed).sum()),
-        }
         averaged = relevant.copy()
         if settings.users_without_relevant == "zero":
             averaged |= listed
@@ -313,19 +335,15 @@ class Dataset(Analyses):
         if settings.users_without_list == "drop":
             averaged &= listed
         rows = np.flatnonzero(averaged)
-        if len(rows) == 0 and not part:
-            raise no_evaluated_user(any(note.code == "below_threshold" for note in self.truth.notes),
-                                    self.columns.threshold)
-        counts["evaluated"] = len(rows)
-        candidates = self.candidates(settings)
-        inputs = self.beyond_inputs(model, settings) if beyond else None
+        return rows, {"evaluated": len(rows), "without_relevant": int((listed & ~relevant).sum()),
+                      "without_recommendations": int((relevant & ~listed).sum())}
 
-        def beyond_metrics() -> beyond_accuracy.BeyondPass:
-            return beyond_accuracy.beyond_pass(lists, settings, inputs) if inputs else beyond_accuracy.not_requested()
-
-        result, extra = map_threads(lambda run: run(), [  # (two threads: each leaves a core idle at times)
-            lambda: accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates, curves), beyond_metrics])
-        return self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None)
+    def warnings_at(self, model: str, settings: Settings) -> list[Note]:
+        """The notes (warnings) an evaluation of ``model`` at ``settings`` gives, without evaluating:
+        a K read from the curves (:meth:`Evaluation.at`) takes its notes from here."""
+        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length, settings.judged_only)
+        rows, counts = self._averaged(lists, settings)
+        return self._warnings(lists, rows, settings, counts)
 
     def retrieved(self, model: str, score_threshold: float | None = None,
                   max_list_length: int | None = None, judged_only: bool = False) -> Lists:
@@ -401,7 +419,8 @@ class Dataset(Analyses):
         return kept[chosen], ""
 
     def evaluate_all(self, settings: Settings | None = None, curves: bool = True,
-                     progress: Callable[[str], None] | None = None) -> dict[str, Evaluation]:
+                     progress: Callable[[str], None] | None = None, beyond_curves: bool = False
+                     ) -> dict[str, Evaluation]:
         """:meth:`evaluate` of every model, on a few threads (numpy releases the GIL in its array
         work, and one model's steps leave a core idle at times). The users' history vectors, which every
         model reads, are computed first, once; the ground truth's values made on first use are
@@ -416,7 +435,7 @@ class Dataset(Analyses):
         lock = threading.Lock()
 
         def one(name: str) -> Evaluation:
-            result = self.evaluate(name, settings, curves)
+            result = self.evaluate(name, settings, curves, beyond_curves=beyond_curves)
             with lock:
                 done.append(name)
                 if len(done) < len(self.models):

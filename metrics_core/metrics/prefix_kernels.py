@@ -1,0 +1,166 @@
+"""Compiled loops for the beyond-accuracy metrics at every cut-off (:mod:`metrics_core.metrics.beyond_curves`).
+
+Each loop reads one range of users (``start .. stop``) of the lists (users x positions item codes,
+-1 empty) once, position by position, keeping each user's running sums, and after position j
+adds the user's value at k = j + 1 to ``sums[j]``, its square to ``squares[j]`` and 1 to
+``users[j]`` when the user has a value there. A user's value at k is the metric of its first k
+places, exactly as the metric at K = k computes it (the tests compare every k).
+
+Like :mod:`metrics_core.inputs.kernels` they are compiled once per machine (``cache=True``), release
+the GIL and run on a few threads, each range with its own sums, added afterwards.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from metrics_core.inputs.jit import numba
+
+
+@numba.njit(cache=True, nogil=True)
+def _add(value, j, sums, squares, users):
+    sums[j] += value
+    squares[j] += value * value
+    users[j] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def cell_means(items, value, counted, sums, squares, users, start, stop):
+    """The mean of ``value[item]`` over the first k places' items that are ``counted`` (a user
+    with none has no value): novelty and average recommendation popularity."""
+    for u in range(start, stop):
+        total = 0.0
+        n = 0
+        for j in range(items.shape[1]):
+            item = items[u, j]
+            if item >= 0 and counted[item]:
+                total += value[item]
+                n += 1
+            if n:
+                _add(total / n, j, sums, squares, users)
+
+
+@numba.njit(cache=True, nogil=True)
+def popularity_serendipity(items, hit, p_position, p_item, sums, squares, users, start, stop):
+    """The mean over the first k places' items of max(p(rank) − pu(item), 0)·rel (RecTools'
+    Serendipity, :func:`metrics_core.metrics.popularity.popularity_serendipity`)."""
+    for u in range(start, stop):
+        total = 0.0
+        n = 0
+        for j in range(items.shape[1]):
+            item = items[u, j]
+            if item >= 0:
+                n += 1
+                if hit[u, j]:
+                    total += max(p_position[j] - p_item[item], 0.0)
+            if n:
+                _add(total / n, j, sums, squares, users)
+
+
+@numba.njit(cache=True, nogil=True)
+def cosine_lists(items, unit, has_vector, list_divisor, one_item_self, diversity, similarity, start, stop):
+    """Intra-list cosine similarity and diversity of the first k places (the similarity summed
+    over pairs of items with a vector, kept as each new item's inner product with the sum of
+    those before it). ``diversity`` and ``similarity`` are each (sums, squares, users).
+    Similarity: the mean over pairs, clipped to [−1, 1], for two items or more (1 for one with
+    ``one_item_self``). Diversity: the distance 1 − cos summed over pairs, divided by the pairs
+    (two items or more; 0 for one with ``one_item_self``) or by the items (``list_divisor``: 0
+    under two, every listed user counting)."""
+    dimensions = unit.shape[1]
+    running = np.zeros(dimensions)
+    for u in range(start, stop):
+        running[:] = 0.0
+        total = 0.0
+        n = 0
+        listed = False
+        for j in range(items.shape[1]):
+            item = items[u, j]
+            if item >= 0:
+                listed = True
+                if has_vector[item]:
+                    inner = 0.0
+                    for d in range(dimensions):
+                        inner += running[d] * unit[item, d]
+                        running[d] += unit[item, d]
+                    total += inner
+                    n += 1
+            if not listed:
+                continue
+            pairs = n * (n - 1) / 2
+            if n >= 2:
+                _add(min(max(total / pairs, -1.0), 1.0), j, similarity[0], similarity[1], similarity[2])
+                _add((pairs - total) / (n if list_divisor else pairs), j, diversity[0], diversity[1], diversity[2])
+            elif list_divisor or (one_item_self and n == 1):
+                _add(0.0, j, diversity[0], diversity[1], diversity[2])
+            if n == 1 and one_item_self:
+                _add(1.0, j, similarity[0], similarity[1], similarity[2])
+
+
+@numba.njit(cache=True, nogil=True)
+def history_serendipity(items, hit, unit, has_vector, history_mean, history_count, over_list, sums, squares, users,
+                        start, stop):
+    """Serendipity against the user's history: the mean over the first k places' relevant items
+    with a vector of 1 − cos(item, mean history vector), over those items or (``over_list``) over
+    every item with a vector; users without a history have no value."""
+    dimensions = unit.shape[1]
+    for u in range(start, stop):
+        if history_count[u] == 0:
+            continue
+        total = 0.0
+        n = 0
+        for j in range(items.shape[1]):
+            item = items[u, j]
+            if item >= 0 and has_vector[item]:
+                if hit[u, j]:
+                    inner = 0.0
+                    for d in range(dimensions):
+                        inner += unit[item, d] * history_mean[u, d]
+                    total += 1.0 - inner
+                    n += 1
+                elif over_list:
+                    n += 1
+            if n:
+                _add(total / n, j, sums, squares, users)
+
+
+@numba.njit(cache=True, nogil=True)
+def place_counts(items, out, start, stop):
+    """``out[j, item] += 1`` for every item at place j of users ``start .. stop`` (one pass over the
+    lists by rows; counting each place's column apart reads the lists across their rows)."""
+    for u in range(start, stop):
+        for j in range(items.shape[1]):
+            item = items[u, j]
+            if item >= 0:
+                out[j, item] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def first_listed(items, out, start, stop):
+    """``out[u]``: the first place of user u's list that holds an item (the list's width when none)."""
+    for u in range(start, stop):
+        out[u] = items.shape[1]
+        for j in range(items.shape[1]):
+            if items[u, j] >= 0:
+                out[u] = j
+                break
+
+
+def compile_all() -> None:
+    """Compile (or load from the cache) each loop for the lists' types: codes as int32 or int64,
+    lists and hits read-only (mapped from a kept dataset) or not."""
+    from metrics_core.inputs.kernels import read_only_view
+
+    for item_type in (np.int32, np.int64):
+        for writeable in (True, False):
+            items = np.zeros((1, 2), dtype=item_type)
+            hit = np.zeros((1, 2), dtype=bool)
+            if not writeable:
+                items, hit = read_only_view(items), read_only_view(hit)
+            out = (np.zeros(2), np.zeros(2), np.zeros(2, np.int64))
+            cell_means(items, np.zeros(1), np.ones(1, bool), *out, 0, 1)
+            popularity_serendipity(items, hit, np.zeros(2), np.zeros(1), *out, 0, 1)
+            cosine_lists(items, np.zeros((1, 2)), np.ones(1, bool), False, False, out, out, 0, 1)
+            history_serendipity(items, hit, np.zeros((1, 2)), np.ones(1, bool), np.zeros((1, 2)),
+                                np.ones(1, np.int64), False, *out, 0, 1)
+            first_listed(items, np.zeros(1, np.int64), 0, 1)
+            place_counts(items, np.zeros((2, 1), np.int32), 0, 1)

@@ -1,0 +1,112 @@
+"""The beyond-accuracy metrics at every k equal the metrics evaluated at K = k, for every k,
+on random data with what makes them differ (rank gaps, items unknown to training, items without
+features or category, users without history, lists of one item) and every convention."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from metrics_core import Dataset, Settings
+from metrics_core.at_k import read_at
+
+CONVENTIONS = [
+    {},
+    {"novelty_unknown": "one_user", "arp_unknown": "leave_out", "arp_normalisation": "interactions",
+     "diversity_divisor": "list", "serendipity_over": "list", "gini_over": "recommended", "entropy_base": 2.0},
+    {"one_item_lists": "self", "exposure_browsing": "rbp", "rbp_p": 0.6, "exposure_target": "uniform"},
+    {"one_item_lists": "self", "diversity_divisor": "list", "exposure_target": "training"},
+    {"similarity": "hamming"},
+    {"similarity": "cooccurrence"},
+]
+COVERED_ALWAYS = {"aggregate_diversity", "personalization", "coverage", "gini", "entropy", "entropy_normalised",
+                  "novelty", "novelty_interactions", "arp", "arp_normalised", "serendipity_popularity",
+                  "exposure_distance"}
+COVERED_BY_COSINE = {"diversity", "intra_list_similarity", "serendipity"}
+
+
+def random_data(seed: int, n_users: int = 60, n_items: int = 40, length: int = 8):
+    """Lists with rank gaps and lists of one item, a ground truth, training data that misses a
+    few items and users, and an item table without a few items (no features, no category)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for user in range(n_users):
+        size = 1 if user % 7 == 0 else int(rng.integers(1, length + 1))
+        ranks = np.sort(rng.choice(np.arange(1, length + 1), size, replace=False)) if user % 5 == 0 else \
+            np.arange(1, size + 1)
+        for rank, item in zip(ranks, rng.choice(n_items, size, replace=False), strict=True):
+            rows.append((f"u{user}", f"i{item}", int(rank), float(length - rank + rng.random())))
+    recs = pd.DataFrame(rows, columns=["user_id", "item_id", "rank", "score"])
+    truth = recs.sample(frac=0.35, random_state=seed)[["user_id", "item_id"]]
+    train = pd.DataFrame({"user_id": [f"u{u}" for u in rng.integers(0, n_users - 5, 400)],
+                          "item_id": [f"i{i}" for i in rng.integers(0, n_items - 4, 400)]})
+    featured = np.arange(n_items - 3)
+    items = pd.DataFrame({"item_id": [f"i{i}" for i in featured],
+                          "genre": rng.choice(["a", "b", "c|a", "d"], len(featured)),
+                          "x": rng.normal(size=len(featured)), "y": rng.integers(0, 3, len(featured))})
+    return Dataset.build(recs, truth, train=train, items=items, feature_columns=["x", "y"])
+
+
+@pytest.mark.parametrize("conventions", CONVENTIONS, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or
+                         "defaults")
+@pytest.mark.parametrize("seed", range(3))
+def test_every_k_equals_the_metric_evaluated_at_k(seed, conventions):
+    data = random_data(seed)
+    model = data.models[0]
+    curves = data.evaluate(model, Settings(k=3, **conventions), beyond_curves=True).beyond_curves
+    covered = COVERED_ALWAYS | (COVERED_BY_COSINE if conventions.get("similarity", "cosine") == "cosine" else set())
+    assert set(curves.values.columns) == covered
+    assert list(curves.values.index) == list(range(1, data.lists[model].positions + 1))
+    for k in curves.values.index:
+        at_k = data.evaluate(model, Settings(k=int(k), **conventions), curves=False)
+        values, users, sd = curves.at(int(k))
+        assert set(values) == set(at_k.metrics) & covered, k
+        for name, value in values.items():
+            assert value == pytest.approx(at_k.metrics[name], rel=1e-12, abs=1e-12), (k, name)
+        for name, count in users.items():
+            column = at_k.per_user[name].dropna()
+            assert count == len(column), (k, name)
+            expected = column.std(ddof=1) if len(column) > 1 else np.nan
+            assert sd[name] == pytest.approx(expected, rel=1e-6, abs=1e-9, nan_ok=True), (k, name)
+
+
+def test_not_asked_for_there_is_none():
+    data = random_data(0)
+    assert data.evaluate(data.models[0], Settings(k=3)).beyond_curves is None
+    assert data.evaluate(data.models[0], Settings(k=3), curves=False, beyond_curves=True).beyond_curves is None
+
+
+@pytest.mark.parametrize("conventions", CONVENTIONS[:4], ids=range(4))
+def test_a_k_read_from_the_curves_equals_the_evaluation_at_k(conventions):
+    """Every metric read at another K equals the evaluation there, with the same users, notes and
+    t intervals; what cannot be read is named, and is what an evaluation at K has besides."""
+    data = random_data(1)
+    model = data.models[0]
+    base = data.evaluate(model, Settings(k=3, **conventions), beyond_curves=True)
+    for k in range(1, data.lists[model].positions + 1):
+        settings = Settings(k=k, **conventions)
+        at_k, read = data.evaluate(model, settings, curves=False), read_at(base, k, data.warnings_at(model, settings))
+        assert read.k == k and read.users == at_k.users
+        assert set(read.metrics) | set(read.missing) == set(at_k.metrics)
+        assert set(base.metrics) <= set(read.metrics) | set(read.missing) | set(read.skipped)
+        assert [note.message for note in read.warnings] == [note.message for note in at_k.warnings]
+        frame = at_k.to_frame()
+        for name, value in read.metrics.items():
+            assert value == pytest.approx(at_k.metrics[name], rel=1e-12, abs=1e-12), (k, name)
+            assert read.users_of(name) == at_k.users_of(name), (k, name)
+            interval = read.interval(name)
+            if interval is not None:
+                assert interval == pytest.approx((frame.at[name, "low"], frame.at[name, "high"]), rel=1e-6), (k, name)
+        assert not {"ndcg", "precision", "novelty", "coverage", "gini", "personalization"} & set(read.missing)
+
+
+def test_counted_place_by_place_when_the_count_tables_would_not_fit(monkeypatch):
+    from metrics_core.metrics import beyond_curves
+
+    data = random_data(2)
+    model = data.models[0]
+    tables = data.evaluate(model, Settings(k=3), beyond_curves=True).beyond_curves.values
+    monkeypatch.setattr(beyond_curves, "PLACE_COUNTS_BYTES", 0)
+    columns = data.evaluate(model, Settings(k=3), beyond_curves=True).beyond_curves.values
+    pd.testing.assert_frame_equal(tables, columns)
