@@ -21,6 +21,7 @@ from dashboard import progress
 from dashboard.cache import from_environment
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
+from metrics_core.at_k import AtK, read_at
 from metrics_core.inputs.read import StoredTable
 from metrics_core.metrics import registry
 from metrics_core.settings import FIELD_TYPES, PRESETS, Encoding, encoding_for
@@ -358,8 +359,7 @@ def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
     takes the curves already computed."""
     current = current or settings()
     ws = workspace()
-    key = f"evaluations:{data_key()}:{tuple(asdict(current).items())}"
-    every_k = f"curves:{data_key()}:{tuple({**asdict(current), 'k': None}.items())}"
+    key, every_k = _evaluations_key(current), _every_k_key(current)
     kept_as = results_key(ws.fingerprint(), encoding(), current) if ws.id else None
     known_results = CACHE.peek(key)
     if known_results is not None:
@@ -369,7 +369,7 @@ def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
             kept = load_results(store().home, kept_as, current, encoding())
         if kept is not None:
             results, positions = kept
-            CACHE.get(every_k, lambda: {name: r.curves.loc[:positions[name]] for name, r in results.items()})
+            CACHE.get(every_k, lambda: _every_k_of(results, positions))
             _prepare_dataset(ws)
             return CACHE.get(key, lambda: results)
     data = dataset()
@@ -380,16 +380,53 @@ def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
 
     def work(say: progress.Say) -> dict[str, Evaluation]:
         if known is not None:
-            return {name: replace(result, curves=known[name]) for name, result in
-                    data.evaluate_all(current, curves=False, progress=say).items()}
-        results = data.evaluate_all(current, progress=say)
-        CACHE.get(every_k, lambda: {name: result.curves.loc[:longest[name]] for name, result in results.items()})
+            return {name: replace(result, curves=known[name].curves, beyond_curves=known[name].beyond_curves)
+                    for name, result in data.evaluate_all(current, curves=False, progress=say).items()}
+        results = data.evaluate_all(current, progress=say, beyond_curves=True)
+        CACHE.get(every_k, lambda: _every_k_of(results, longest))
         if home is not None:  # (kept for the next open, written meanwhile)
             progress.in_background(lambda: save_results(home, kept_as, results, longest),
                                    f"keeping the evaluation of workspace {ws.id}")
         return results
 
     return progress.cached(CACHE, key, f"Evaluating {models} at K = {current.k}…", work)
+
+
+def _evaluations_key(current: Settings) -> str:
+    return f"evaluations:{data_key()}:{tuple(asdict(current).items())}"
+
+
+def _every_k_key(current: Settings) -> str:
+    return f"curves:{data_key()}:{tuple({**asdict(current), 'k': None}.items())}"
+
+
+def _every_k_of(results: dict[str, Evaluation], positions: dict[str, int]) -> dict[str, Evaluation]:
+    """What another K reads from the first evaluation at these settings: each model's evaluation
+    without its per-user table (small: kept beside the evaluations), its curves up to its longest list."""
+    return {name: replace(result, per_user=result.per_user.iloc[:0], curves=result.curves.loc[:positions[name]])
+            for name, result in results.items()}
+
+
+def read_at_k(names: list[str]) -> dict[str, AtK] | None:
+    """Every model's aggregates at the current K read from the curves of the first evaluation at
+    these settings (:func:`metrics_core.at_k.read_at`: a new K in a blink, no per-user table), when
+    they hold each of ``names`` that the evaluation has. None when the evaluation at this K is known
+    already (a page takes it), when no evaluation at these settings is known yet, or when one of
+    ``names`` needs an evaluation at K."""
+    current = settings()
+    bases = CACHE.peek(_every_k_key(current))
+    if bases is None or CACHE.peek(_evaluations_key(current)) is not None or \
+            any(current.k not in base.curves.index for base in bases.values()):
+        return None
+
+    def read() -> dict[str, AtK]:
+        data = dataset()
+        return {name: read_at(base, current.k, data.warnings_at(name, current)) for name, base in bases.items()}
+
+    with st.spinner(f"Reading every model at K = {current.k} from the curves…"):
+        at_k = CACHE.get(f"at_k:{data_key()}:{tuple(asdict(current).items())}", read)
+    wanted = set(names)
+    return None if any(wanted & set(r.missing) for r in at_k.values()) else at_k
 
 
 def memo(name: str, parts: tuple, build: Callable[[], Any]) -> Any:

@@ -75,12 +75,12 @@ def read_at(evaluation: Evaluation, k: int, warnings: list[Note]) -> AtK:
     metric_users: dict[str, int] = {}
     sd: dict[str, float] = {}
     curves = evaluation.curves
+    covered: set[str] = set()
+    beyond: dict[str, float] = {}
     if evaluation.beyond_curves is not None and k in evaluation.beyond_curves.values.index:
         beyond, metric_users, sd = evaluation.beyond_curves.at(k)
-    else:
-        beyond = {}
+        covered = set(evaluation.beyond_curves.values.columns)
     skipped = dict(evaluation.skipped)
-    covered = set() if evaluation.beyond_curves is None else set(evaluation.beyond_curves.values.columns)
     for name in evaluation.metrics:
         metric = registry.METRICS[name]
         if metric.family != "accuracy":

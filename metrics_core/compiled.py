@@ -8,9 +8,11 @@ from __future__ import annotations
 
 def compile_all() -> None:
     from metrics_core.inputs import kernels, text_hash
+    from metrics_core.metrics import prefix_kernels
     from metrics_core.stats import poisson_bootstrap
 
     kernels.compile_all()
+    prefix_kernels.compile_all()
     text_hash.compile_all()
     poisson_bootstrap.compile_all()
 

@@ -10,10 +10,15 @@ from dashboard.state import Key
 from dashboard.text import plain
 from metrics_core.metrics.registry import curves as curves_of_registry
 
-context = state.page()
-settings, results, models = context.settings, context.results, context.models
 INTERVALS_BY_DEFAULT_UP_TO = 50_000
+settings, models = state.settings(), state.model_names()
 k = settings.k
+every = st.session_state.get(Key.EVERY_METRIC, False)  # (the toggles are drawn below: their last values)
+shown_metrics = (ACCURACY + BEYOND) if every else (ESSENTIAL_ACCURACY + ESSENTIAL_BEYOND)
+# A K other than the first evaluation's is read from its curves when they hold every card shown
+# (issue #43: a new K in a blink); the cards' bootstrap intervals need the per-user values at K.
+results = None if st.session_state.get(Key.CARD_INTERVALS) else state.read_at_k(shown_metrics)
+results = results or state.evaluations(settings)
 
 st.title("Overview")
 left, right = st.columns([2, 3])
@@ -21,7 +26,7 @@ with left:
     model = components.model_picker()
 baseline = st.session_state[Key.BASELINE]
 result, base = results[model], results[baseline]
-large = len(result.per_user) > INTERVALS_BY_DEFAULT_UP_TO
+large = result.users["evaluated"] > INTERVALS_BY_DEFAULT_UP_TO
 with right:
     st.session_state.setdefault(Key.CARD_INTERVALS, not large)
     show_intervals = st.toggle("95% confidence intervals on the cards", key=Key.CARD_INTERVALS,
@@ -63,24 +68,13 @@ def cards(names: list[str], users_of) -> None:
                 st.caption(f"{users_of(name):,} users{spread}")
 
 
-def accuracy_users(_name: str) -> int:
-    return result.users["evaluated"]
-
-
-def beyond_users(name: str) -> int:
-    column = METRICS[name].per_user
-    if column and column in result.per_user:
-        return int(result.per_user[column].notna().sum())
-    return result.left_out.get("users_with_recommendations", 0)
-
-
 every = st.toggle("Show every metric", key=Key.EVERY_METRIC,
                   help="Off: the few metrics most readers start from. On: every metric rankscope computes "
                        "(trec_eval's, classification metrics over candidates, interpolated precision, …).")
 st.subheader("Accuracy")
-cards(ACCURACY if every else ESSENTIAL_ACCURACY, accuracy_users)
+cards(ACCURACY if every else ESSENTIAL_ACCURACY, result.users_of)
 st.subheader("Beyond accuracy")
-cards(BEYOND if every else ESSENTIAL_BEYOND, beyond_users)
+cards(BEYOND if every else ESSENTIAL_BEYOND, result.users_of)
 if result.skipped:
     with st.expander(f"{len(result.skipped)} metrics could not be computed: why"):
         st.table(pd.DataFrame({"metric": list(result.skipped), "reason": list(result.skipped.values())})

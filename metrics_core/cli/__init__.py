@@ -257,7 +257,7 @@ def run_evaluate(args: argparse.Namespace) -> int:
                           "add --engine spark, or use 'rankscope compare' for bootstrap intervals in memory.")
     for_app = keeps_for_app(args, settings)  # (the app draws the curves and every score: kept for it)
     dataset = load_dataset(args, score_positions=None if for_app else settings.score_positions)
-    results = dataset.evaluate_all(settings, curves=for_app)
+    results = dataset.evaluate_all(settings, curves=for_app, beyond_curves=for_app)  # (another K is read in the app)
     warn_about_ids(results)
     save_if_asked(args, dataset, results)
     if args.format == "json":
@@ -310,7 +310,8 @@ def run_compare(args: argparse.Namespace) -> int:
         writable_outputs(args.output, args.json, args.csv)
     settings = _settings(args, users_without_list="zero")  # a missing list scores 0, never dropped
     dataset = load_dataset(args)
-    results = dataset.evaluate_all(settings, curves=args.command == "report" or keeps_for_app(args, settings))
+    for_app = keeps_for_app(args, settings)
+    results = dataset.evaluate_all(settings, curves=args.command == "report" or for_app, beyond_curves=for_app)
     warn_about_ids(results)
     if args.baseline is not None and args.baseline not in results:
         raise input_error("--baseline", f"no model named {args.baseline!r}.", f"choose one of: {', '.join(results)}.")

@@ -6,8 +6,9 @@ What is kept, per workspace fingerprint, encoding and settings (the key also hol
 version, so a release that changes a number never shows an older one):
 
     results/<fingerprint>-<key>.parquet   every model's per-user values (a ``model`` column)
-    results/<fingerprint>-<key>.json      per model: aggregates, curves, user counts, warnings,
-                                          skipped metrics, what was left out, the list length
+    results/<fingerprint>-<key>.json      per model: aggregates, curves (the beyond-accuracy ones
+                                          too), user counts, warnings, skipped metrics, what was
+                                          left out, the list length
 
 The JSON is written last (each file written to a temporary name, then renamed), so a reader
 finds both or neither; a pair that cannot be read is treated as absent (the app evaluates and
@@ -26,6 +27,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.errors import Note
+from metrics_core.metrics.beyond_curves import BeyondCurves
 from metrics_core.result import Evaluation
 from metrics_core.settings import Encoding, Settings
 from metrics_core.store.files import write_atomically, write_parquet
@@ -53,7 +55,8 @@ def save_results(home, key: str, results: dict[str, Evaluation], positions: dict
     details = {name: {"metrics": r.metrics, "users": r.users, "skipped": r.skipped, "left_out": r.left_out,
                       "warnings": [asdict(note) for note in r.warnings], "user_column": r.per_user.index.name,
                       "curves": {"k": r.curves.index.tolist(), **{c: r.curves[c].tolist() for c in r.curves}},
-                      "positions": positions[name]} for name, r in results.items()}
+                      "positions": positions[name], "beyond_curves": _curves_json(r.beyond_curves)}
+               for name, r in results.items()}
     text = json.dumps(details, allow_nan=True)
     write_atomically(folder / f"{key}.json", lambda path: path.write_text(text))
     _keep_newest(folder, key.split("-")[0])
@@ -83,9 +86,30 @@ def _evaluations(details: dict, table: pd.DataFrame, settings: Settings,
                               index=pd.Index(np.asarray(kept["curves"]["k"], dtype=np.int64), name="k"))
         results[name] = Evaluation(name, settings, {m: float(v) for m, v in kept["metrics"].items()}, per_user,
                                    curves, kept["users"], [Note(**note) for note in kept["warnings"]],
-                                   kept["skipped"], kept["left_out"], encoding)
+                                   kept["skipped"], kept["left_out"], encoding,
+                                   _curves_from_json(kept.get("beyond_curves")))
         positions[name] = int(kept["positions"])
     return results, positions
+
+
+def _curves_json(curves: BeyondCurves | None) -> dict | None:
+    """The beyond-accuracy curves as JSON: k, the users listed, then each table's columns."""
+    if curves is None:
+        return None
+    return {"k": curves.values.index.tolist(), "listed": curves.listed.tolist(),
+            **{part: {c: getattr(curves, part)[c].tolist() for c in getattr(curves, part)}
+               for part in ("values", "users", "sd")}}
+
+
+def _curves_from_json(kept: dict | None) -> BeyondCurves | None:
+    if kept is None:
+        return None
+    index = pd.Index(np.asarray(kept["k"], dtype=np.int64), name="k")
+    types = {"values": np.float64, "users": np.int64, "sd": np.float64}
+    parts = {part: pd.DataFrame({c: np.asarray(v, dtype=types[part]) for c, v in kept[part].items()}, index=index)
+             for part in types}
+    return BeyondCurves(**parts, listed=pd.Series(np.asarray(kept["listed"], dtype=np.int64), index=index,
+                                                  name="listed"))
 
 
 def known_positions(home, fingerprint: str) -> dict[str, int] | None:

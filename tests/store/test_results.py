@@ -25,7 +25,8 @@ def evaluated(user_ids) -> dict:
     train = pd.DataFrame({"user_id": np.repeat(user_ids, 3), "item_id": rng.integers(0, 30, n * 3)})
     data = Dataset.build({"a": recs, "b": recs.assign(score=rng.random(len(recs)))}, truth, train=train,
                          columns=Columns(relevance="grade", threshold=1))
-    return data.evaluate_all(Settings(k=3)), {name: lists.positions for name, lists in data.lists.items()}
+    return (data.evaluate_all(Settings(k=3), beyond_curves=True),
+            {name: lists.positions for name, lists in data.lists.items()})
 
 
 @pytest.mark.parametrize("ids", ["numbers", "text"])
@@ -44,6 +45,9 @@ def test_what_is_read_back_equals_what_was_kept(ids, tmp_path):
         pd.testing.assert_frame_equal(mine.per_user, result.per_user, check_index_type=False)
         assert [str(u) for u in mine.per_user.index] == [str(u) for u in result.per_user.index]
         pd.testing.assert_frame_equal(mine.curves, result.curves)
+        for part in ("values", "users", "sd"):  # (the beyond-accuracy curves: another K is read from them)
+            pd.testing.assert_frame_equal(getattr(mine.beyond_curves, part), getattr(result.beyond_curves, part))
+        pd.testing.assert_series_equal(mine.beyond_curves.listed, result.beyond_curves.listed)
         assert (mine.users, mine.warnings, mine.skipped, mine.left_out) == \
             (result.users, result.warnings, result.skipped, result.left_out)
     assert kept_results.known_positions(tmp_path, "f" * 64) == positions

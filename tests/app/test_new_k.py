@@ -1,0 +1,43 @@
+"""A new K on the Overview is read from the first evaluation's curves (issue #43: a K change in a
+blink on a large workspace), with the numbers an evaluation at that K shows; what the curves do
+not hold (every metric, the bootstrap intervals) evaluates at K."""
+
+from __future__ import annotations
+
+from driving import assert_clean, start
+
+from dashboard.state import Key
+from metrics_core import Dataset
+
+
+def cards(at) -> dict[str, tuple[str, str]]:
+    return {metric.label: (metric.value, metric.delta) for metric in at.metric}
+
+
+def test_a_new_k_reads_the_cards_from_the_curves_and_they_equal_an_evaluation_there(monkeypatch):
+    from dashboard import state
+
+    state.CACHE.clear()
+    at = start()
+    at.toggle(key=Key.CARD_INTERVALS).set_value(False).run()
+    assert_clean(at)
+    evaluated = []
+    evaluate_all = Dataset.evaluate_all
+    monkeypatch.setattr(Dataset, "evaluate_all", lambda *args, **kwargs: evaluated.append(args[1].k) or
+                        evaluate_all(*args, **kwargs))
+    at.slider(key="k").set_value(5).run()
+    assert_clean(at)
+    assert evaluated == []
+    read = cards(at)
+    assert "NDCG@5" in read and "Novelty@5" in read and "Diversity@5" in read, list(read)
+    at.toggle(key=Key.CARD_INTERVALS).set_value(True).run()  # (bootstrap intervals: the per-user values at K)
+    assert_clean(at)
+    assert evaluated == [5]
+    assert cards(at) == read
+    at.slider(key="k").set_value(7).run()  # (intervals on: evaluated at K)
+    assert evaluated == [5, 7]
+    at.toggle(key=Key.CARD_INTERVALS).set_value(False).run()
+    at.toggle(key=Key.EVERY_METRIC).set_value(True).run()  # (K = 7 is known now: its evaluation is shown)
+    at.slider(key="k").set_value(3).run()  # (every metric: some have no curve, so K = 3 is evaluated)
+    assert_clean(at)
+    assert evaluated == [5, 7, 3]
