@@ -22,6 +22,7 @@ from dashboard.cache import from_environment
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
 from metrics_core.at_k import AtK, read_at
+from metrics_core.inputs.encode import load_kernels_meanwhile
 from metrics_core.inputs.read import StoredTable
 from metrics_core.metrics import registry
 from metrics_core.settings import FIELD_TYPES, PRESETS, Encoding, encoding_for
@@ -323,6 +324,7 @@ def _read_or_build(ws: Workspace, chosen: Encoding, say: progress.Say) -> Datase
         say("Opening the encoded tables kept with this workspace…")
         kept = load_dataset(store().home, kept_as)
         if kept is not None:
+            load_kernels_meanwhile()  # (numba for the pages' compiled passes: a read dataset had it loaded)
             return kept
     data = ws.build(chosen, say)
     if kept_as is not None and not store().read_only and worth_keeping(data):

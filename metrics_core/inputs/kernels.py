@@ -338,6 +338,24 @@ def shared_depth_rows(a, b, n_items, grows, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
+def shared_count_rows(a, b, n_items, out, start, stop):
+    """For rows ``start .. stop`` of two lists (as :func:`shared_depth_rows`): ``out[row]`` = the
+    items both hold (Jaccard's intersection, without a users x positions table of depths)."""
+    mark = np.zeros(n_items, dtype=np.int64)
+    for row in range(start, stop):
+        for position in range(a.shape[1]):
+            item = a[row, position]
+            if item >= 0:
+                mark[item] = row + 1
+        shared = 0
+        for position in range(b.shape[1]):
+            item = b[row, position]
+            if item >= 0 and mark[item] == row + 1:
+                shared += 1
+        out[row] = shared
+
+
+@numba.njit(cache=True, nogil=True)
 def sparse_entries(indptr, indices, data, rows, columns, out, start, stop):
     """``out[i]`` = the entry at (``rows[i]``, ``columns[i]``) of a CSR matrix (``indptr``,
     ``indices`` sorted within each row, ``data``), 0 where it has none, for ``i`` in ``start ..
@@ -412,6 +430,7 @@ def compile_all() -> None:
         lists = np.zeros((1, 3), dtype=np.int32)
         lists.flags.writeable = writeable
         shared_depth_rows(lists[:, :2], lists[:, :2], 1, np.zeros((1, 2), np.int64), 0, 1)
+        shared_count_rows(lists[:, :2], lists[:, :2], 1, np.zeros(1, np.int64), 0, 1)
     codes = read_only_view(np.zeros(1, np.int32))
     for rank_type in ints:
         for score_type in (np.float32, np.float64):

@@ -63,6 +63,28 @@ def shared_depths(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return grows
 
 
+def shared_counts(a: np.ndarray, b: np.ndarray, n_items: int | None = None) -> np.ndarray:
+    """Per row: the items both lists hold (the row sums of :func:`shared_depths`, from
+    :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells one compiled pass that counts them
+    without the users x positions table); ``n_items``: more than the largest item code, when
+    known (finding it reads both lists).
+
+    >>> shared_counts(np.array([[1, 2, 3], [4, -1, -1]]), np.array([[3, 2, 9], [-1, -1, -1]]))
+    array([2, 0])
+    """
+    from metrics_core.inputs.encode import KERNEL_MIN
+
+    if a.size + b.size < max(KERNEL_MIN, 1):
+        return np.bincount(shared_items(a, b)[0], minlength=len(a))
+    from metrics_core._numeric.parallel import map_chunks, thread_shares
+    from metrics_core.inputs.kernels import shared_count_rows
+
+    out = np.zeros(len(a), dtype=np.int64)
+    n_items = int(max(a.max(initial=-1), b.max(initial=-1))) + 1 if n_items is None else n_items
+    map_chunks(lambda start, stop: shared_count_rows(a, b, n_items, out, start, stop), thread_shares(len(a)))
+    return out
+
+
 def positions_in(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """For each cell of ``a`` (users x positions item codes, -1 empty), the position in the
     same row of ``b`` that holds its item, -1 when none does (items unique within a row), by

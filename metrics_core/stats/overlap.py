@@ -12,19 +12,20 @@ import numpy as np
 import pandas as pd
 
 from metrics_core._numeric.sums import row_sums
-from metrics_core.metrics.shared_items import shared_depths
+from metrics_core.metrics.shared_items import shared_counts, shared_depths
 
 MEASURES = ("jaccard", "rbo")
 
 
-def jaccard(a: np.ndarray, b: np.ndarray, listed: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+def jaccard(a: np.ndarray, b: np.ndarray, listed: tuple[np.ndarray, np.ndarray] | None = None,
+            n_items: int | None = None) -> np.ndarray:
     """Per user |A ∩ B| / |A ∪ B| of the items in two top-K lists (NaN when both are empty);
-    ``listed``: each list's item count, when known.
+    ``listed``: each list's item count, and ``n_items``: more than the largest item code, when known.
 
     >>> jaccard(np.array([[1, 2, 3], [4, -1, -1]]), np.array([[3, 2, 9], [-1, -1, -1]]))
     array([0.5, 0. ])
     """
-    shared = shared_depths(a, b).sum(axis=1).astype(np.float64)
+    shared = shared_counts(a, b, n_items).astype(np.float64)
     in_a, in_b = listed if listed is not None else (listed_items(a), listed_items(b))
     union = in_a + in_b - shared
     return np.divide(shared, union, out=np.full(len(a), np.nan), where=union > 0)
@@ -66,7 +67,8 @@ def per_user(dataset, first: str, second: str, k: int, measure: str = "jaccard",
     ``listed``: each model's items in its top K, when known (a matrix of every pair counts them once)."""
     a, b = (dataset.lists[name].items[:, :k] for name in (first, second))
     counts = (listed[first], listed[second]) if listed is not None else None
-    values = jaccard(a, b, counts) if measure == "jaccard" else rank_biased_overlap(a, b, p, counts)
+    values = jaccard(a, b, counts, len(dataset.items)) if measure == "jaccard" else \
+        rank_biased_overlap(a, b, p, counts)
     series = pd.Series(values, index=pd.Index(dataset.users.ids, name=dataset.columns.user), name=measure)
     return series.dropna()
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from metrics_core._numeric.sums import column_sums
 from metrics_core.errors import input_error
 from metrics_core.intervals import LEVEL, mean_interval
 from metrics_core.stats.compare import percentile_interval, resampled_means
@@ -140,14 +141,13 @@ def item_side(top_hit_user: np.ndarray, top_hit_item: np.ndarray, recommended_pe
     recommendations are left out."""
     hits = by_group(top_hit_user, top_hit_item, rows, shares)
     recommended = recommended_per_item @ shares
-    out = []
-    for g, name in enumerate(names):
-        some = relevant[:, g] > 0
-        out.append({"group": name, "items": float(shares[:, g].sum()), "relevant": float(relevant[:, g].sum()),
-                    "users": int(some.sum()), "hits": float(hits[:, g].mean()) if len(rows) else np.nan,
-                    "recall": float((hits[some, g] / relevant[some, g]).mean()) if some.any() else np.nan,
-                    "recommended": float(recommended[g] / max(recommended.sum(), 1e-300))})
-    table = pd.DataFrame(out)
+    some = relevant > 0
+    users = column_sums(some, np.int64)  # (every group in one pass; numpy's sum down the rows is slower)
+    recall = np.divide(column_sums(np.divide(hits, relevant, out=np.zeros_like(hits), where=some)), users,
+                       out=np.full(len(names), np.nan), where=users > 0)
+    table = pd.DataFrame({"group": names, "items": shares.sum(axis=0), "relevant": column_sums(relevant),
+                          "users": users, "hits": column_sums(hits) / len(rows) if len(rows) else np.nan,
+                          "recall": recall, "recommended": recommended / max(recommended.sum(), 1e-300)})
     return table[(table["items"] > 0) | (table["recommended"] > 0)].reset_index(drop=True)
 
 

@@ -81,7 +81,7 @@ def test_positions_in_the_other_row_equal_a_dictionary_per_row(width_a, width_b,
 def test_shared_depths_are_the_same_by_the_compiled_pass_and_the_row_sort(widths, monkeypatch):
     """Each shared item is counted once, at the later of its two positions, whichever way."""
     from metrics_core.inputs import encode
-    from metrics_core.metrics.shared_items import shared_depths
+    from metrics_core.metrics.shared_items import shared_counts, shared_depths
 
     rng = np.random.default_rng(sum(widths))
 
@@ -97,3 +97,6 @@ def test_shared_depths_are_the_same_by_the_compiled_pass_and_the_row_sort(widths
     assert np.array_equal(by_sort, compiled) and by_sort.sum() > 100
     expected = [len(set(x[x >= 0]) & set(y[y >= 0])) for x, y in zip(a, b, strict=True)]
     assert by_sort.sum(axis=1).tolist() == expected
+    assert shared_counts(a, b).tolist() == expected  # (the compiled count, KERNEL_MIN being 0)
+    monkeypatch.setattr(encode, "KERNEL_MIN", 1 << 30)
+    assert shared_counts(a, b).tolist() == expected
