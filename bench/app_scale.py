@@ -164,7 +164,11 @@ def main() -> None:
     step("reopened: Users", lambda: at.switch_page("views/users.py").run())
     step("reopened: Popularity (waits for the tables, read meanwhile)", lambda: at.switch_page(
         "views/popularity.py").run())
-    step("reopened: K = 5", lambda: at.slider(key="k").set_value(5).run())
+    step("reopened: K = 5 on Popularity (read from the kept curves)", lambda: at.slider(key="k").set_value(5).run())
+    step("reopened: Overview at K = 5", lambda: at.switch_page("views/overview.py").run())
+    step("reopened: K = 7 on the Overview (read)", lambda: at.slider(key="k").set_value(7).run())
+    step("reopened: Users at K = 7 (its per-user values: evaluated at K)", lambda: at.switch_page(
+        "views/users.py").run())
     print(json.dumps({"idle_rss_mib": round(idle), "open_rss_mib": round(current), "peak_rss_mib": round(peak),
                       "after_close_rss_mib": round(after), "most_chart_rows": most_rows_seen[0]}), flush=True)
     if most_rows_seen[0] > MAX_CHART_ROWS:

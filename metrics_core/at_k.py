@@ -92,6 +92,8 @@ def read_at(evaluation: Evaluation, k: int, warnings: list[Note]) -> AtK:
             metrics[name] = evaluation.metrics[name]
         elif name in curves.columns and k in curves.index and not math.isnan(curves.at[k, name]):
             metrics[name] = float(curves.at[k, name])
+        elif name in beyond:  # (expected exposure: beside the accuracy curves)
+            metrics[name] = beyond[name]
     missing = [name for name in evaluation.metrics if name not in metrics and name not in skipped]
     left_out = dict(evaluation.left_out)
     if evaluation.beyond_curves is not None and k in evaluation.beyond_curves.listed.index:

@@ -8,8 +8,11 @@ from dashboard.glossary import fmt, label
 from dashboard.state import Key
 from dashboard.text import plain
 
-context = state.page()
-settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
+SHOWN = ("arp", "coverage", "gini", "entropy", "novelty", "exposure_distance", "ee_loss", "ee_relevance",
+         "ee_disparity")
+settings, models = state.settings(), state.model_names()
+results = state.read_at_k(list(SHOWN)) or state.evaluations(settings)  # (a new K: read from the curves)
+dataset = state.dataset()
 k = settings.k
 
 st.title("Popularity and bias")

@@ -15,6 +15,10 @@ gives at K = k (the tests compare every k of random data and settings):
   user's places (:mod:`metrics_core.metrics.prefix_kernels`): at every k the sum over users of
   their value, of its square (for intervals), and the users with a value.
 
+Besides them, the first evaluation adds expected exposure's three means (accuracy metrics over
+the evaluated users without an accuracy curve:
+:func:`metrics_core.metrics.accuracy.whole_list.expected_exposure_curves`).
+
 Not covered, so absent from the columns (a K change evaluates them at K): calibration, the
 primitive-model metrics, score entropy, and diversity and serendipity under the Hamming or
 co-occurrence similarity.

@@ -41,3 +41,25 @@ def test_a_new_k_reads_the_cards_from_the_curves_and_they_equal_an_evaluation_th
     at.slider(key="k").set_value(3).run()  # (every metric: some have no curve, so K = 3 is evaluated)
     assert_clean(at)
     assert evaluated == [5, 7, 3]
+
+
+def test_a_new_k_on_the_popularity_page_reads_its_cards_and_they_equal_an_evaluation_there(monkeypatch):
+    from dashboard import state
+
+    state.CACHE.clear()
+    at = start("views/popularity.py")
+    assert_clean(at)
+    evaluated = []
+    evaluate_all = Dataset.evaluate_all
+    monkeypatch.setattr(Dataset, "evaluate_all", lambda *args, **kwargs: evaluated.append(args[1].k) or
+                        evaluate_all(*args, **kwargs))
+    at.slider(key="k").set_value(4).run()
+    assert_clean(at)
+    assert evaluated == []
+    read = cards(at), [m.value for m in at.markdown]
+    assert any("Expected exposure loss" in text or "EE-L" in text for text in read[1]), read[1]
+    at.switch_page("views/users.py").run()  # (per-user values at K = 4: evaluated)
+    assert_clean(at)
+    assert evaluated == [4]
+    at.switch_page("views/popularity.py").run()  # (now from the evaluation at K = 4: the same numbers)
+    assert (cards(at), [m.value for m in at.markdown]) == read

@@ -319,6 +319,9 @@ class Dataset(Analyses):
         result, (extra, beyond_every_k) = map_threads(lambda run: run(), [  # (two threads: each leaves a core
             lambda: accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates, curves), beyond_metrics])
         evaluation = self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None)
+        if beyond_every_k is not None and "ee_loss" in evaluation.metrics:  # (no accuracy curve: beside them)
+            for name, values in accuracy.expected_exposure_curves(lists, self.truth, rows, settings).items():
+                beyond_every_k.values[name] = values
         evaluation.beyond_curves = beyond_every_k
         return evaluation
 

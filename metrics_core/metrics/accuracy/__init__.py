@@ -20,4 +20,5 @@ __getattr__ = lazy_names(__name__, {
     "fbeta_of_means": "formulas",
     "user_rows": "cutoffs",
     "hits_for_recall_levels": "whole_list",
+    "expected_exposure_curves": "whole_list",
 }, globals())

@@ -222,3 +222,32 @@ def expected_exposure(lists: Lists, truth: Truth, rows: np.ndarray, settings: Se
     relevance = target * np.bincount(row, weights=weight[position], minlength=len(rows))
     return {"ee_disparity": disparity, "ee_relevance": relevance,
             "ee_loss": np.maximum(disparity - 2.0 * relevance + R * target * target, 0.0)}
+
+
+def expected_exposure_curves(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings) -> dict[str, np.ndarray]:
+    """:func:`expected_exposure`'s three means over users ``rows`` at every k = 1 .. the longest
+    list, each equal to the mean at K = k: EE-D and EE-R are sums over places, place j's terms
+    counted once over the users (EE-R's target e* depends on R and k, so the hits' weights are
+    summed per relevant count R and place first); EE-L's mean is EE-D − 2·EE-R + mean of R·e*².
+    NaN without users."""
+    width, patience, n = lists.positions, settings.ee_patience, len(rows)
+    if n == 0:
+        return dict.fromkeys(("ee_disparity", "ee_relevance", "ee_loss"), np.full(width, np.nan))
+    weight = patience ** np.arange(width, dtype=np.float64)
+    if lists.gapless:  # (place j is filled for the lists longer than j)
+        listed_at = n - np.cumsum(np.bincount(np.minimum(lists.lengths[rows], width).astype(np.intp),
+                                              minlength=width + 1))[:width]
+    else:
+        listed_at = (lists.items[user_rows(rows)] >= 0).sum(axis=0)
+    disparity = np.cumsum(weight * weight * listed_at)
+    row, _, position, _ = hits_of_users(lists, rows)
+    relevant, at_row = np.unique(truth.relevant_count[rows].astype(np.float64), return_inverse=True)
+    by_count = np.bincount(at_row[row] * width + position, weights=weight[position],
+                           minlength=len(relevant) * width).reshape(len(relevant), width).cumsum(axis=1)
+    k = np.arange(1, width + 1, dtype=np.float64)
+    target = ratio(1.0 - patience ** np.minimum(relevant[:, None], k), relevant[:, None] * (1.0 - patience))
+    relevance = (target * by_count).sum(axis=0)
+    users_of_count = np.bincount(at_row, minlength=len(relevant)).astype(np.float64)
+    squared_target = ((users_of_count * relevant)[:, None] * target * target).sum(axis=0)
+    return {"ee_disparity": disparity / n, "ee_relevance": relevance / n,
+            "ee_loss": (disparity - 2.0 * relevance + squared_target) / n}
