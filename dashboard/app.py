@@ -10,7 +10,7 @@ import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dashboard import components, state
+from dashboard import components, progress, state
 from dashboard.cache import limit_heap_arenas
 from dashboard.text import plain
 from metrics_core import InputError
@@ -61,3 +61,4 @@ except Exception as error:
     components.show_error(error)
 finally:
     waiting.empty()
+    progress.release_meanwhile()

@@ -80,13 +80,16 @@ def test_training_items_in_the_lists_are_found_alike_by_the_compiled_pass_and_th
     truth = pd.DataFrame({"user_id": np.arange(users), "item_id": rng.integers(0, items, users)})
     data = Dataset.build(recs, truth, train=train)
     lists = data.lists[data.models[0]]
-    small = lists.seen_cells(data.training)
+    small = lists.seen_per_place(data.training)
     lists.__dict__.pop("_seen")
     monkeypatch.setattr(encoded, "KERNEL_MIN", 0)
-    compiled = lists.seen_cells(data.training)
-    assert np.array_equal(small, compiled) and 0 < small.sum() < small.size
-    listed = set(zip(recs.user_id, recs.item_id, strict=True)) & set(zip(train.user_id, train.item_id, strict=True))
-    assert small.sum() == len(listed)
+    compiled = lists.seen_per_place(data.training)
+    assert np.array_equal(small, compiled) and 0 < small.sum() < users * length
+    seen = set(zip(train.user_id, train.item_id, strict=True))
+    by_place = np.bincount([rank - 1 for user, item, rank in zip(recs.user_id, recs.item_id, recs["rank"],
+                                                                 strict=True) if (user, item) in seen],
+                           minlength=length)
+    assert small.tolist() == by_place.tolist()
 
 
 def test_ground_truth_dated_before_its_users_training_is_found_on_every_path(tmp_path):

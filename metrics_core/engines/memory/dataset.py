@@ -529,7 +529,7 @@ class Dataset(Analyses):
                 notes.append(Note("truth_before_training", f"{early} relevant ground-truth rows are dated before their "
                                   "user's last training interaction: for those users the split is not by time, and "
                                   "the model learned from what came after them (leakage).", early))
-            seen = int(lists.seen_cells(self.training)[:, :settings.k].sum())
+            seen = int(lists.seen_per_place(self.training)[:settings.k].sum())
             if seen:
                 notes.append(Note("seen_in_training", f"{seen} recommendations in the top K={settings.k} are items "
                                   "their user already has in training (usually filtered out before ranking).", seen))
