@@ -79,12 +79,13 @@ def limit_heap_arenas(count: int = 2) -> None:
         libc.mallopt(M_ARENA_MAX, count)
 
 
-def release_memory() -> None:
-    """Collect garbage, then give free pages back to the system: Arrow's memory pool and the C
-    heap (glibc only)."""
+def release_memory(collect: bool = True) -> None:
+    """Collect garbage (``collect``), then give free pages back to the system: Arrow's memory pool
+    and the C heap (glibc only; the trim runs without the GIL, a collection holds it)."""
     import pyarrow as pa
 
-    gc.collect()
+    if collect:
+        gc.collect()
     pa.default_memory_pool().release_unused()
     libc = _libc()
     if libc is not None and hasattr(libc, "malloc_trim"):

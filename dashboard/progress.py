@@ -98,7 +98,8 @@ def release_meanwhile() -> None:
 
     def release() -> None:
         _RELEASE_QUEUED.clear()
-        release_memory()
+        release_memory(collect=False)  # (a page's arrays are freed when their last name goes: no collection,
+        # which would hold the GIL while the next run waits)
 
     _POOL.submit(release)
 
