@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from driving import assert_clean, shown, start
 
+from dashboard.state import Key
 from metrics_core import Dataset
 from metrics_core.cli import main
 
@@ -61,6 +62,11 @@ def test_the_printed_link_opens_on_the_kept_evaluation_at_the_commands_settings(
     overview = opened.switch_page("views/overview.py").run()
     assert_clean(overview)
     assert evaluated == [] and any("NDCG@5" in shown(m.value) for m in overview.markdown)
+    overview.toggle(key=Key.CARD_INTERVALS).set_value(False).run()
+    overview.slider(key="k").set_value(3).run()  # a new K: read from the command's curves, beyond-accuracy ones too
+    assert_clean(overview)
+    texts = [shown(m.value) for m in overview.markdown]
+    assert evaluated == [] and any("NDCG@3" in t for t in texts) and any("Personalization@3" in t for t in texts)
 
     state.CACHE.clear()
     shutil.rmtree(home / "results")  # the app's own evaluation at the same settings

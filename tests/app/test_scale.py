@@ -17,6 +17,7 @@ from large import save_large_workspace
 from streamlit.testing.v1 import AppTest
 
 from dashboard import progress
+from dashboard.state import Key
 from dashboard.summaries import MAX_CHART_ROWS
 from dashboard.workspace import Workspace
 from metrics_core.stats.segments import segment_choices
@@ -44,8 +45,9 @@ def chart_rows(at: AppTest) -> list[int]:
 
 
 def test_every_page_at_20000_users_and_4_models_sends_summaries_not_users(large_workspace, monkeypatch):
-    """Also: a new K evaluates at K alone and keeps the curves of the first evaluation (issue #43:
-    K is free after the first evaluation), with the numbers of a whole evaluation at that K."""
+    """Also: a new K is read from the first evaluation's curves where a page shows aggregates, and
+    evaluated at K alone (keeping the curves) where it shows per-user values (issue #43: K is
+    free after the first evaluation), with the numbers of a whole evaluation at that K."""
     home, workspace_id = large_workspace
     monkeypatch.setenv("RANKSCOPE_HOME", home)
     from dashboard import state
@@ -55,9 +57,11 @@ def test_every_page_at_20000_users_and_4_models_sends_summaries_not_users(large_
     state.CACHE.clear()
     asked = []
     evaluate_all = Dataset.evaluate_all
-    monkeypatch.setattr(Dataset, "evaluate_all", lambda self, settings=None, curves=True, progress=None: (
-        asked.append((settings.k, curves)) or evaluate_all(self, settings, curves, progress)))
+    monkeypatch.setattr(Dataset, "evaluate_all", lambda self, settings=None, curves=True, progress=None,
+                        beyond_curves=False: (asked.append((settings.k, curves)) or
+                                              evaluate_all(self, settings, curves, progress, beyond_curves)))
     at = start(ws=workspace_id)
+    at.toggle(key=Key.CARD_INTERVALS).set_value(False).run()  # (as above 50,000 users: the cards are read at K)
     for k in (10, 5, 20):
         at.switch_page("views/overview.py").run()
         at.slider(key="k").set_value(k).run()
@@ -72,6 +76,14 @@ def test_every_page_at_20000_users_and_4_models_sends_summaries_not_users(large_
     assert [(k, curves) for k, curves in asked if k in (5, 20)] == [(5, False), (20, False)], asked
     monkeypatch.setattr(Dataset, "evaluate_all", evaluate_all)
     data = next(value for key, value in state.CACHE._entries.items() if key.startswith("data:"))[0]
+    read = [key for key in state.CACHE._entries if key.startswith("at_k:")]
+    assert read, "a new K on the Overview and Popularity is read from the curves"
+    for key in read:  # (every number read at a new K is the whole evaluation's there)
+        at_k = state.CACHE._entries[key][0]
+        whole = data.evaluate_all(next(iter(at_k.values())).settings)
+        for name, result in at_k.items():
+            assert result.metrics == pytest.approx({m: whole[name].metrics[m] for m in result.metrics}, rel=1e-12,
+                                                   abs=1e-15), (key, name)
     for key, (results, _, _) in list(state.CACHE._entries.items()):
         if key.startswith("evaluations:"):
             whole = data.evaluate_all(next(iter(results.values())).settings)
