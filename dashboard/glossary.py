@@ -12,7 +12,7 @@ ESSENTIAL_BEYOND = essential(("beyond", "catalog"))
 PER_USER_LABELS = {column: METRICS[name].label for name, column in per_user_columns().items()}
 
 __all__ = ["ACCURACY", "BEYOND", "ESSENTIAL_ACCURACY", "ESSENTIAL_BEYOND", "METRICS", "PER_USER_LABELS",
-           "change_text", "fmt", "label"]
+           "change_look", "change_text", "fmt", "label"]
 
 
 def fmt(name: str, value: float | None) -> str:
@@ -21,6 +21,26 @@ def fmt(name: str, value: float | None) -> str:
         return "–"
     decimals = METRICS[name].decimals if name in METRICS else 4
     return f"{value:.{decimals}f}" if decimals == 4 else f"{value:,.{decimals}f}"
+
+
+def change_look(name: str, delta: float | None) -> tuple[str, str]:
+    """A card's change as ``(colour, arrow)`` for ``st.metric``: green when the change is an
+    improvement, red when it is not, grey when neither direction is better or it rounds to zero;
+    the arrow by the change's sign. Said outright because Streamlit reads a change's direction from
+    a leading hyphen, and :func:`change_text` writes a minus sign (it drew a fall as a green rise).
+
+    >>> change_look("ndcg", -0.1), change_look("gini", -0.1), change_look("arp", 5.0), change_look("ndcg", 1e-6)
+    (('red', 'down'), ('green', 'down'), ('gray', 'up'), ('gray', 'off'))
+    """
+    if delta is None:
+        return "gray", "off"
+    if change_text(name, delta) == "no change":
+        return "gray", "off"
+    arrow = "up" if delta > 0 else "down"
+    better = METRICS[name].higher_is_better
+    if better is None:
+        return "gray", arrow
+    return ("green" if (delta > 0) == better else "red"), arrow
 
 
 def change_text(name: str, delta: float | None) -> str | None:

@@ -5,7 +5,17 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, components, state
-from dashboard.glossary import ACCURACY, BEYOND, ESSENTIAL_ACCURACY, ESSENTIAL_BEYOND, METRICS, change_text, fmt, label
+from dashboard.glossary import (
+    ACCURACY,
+    BEYOND,
+    ESSENTIAL_ACCURACY,
+    ESSENTIAL_BEYOND,
+    METRICS,
+    change_look,
+    change_text,
+    fmt,
+    label,
+)
 from dashboard.state import Key
 from dashboard.text import plain
 from metrics_core.metrics.registry import curves as curves_of_registry
@@ -49,8 +59,7 @@ def cards(names: list[str], users_of) -> None:
             value, reference = result.metrics[name], base.metrics.get(name)
             delta = None if model == baseline or reference is None else value - reference
             change = change_text(name, delta)
-            info = METRICS[name]
-            still = change == "no change"
+            colour, arrow = change_look(name, delta)
             with column.container(border=True):
                 # (the name as text above the number: it wraps where a metric's own label is cut short)
                 st.markdown(f"**{label(name, k)}**", help=components.metric_help(name, users_of(name), k))
@@ -58,9 +67,8 @@ def cards(names: list[str], users_of) -> None:
                     label(name, k),
                     fmt(name, value),
                     change,
-                    delta_color="off" if still or info.higher_is_better is None else (
-                        "normal" if info.higher_is_better else "inverse"),
-                    delta_arrow="off" if still else "auto",
+                    delta_color=colour,
+                    delta_arrow=arrow,
                     label_visibility="collapsed",
                 )
                 low_high = interval_of.get(name)

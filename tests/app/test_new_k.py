@@ -63,3 +63,30 @@ def test_a_new_k_on_the_popularity_page_reads_its_cards_and_they_equal_an_evalua
     assert evaluated == [4]
     at.switch_page("views/popularity.py").run()  # (now from the evaluation at K = 4: the same numbers)
     assert (cards(at), [m.value for m in at.markdown]) == read
+
+
+def test_a_card_draws_a_fall_as_a_fall_in_the_colour_of_its_meaning():
+    """A change is written with a minus sign (−), which Streamlit does not read as negative: each
+    card says its arrow and colour outright, down for a fall, green for an improvement (a fall of
+    Gini, where lower is better) and red for a worsening."""
+    from streamlit.proto.Metric_pb2 import Metric
+
+    from dashboard.glossary import METRICS, label
+
+    at = start(baseline="personalised", model="popularity")
+    assert_clean(at)
+    named = {label(name, 10): name for name in METRICS}
+    seen = set()
+    for card in at.metric:
+        delta = card.proto.delta
+        if not delta or delta == "no change":
+            continue
+        name, falling = named[card.label], delta.startswith("−")
+        direction = Metric.MetricDirection.DOWN if falling else Metric.MetricDirection.UP
+        assert card.proto.direction == direction, card.label
+        better = METRICS[name].higher_is_better
+        expected = Metric.MetricColor.GRAY if better is None else (
+            Metric.MetricColor.GREEN if falling != better else Metric.MetricColor.RED)
+        assert card.proto.color == expected, (card.label, delta)
+        seen.add((falling, card.proto.color))
+    assert (True, Metric.MetricColor.RED) in seen, seen  # (the popularity model falls behind on accuracy)
