@@ -24,7 +24,11 @@ def _of_cells(per_item: np.ndarray, top: np.ndarray, empty) -> np.ndarray:
 
 def _mean_of_cells(per_item: np.ndarray, counted: np.ndarray, top: np.ndarray) -> np.ndarray:
     """Per row of ``top``: the mean of ``per_item`` over its cells whose item is ``counted`` (NaN
-    with none); ``per_item`` is 0 where not counted."""
+    with none); ``per_item`` is 0 where not counted. From
+    :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells one compiled pass over the rows (two
+    gathers of every cell took 0.15 s per metric at 1M users x 10)."""
+    if _compiled(top):
+        return _by_rows("cell_means_rows", top, per_item.astype(np.float64, copy=False), counted)
     n = _of_cells(counted, top, False).sum(axis=1)
     total = _of_cells(per_item, top, 0.0).sum(axis=1)
     return np.divide(total, n, out=np.full(len(n), np.nan), where=n > 0)
@@ -89,10 +93,30 @@ def popularity_serendipity(top: np.ndarray, hit_top: np.ndarray, item_interactio
     if levels is None:
         levels = popularity_levels(item_interactions)
     pop_rank = np.searchsorted(-levels, -item_interactions) + 1  # (once per item)
-    p_any = _of_cells(np.where(item_interactions > 0, (n_catalog + 1 - pop_rank) / n_catalog, 0.0), top, 0.0)
-    rank = np.arange(1, top.shape[1] + 1)[None, :]
+    p_item = np.where(item_interactions > 0, (n_catalog + 1 - pop_rank) / n_catalog, 0.0)
+    rank = np.arange(1, top.shape[1] + 1)
     p_user = (n_catalog + 1 - rank) / n_catalog
-    return _row_mean(np.maximum(p_user - p_any, 0.0) * hit_top, top >= 0)
+    if _compiled(top):
+        return _by_rows("popularity_serendipity_rows", top, hit_top, p_user, p_item)
+    return _row_mean(np.maximum(p_user[None, :] - _of_cells(p_item, top, 0.0), 0.0) * hit_top, top >= 0)
+
+
+def _compiled(top: np.ndarray) -> bool:
+    from metrics_core.inputs.encode import KERNEL_MIN
+
+    return top.size >= max(KERNEL_MIN, 1)
+
+
+def _by_rows(loop: str, top: np.ndarray, *arguments) -> np.ndarray:
+    """``loop`` of :mod:`metrics_core.metrics.prefix_kernels` over the rows of ``top`` on a few
+    threads: one value per row."""
+    from metrics_core._numeric.parallel import map_chunks, thread_shares
+    from metrics_core.metrics import prefix_kernels
+
+    out = np.empty(len(top))
+    kernel = getattr(prefix_kernels, loop)
+    map_chunks(lambda start, stop: kernel(top, *arguments, out, start, stop), thread_shares(len(top)))
+    return out
 
 
 def popularity_levels(item_interactions: np.ndarray) -> np.ndarray:

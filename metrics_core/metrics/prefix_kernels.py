@@ -1,4 +1,5 @@
-"""Compiled loops for the beyond-accuracy metrics at every cut-off (:mod:`metrics_core.metrics.beyond_curves`).
+"""Compiled loops for the beyond-accuracy metrics at every cut-off (:mod:`metrics_core.metrics.beyond_curves`),
+and per user at one K from :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells.
 
 Each loop reads one range of users (``start .. stop``) of the lists (users x positions item codes,
 -1 empty) once, position by position, keeping each user's running sums, and after position j
@@ -124,6 +125,60 @@ def history_serendipity(items, hit, unit, has_vector, history_mean, history_coun
 
 
 @numba.njit(cache=True, nogil=True)
+def cell_means_rows(top, value, counted, out, start, stop):
+    """At one K: ``out[r]`` = the mean of ``value[item]`` over the items of row r of ``top`` that
+    are ``counted`` (NaN with none), as :func:`metrics_core.metrics.popularity._mean_of_cells`."""
+    for r in range(start, stop):
+        total = 0.0
+        n = 0
+        for j in range(top.shape[1]):
+            item = top[r, j]
+            if item >= 0 and counted[item]:
+                total += value[item]
+                n += 1
+        out[r] = total / n if n else np.nan
+
+
+@numba.njit(cache=True, nogil=True)
+def popularity_serendipity_rows(top, hit, p_position, p_item, out, start, stop):
+    """At one K: ``out[r]`` = the mean over row r's listed items of max(p(rank) − pu(item), 0)·rel
+    (NaN for an empty row), as :func:`metrics_core.metrics.popularity.popularity_serendipity`."""
+    for r in range(start, stop):
+        total = 0.0
+        n = 0
+        for j in range(top.shape[1]):
+            item = top[r, j]
+            if item >= 0:
+                n += 1
+                if hit[r, j]:
+                    total += max(p_position[j] - p_item[item], 0.0)
+        out[r] = total / n if n else np.nan
+
+
+@numba.njit(cache=True, nogil=True)
+def cosine_rows(top, unit, has_vector, total, count, start, stop):
+    """At one K: for row r of ``top``, the items with a vector (``count[r]``) and the cosine summed
+    over their pairs, (‖Σ x‖² − n) / 2 as :func:`metrics_core.metrics.similarity.cosine_pair_sums`
+    computes it (``total[r]``)."""
+    dimensions = unit.shape[1]
+    running = np.zeros(dimensions)
+    for r in range(start, stop):
+        running[:] = 0.0
+        n = 0
+        for j in range(top.shape[1]):
+            item = top[r, j]
+            if item >= 0 and has_vector[item]:
+                n += 1
+                for d in range(dimensions):
+                    running[d] += unit[item, d]
+        squared = 0.0
+        for d in range(dimensions):
+            squared += running[d] * running[d]
+        total[r] = (squared - n) / 2
+        count[r] = n
+
+
+@numba.njit(cache=True, nogil=True)
 def place_counts(items, out, start, stop):
     """``out[j, item] += 1`` for every item at place j of users ``start .. stop`` (one pass over the
     lists by rows; counting each place's column apart reads the lists across their rows)."""
@@ -164,3 +219,7 @@ def compile_all() -> None:
                                 np.ones(1, np.int64), False, *out, 0, 1)
             first_listed(items, np.zeros(1, np.int64), 0, 1)
             place_counts(items, np.zeros((2, 1), np.int32), 0, 1)
+            for top in (items, items[:, :1]):  # (the first K columns: a view)
+                cell_means_rows(top, np.zeros(1), np.ones(1, bool), np.zeros(1), 0, 1)
+                popularity_serendipity_rows(top, hit[:, :top.shape[1]], np.zeros(2), np.zeros(1), np.zeros(1), 0, 1)
+                cosine_rows(top, np.zeros((1, 2)), np.ones(1, bool), np.zeros(1), np.zeros(1), 0, 1)

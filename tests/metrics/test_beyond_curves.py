@@ -112,3 +112,21 @@ def test_counted_place_by_place_when_the_count_tables_would_not_fit(monkeypatch)
     monkeypatch.setattr(beyond_curves, "PLACE_COUNTS_BYTES", 0)
     columns = data.evaluate(model, Settings(k=3), beyond_curves=True).beyond_curves.values
     pd.testing.assert_frame_equal(tables, columns)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compiled_loops_at_k_give_the_numpy_values(seed, monkeypatch):
+    """Novelty, ARP, popularity serendipity, diversity and intra-list similarity per user at K,
+    by one compiled pass over the rows (large lists) and by numpy's gathers (small ones)."""
+    from metrics_core.inputs import encode
+
+    data = random_data(seed, gaps=seed != 1)
+    columns = ["novelty", "arp", "serendipity_popularity", "diversity", "intra_list_similarity"]
+    for model in data.models:
+        for k in (1, 3, 8):
+            monkeypatch.setattr(encode, "KERNEL_MIN", 1 << 40)
+            by_numpy = data.evaluate(model, Settings(k=k), curves=False).per_user[columns]
+            monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+            compiled = data.evaluate(model, Settings(k=k), curves=False).per_user[columns]
+            pd.testing.assert_frame_equal(compiled, by_numpy, rtol=1e-12, atol=1e-12)
+            assert by_numpy.notna().any().all() or k == 1  # (diversity needs two items)
