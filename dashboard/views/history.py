@@ -10,7 +10,7 @@ from dashboard.state import Key
 from dashboard.text import plain
 from metrics_core import InputError
 from metrics_core.metrics.registry import METRICS
-from metrics_core.store import compare_runs, list_runs, run_labels, save_run
+from metrics_core.store import comparable_pair, compare_runs, list_runs, run_labels, save_run
 
 THIS_WORKSPACE, ONE_MODEL = "This workspace", "One model across workspaces"
 RECORDING = "_recording_run"  # the note of the run the button asked to record
@@ -91,9 +91,9 @@ if len(ids) < 2:
     st.stop()
 described = {row.id: f"{row.run} · {components.when(row.created)}" for row in runs.drop_duplicates("id").itertuples()}
 left, right = st.columns(2)
-for key, default in ((Key.HISTORY_FIRST, ids[0]), (Key.HISTORY_SECOND, ids[-1])):
-    if st.session_state.get(key) not in ids:
-        st.session_state[key] = default
+if st.session_state.get(Key.HISTORY_FIRST) not in ids or st.session_state.get(Key.HISTORY_SECOND) not in ids:
+    # (by default the newest run and the newest earlier one evaluated alike: two that can be compared)
+    st.session_state[Key.HISTORY_FIRST], st.session_state[Key.HISTORY_SECOND] = comparable_pair(store, ids)
 first = left.selectbox("Baseline run", ids, format_func=described.get, key=Key.HISTORY_FIRST)
 second = right.selectbox("Run", ids, format_func=described.get, key=Key.HISTORY_SECOND)
 if first == second:

@@ -7,14 +7,15 @@ from metrics_core.lazy import lazy_names
 # store without the catalog and the runs).
 __getattr__ = lazy_names(__name__, {
     "HOME_VARIABLE": "catalog", "SavedWorkspace": "catalog", "Store": "catalog", "default_home": "catalog",
-    **{name: "runs" for name in ("Run", "compare_runs", "list_runs", "load_run", "run_labels", "run_results",
-                                  "save_run")}}, globals())
+    **{name: "runs" for name in ("Run", "comparable_pair", "compare_runs", "list_runs", "load_run", "run_labels",
+                                  "run_results", "save_run")}}, globals())
 
 __all__ = [
            "HOME_VARIABLE",
            "Run",
            "SavedWorkspace",
            "Store",
+           "comparable_pair",
            "compare_runs",
            "default_home",
            "list_runs",

@@ -302,7 +302,12 @@ def differences(first: Run, second: Run) -> list[str]:
     its conventions are in the settings themselves."""
     found = []
     a, b = first.settings, second.settings
-    for key in sorted(set(a) | set(b)):
+    for run, mine, other in ((first, a, b), (second, b, a)):  # (a setting added after a run was recorded)
+        unknown = sorted(key for key in other if key not in mine and key != "preset")
+        if unknown:
+            found.append(f"run {run.id} (rankscope {run.version}) has no record of {', '.join(unknown)}, settings "
+                         "added after it was made")
+    for key in sorted(set(a) & set(b)):
         if key != "preset" and a.get(key) != b.get(key):
             sampled = key == "candidates" and None in (a.get(key), b.get(key))
             found.append(f"{key} {_shown(a.get(key))} vs {_shown(b.get(key))}"
@@ -315,6 +320,17 @@ def differences(first: Run, second: Run) -> list[str]:
         found += [f"ground truth {key} {_shown(truth_a.get(key))} vs {_shown(truth_b.get(key))}"
                   for key in ("user", "item", "relevance", "threshold") if truth_a.get(key) != truth_b.get(key)]
     return found
+
+
+def comparable_pair(store: Store, ids: list[str], looked_at: int = 20) -> tuple[str, str]:
+    """Two runs of ``ids`` (oldest first) to compare by default: the newest and the newest earlier
+    run evaluated alike (:func:`differences`), among the last ``looked_at``; else the oldest and
+    the newest (whose comparison then says what differs)."""
+    newest = load_run(store, ids[-1])
+    for candidate in reversed(ids[-looked_at:-1]):
+        if not differences(load_run(store, candidate), newest):
+            return candidate, ids[-1]
+    return ids[0], ids[-1]
 
 
 def _shown(value) -> str:

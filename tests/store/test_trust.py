@@ -484,3 +484,29 @@ def test_a_run_id_another_run_took_is_drawn_again_and_never_overwrites_its_file(
     assert (first.id, second.id) == ("aaaaaaaa", "bbbbbbbb")
     assert (tmp_path / "runs" / "aaaaaaaa.parquet").read_bytes() == before
     assert [load_run(store, r).note for r in ("aaaaaaaa", "bbbbbbbb")] == ["first", "second"]
+
+
+def test_a_setting_an_older_run_never_recorded_is_named_so_and_history_compares_runs_made_alike(tmp_path):
+    """A run recorded before a setting existed has no record of it: the refusal says so in one
+    line (not "(none) vs 0.01" per setting), and the History page's default pair is the newest run
+    and the newest earlier one made alike."""
+    from metrics_core.store import comparable_pair
+
+    store = Store(tmp_path)
+    truth = pd.DataFrame({"user_id": range(40), "item_id": [u % 20 for u in range(40)]})
+    models = {"m": store.put_table("r.csv", random_lists(40, 20).to_csv(index=False).encode(), "recommendations")}
+    saved = store.save_workspace("w", models, store.put_table("t.csv", truth.to_csv(index=False).encode(), "t"),
+                                 columns=Columns())
+    data = Dataset.build(dict(saved.models), saved.ground_truth)
+    old, k10, alike, newest = (save_run(store, saved, data.evaluate_all(Settings(k=k), curves=False))
+                               for k in (2, 10, 2, 2))
+    with store.connect() as connection:  # (as an older release recorded it: without two later settings)
+        settings = json.loads(connection.execute("SELECT settings FROM runs WHERE id = ?", (old.id,)).fetchone()[0])
+        del settings["ee_patience"], settings["dcg_ties"]
+        connection.execute("UPDATE runs SET settings = ? WHERE id = ?", (json.dumps(settings), old.id))
+    with pytest.raises(InputError, match=rf"run {old.id} \(rankscope [^)]+\) has no record of dcg_ties, ee_patience, "
+                                         "settings added after it was made") as refused:
+        compare_runs(store, old.id, newest.id)
+    assert "(none)" not in str(refused.value)
+    assert comparable_pair(store, [old.id, k10.id, alike.id, newest.id]) == (alike.id, newest.id)
+    assert comparable_pair(store, [old.id, k10.id, newest.id]) == (old.id, newest.id)  # (none alike: say why)
