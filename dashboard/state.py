@@ -422,8 +422,11 @@ def read_at_k(names: list[str]) -> dict[str, AtK] | None:
         return None
 
     def read() -> dict[str, AtK]:
-        data = dataset()
-        return {name: read_at(base, current.k, data.warnings_at(name, current)) for name, base in bases.items()}
+        read = {name: read_at(base, current.k) for name, base in bases.items()}  # (notes from the kept counts)
+        for name, at_k in read.items():
+            if at_k.warnings is None:  # (counts not kept, or scores past those kept: the tables tell)
+                at_k.warnings = dataset().warnings_at(name, current)
+        return read
 
     with st.spinner(f"Reading every model at K = {current.k} from the curves…"):
         at_k = CACHE.get(f"at_k:{data_key()}:{tuple(asdict(current).items())}", read)

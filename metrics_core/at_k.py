@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
+from metrics_core.cutoff_notes import notes_at
 from metrics_core.errors import Note
 from metrics_core.intervals import LEVEL
 from metrics_core.metrics import registry
@@ -40,7 +41,7 @@ class AtK:
     metrics: dict[str, float]
     users: dict[str, int]
     curves: pd.DataFrame
-    warnings: list[Note] = field(default_factory=list)
+    warnings: list[Note] | None = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     left_out: dict[str, int] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
@@ -69,8 +70,10 @@ class AtK:
         return self.metrics[name] - half, self.metrics[name] + half
 
 
-def read_at(evaluation: Evaluation, k: int, warnings: list[Note]) -> AtK:
-    """``evaluation``'s model at K = ``k``, read from its curves (``warnings``: the notes at ``k``)."""
+def read_at(evaluation: Evaluation, k: int, warnings: list[Note] | None = None) -> AtK:
+    """``evaluation``'s model at K = ``k``, read from its curves. ``warnings``: the notes at ``k``
+    (:meth:`metrics_core.Dataset.warnings_at`); None: made from the counts the curves keep
+    (:func:`metrics_core.cutoff_notes.notes_at`), and None in the result when they cannot be."""
     metrics: dict[str, float] = {}
     metric_users: dict[str, int] = {}
     sd: dict[str, float] = {}
@@ -95,6 +98,8 @@ def read_at(evaluation: Evaluation, k: int, warnings: list[Note]) -> AtK:
         elif name in beyond:  # (expected exposure: beside the accuracy curves)
             metrics[name] = beyond[name]
     missing = [name for name in evaluation.metrics if name not in metrics and name not in skipped]
+    if warnings is None and evaluation.beyond_curves is not None and evaluation.beyond_curves.notes is not None:
+        warnings = notes_at(evaluation.warnings, evaluation.beyond_curves.notes, k, evaluation.encoding.tie_break)
     left_out = dict(evaluation.left_out)
     if evaluation.beyond_curves is not None and k in evaluation.beyond_curves.listed.index:
         left_out["users_with_recommendations"] = int(evaluation.beyond_curves.listed.loc[k])

@@ -45,7 +45,7 @@ def format_table(results: dict[str, Evaluation]) -> str:
 def strict_failures(results: dict) -> list[str]:
     """With ``--strict``, what the data audit found, one line per model and finding (none: the
     command may pass)."""
-    from metrics_core.engines.memory.dataset import AUDIT_NOTES
+    from metrics_core.cutoff_notes import AUDIT_NOTES
 
     return [f"rankscope: strict [{name}]: {note.message}" for name, result in results.items()
             for note in result.warnings if note.code in AUDIT_NOTES]

@@ -45,12 +45,14 @@ class BeyondCurves:
     """Index k = 1 .. the longest list. ``values``: one column per metric covered, its value at k
     (NaN where the metric at K = k has none). ``users`` and ``sd``: for the metrics that are means
     of per-user values, the users with a value at k and the sample standard deviation of their
-    values (for a t interval). ``listed``: the users with an item in their first k places."""
+    values (for a t interval). ``listed``: the users with an item in their first k places.
+    ``notes``: the counts behind the notes that depend on K (:mod:`metrics_core.cutoff_notes`)."""
 
     values: pd.DataFrame
     users: pd.DataFrame
     sd: pd.DataFrame
     listed: pd.Series
+    notes: pd.DataFrame | None = None
 
     def at(self, k: int) -> tuple[dict[str, float], dict[str, int], dict[str, float]]:
         """The metrics with a value at ``k``, their users and standard deviations."""

@@ -96,18 +96,18 @@ def _curves_json(curves: BeyondCurves | None) -> dict | None:
     """The beyond-accuracy curves as JSON: k, the users listed, then each table's columns."""
     if curves is None:
         return None
+    parts = ("values", "users", "sd") + (("notes",) if curves.notes is not None else ())
     return {"k": curves.values.index.tolist(), "listed": curves.listed.tolist(),
-            **{part: {c: getattr(curves, part)[c].tolist() for c in getattr(curves, part)}
-               for part in ("values", "users", "sd")}}
+            **{part: {c: getattr(curves, part)[c].tolist() for c in getattr(curves, part)} for part in parts}}
 
 
 def _curves_from_json(kept: dict | None) -> BeyondCurves | None:
     if kept is None:
         return None
     index = pd.Index(np.asarray(kept["k"], dtype=np.int64), name="k")
-    types = {"values": np.float64, "users": np.int64, "sd": np.float64}
+    types = {"values": np.float64, "users": np.int64, "sd": np.float64, "notes": np.float64}
     parts = {part: pd.DataFrame({c: np.asarray(v, dtype=types[part]) for c, v in kept[part].items()}, index=index)
-             for part in types}
+             for part in types if part in kept}
     return BeyondCurves(**parts, listed=pd.Series(np.asarray(kept["listed"], dtype=np.int64), index=index,
                                                   name="listed"))
 

@@ -27,7 +27,8 @@ COVERED_BY_COSINE = {"diversity", "intra_list_similarity", "serendipity"}
 EXPECTED_EXPOSURE = {"ee_disparity", "ee_relevance", "ee_loss"}  # (accuracy metrics without a curve, beside them)
 
 
-def random_data(seed: int, n_users: int = 60, n_items: int = 40, length: int = 8, gaps: bool = True):
+def random_data(seed: int, n_users: int = 60, n_items: int = 40, length: int = 8, gaps: bool = True,
+                ties: bool = False):
     """Lists with rank gaps and lists of one item, a ground truth, training data that misses a
     few items and users, and an item table without a few items (no features, no category)."""
     rng = np.random.default_rng(seed)
@@ -39,6 +40,8 @@ def random_data(seed: int, n_users: int = 60, n_items: int = 40, length: int = 8
         for rank, item in zip(ranks, rng.choice(n_items, size, replace=False), strict=True):
             rows.append((f"u{user}", f"i{item}", int(rank), float(length - rank + rng.random())))
     recs = pd.DataFrame(rows, columns=["user_id", "item_id", "rank", "score"])
+    if ties:  # (ordered by scores that tie in pairs: ties at the cut-off for every K)
+        recs = recs.assign(score=((length - recs["rank"]) // 2).astype(float)).drop(columns="rank")
     truth = recs.sample(frac=0.35, random_state=seed)[["user_id", "item_id"]]
     train = pd.DataFrame({"user_id": [f"u{u}" for u in rng.integers(0, n_users - 5, 400)],
                           "item_id": [f"i{i}" for i in rng.integers(0, n_items - 4, 400)]})
@@ -81,18 +84,21 @@ def test_not_asked_for_there_is_none():
 
 @pytest.mark.parametrize("conventions", CONVENTIONS[:4], ids=range(4))
 def test_a_k_read_from_the_curves_equals_the_evaluation_at_k(conventions):
-    """Every metric read at another K equals the evaluation there, with the same users, notes and
-    t intervals; what cannot be read is named, and is what an evaluation at K has besides."""
-    data = random_data(1)
+    """Every metric read at another K equals the evaluation there, with the same users, notes (made
+    from the counts the curves keep, or asked of the dataset) and t intervals; what cannot be read is
+    named, and is what an evaluation at K has besides."""
+    data = random_data(1, ties=conventions.get("one_item_lists") == "self")
     model = data.models[0]
     base = data.evaluate(model, Settings(k=3, **conventions), beyond_curves=True)
+    said = set()
     for k in range(1, data.lists[model].positions + 1):
         settings = Settings(k=k, **conventions)
-        at_k, read = data.evaluate(model, settings, curves=False), read_at(base, k, data.warnings_at(model, settings))
+        at_k, read = data.evaluate(model, settings, curves=False), read_at(base, k)
         assert read.k == k and read.users == at_k.users
+        assert read.warnings == at_k.warnings == data.warnings_at(model, settings), k
+        said |= {note.code for note in at_k.warnings}
         assert set(read.metrics) | set(read.missing) == set(at_k.metrics)
         assert set(base.metrics) <= set(read.metrics) | set(read.missing) | set(read.skipped)
-        assert [note.message for note in read.warnings] == [note.message for note in at_k.warnings]
         frame = at_k.to_frame()
         for name, value in read.metrics.items():
             assert value == pytest.approx(at_k.metrics[name], rel=1e-12, abs=1e-12), (k, name)
@@ -101,6 +107,8 @@ def test_a_k_read_from_the_curves_equals_the_evaluation_at_k(conventions):
             if interval is not None:
                 assert interval == pytest.approx((frame.at[name, "low"], frame.at[name, "high"]), rel=1e-6), (k, name)
         assert not {"ndcg", "novelty", "coverage", "gini", "personalization", "ee_loss"} & set(read.missing)
+    assert {"seen_in_training", "short_lists"} <= said
+    assert ("ties_at_cutoff" in said) == (conventions.get("one_item_lists") == "self")
 
 
 def test_counted_place_by_place_when_the_count_tables_would_not_fit(monkeypatch):
@@ -130,3 +138,17 @@ def test_the_compiled_loops_at_k_give_the_numpy_values(seed, monkeypatch):
             compiled = data.evaluate(model, Settings(k=k), curves=False).per_user[columns]
             pd.testing.assert_frame_equal(compiled, by_numpy, rtol=1e-12, atol=1e-12)
             assert by_numpy.notna().any().all() or k == 1  # (diversity needs two items)
+
+
+def test_past_the_kept_scores_the_notes_are_left_to_the_tables():
+    """Lists built with the scores K = 3 reads (the first four) cannot say whether the lists tie
+    at K = 6: no note is made up there."""
+    rng = np.random.default_rng(4)
+    recs = pd.DataFrame({"user_id": np.repeat(np.arange(30), 8), "item_id": np.tile(np.arange(8), 30),
+                         "score": rng.integers(0, 3, 240).astype(float)})
+    truth = pd.DataFrame({"user_id": np.arange(30), "item_id": rng.integers(0, 8, 30)})
+    data = Dataset.build(recs, truth, score_positions=Settings(k=3).score_positions)
+    base = data.evaluate(data.models[0], Settings(k=3), beyond_curves=True)
+    assert read_at(base, 2).warnings == data.evaluate(data.models[0], Settings(k=2), curves=False).warnings
+    assert read_at(base, 3).warnings == base.warnings and any(n.code == "ties_at_cutoff" for n in base.warnings)
+    assert read_at(base, 6).warnings is None

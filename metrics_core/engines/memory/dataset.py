@@ -13,6 +13,7 @@ import pandas as pd
 
 from metrics_core._numeric.parallel import map_threads, meanwhile
 from metrics_core._numeric.sums import row_sums
+from metrics_core.cutoff_notes import counts_at_every_k, seen_note, short_note, ties_note
 from metrics_core.engines.memory.analyses import Analyses
 from metrics_core.errors import InputError, Note, input_error, setting
 from metrics_core.inputs import validate
@@ -42,8 +43,6 @@ from metrics_core.metrics.beyond_curves import beyond_curves as every_k
 from metrics_core.result import Evaluation
 from metrics_core.settings import Encoding, Settings
 
-AUDIT_NOTES = ("ties_at_cutoff", "truth_in_training", "truth_before_training", "seen_in_training", "short_lists",
-               "sampled_candidates")
 NEEDS = {
     "candidates": "needs the number of candidate items: give training data or a candidate count",
     "judgements": "needs judged non-relevant items: ground-truth rows with a grade below the relevance threshold "
@@ -322,6 +321,9 @@ class Dataset(Analyses):
         if beyond_every_k is not None and "ee_loss" in evaluation.metrics:  # (no accuracy curve: beside them)
             for name, values in accuracy.expected_exposure_curves(lists, self.truth, rows, settings).items():
                 beyond_every_k.values[name] = values
+        if beyond_every_k is not None:  # (and the notes' counts at every k: another K says them without the tables)
+            beyond_every_k.notes = counts_at_every_k(
+                lists, rows, None if self.training is None else lists.seen_per_place(self.training))
         evaluation.beyond_curves = beyond_every_k
         return evaluation
 
@@ -506,17 +508,14 @@ class Dataset(Analyses):
             notes.append(Note("users_without_recommendations", f"{counts['without_recommendations']} users "
                               f"have relevant items but no recommendations; {verb}.",
                               counts["without_recommendations"]))
-        ties = self.ties_at_cutoff(lists, rows, settings.k)
-        if ties:
-            rule = "input row order" if self.encoding.tie_break == "input" else "item id (text, descending)"
-            notes.append(Note("ties_at_cutoff", f"{ties} lists have equal scores on both sides of the "
-                              f"cut-off K={settings.k}; the tie was broken by {rule}.", ties))
-        return notes + self._audit(lists, settings)
+        ties = ties_note(self.ties_at_cutoff(lists, rows, settings.k), settings.k, self.encoding.tie_break)
+        return notes + ([ties] if ties else []) + self._audit(lists, settings)
 
     def _audit(self, lists: Lists, settings: Settings) -> list[Note]:
-        """What a careful reader checks before trusting the numbers (:data:`AUDIT_NOTES`): ground
-        truth the training data already holds (leakage), recommended items the user already has
-        in training, lists much shorter than K, candidates sampled from the catalog."""
+        """What a careful reader checks before trusting the numbers
+        (:data:`~metrics_core.cutoff_notes.AUDIT_NOTES`): ground truth the training data already holds
+        (leakage), recommended items the user already has in training, lists much shorter than K,
+        candidates sampled from the catalog."""
         notes = []
         if self.training is not None:
             leaked = self._truth_in_training()
@@ -529,14 +528,10 @@ class Dataset(Analyses):
                 notes.append(Note("truth_before_training", f"{early} relevant ground-truth rows are dated before their "
                                   "user's last training interaction: for those users the split is not by time, and "
                                   "the model learned from what came after them (leakage).", early))
-            seen = int(lists.seen_per_place(self.training)[:settings.k].sum())
-            if seen:
-                notes.append(Note("seen_in_training", f"{seen} recommendations in the top K={settings.k} are items "
-                                  "their user already has in training (usually filtered out before ranking).", seen))
-        short = int((lists.lengths[lists.listed] < settings.k / 2).sum())
-        if short:
-            notes.append(Note("short_lists", f"{short} lists have fewer than half of K={settings.k} items: their "
-                              "precision is low whatever they hold (a list cut short, or too few candidates).", short))
+            seen = seen_note(int(lists.seen_per_place(self.training)[:settings.k].sum()), settings.k)
+            notes += [seen] if seen else []
+        short = short_note(int((lists.lengths[lists.listed] < settings.k / 2).sum()), settings.k)
+        notes += [short] if short else []
         catalog = None if self.in_catalog is None else int(self.in_catalog.sum())
         if settings.candidates is not None and catalog is not None and settings.candidates < catalog:
             notes.append(Note("sampled_candidates", f"each user is ranked among {settings.candidates} candidates "
