@@ -89,13 +89,18 @@ ids = list(dict.fromkeys(runs["id"]))
 if len(ids) < 2:
     st.info("Two runs are needed.")
     st.stop()
+DEFAULT_PAIR = "_history_default_pair"  # (the pair the page chose, not the user: not written in the link)
 described = {row.id: f"{row.run} · {components.when(row.created)}" for row in runs.drop_duplicates("id").itertuples()}
 left, right = st.columns(2)
 if st.session_state.get(Key.HISTORY_FIRST) not in ids or st.session_state.get(Key.HISTORY_SECOND) not in ids:
     # (by default the newest run and the newest earlier one evaluated alike: two that can be compared)
     st.session_state[Key.HISTORY_FIRST], st.session_state[Key.HISTORY_SECOND] = comparable_pair(store, ids)
+    st.session_state[DEFAULT_PAIR] = (st.session_state[Key.HISTORY_FIRST],
+                                                  st.session_state[Key.HISTORY_SECOND])
 first = left.selectbox("Baseline run", ids, format_func=described.get, key=Key.HISTORY_FIRST)
 second = right.selectbox("Run", ids, format_func=described.get, key=Key.HISTORY_SECOND)
+if (first, second) != st.session_state.get(DEFAULT_PAIR):
+    st.session_state.pop(DEFAULT_PAIR, None)  # (the user chose: what they choose again is theirs)
 if first == second:
     st.info("Choose two different runs.")
     st.stop()
@@ -104,7 +109,11 @@ try:
         comparisons = compare_runs(store, first, second, [metric] if METRICS[metric].interval else None,
                                    names=dict(zip(runs["id"], runs["run"], strict=True)))
 except InputError as error:
-    components.show_error(error)
+    if (first, second) == st.session_state.get(DEFAULT_PAIR):  # (no two runs alike: not the user's choice)
+        st.info(f"No two of these runs were made alike, so none is compared by default. {plain(error.problem)}",
+                icon=":material/info:")
+    else:
+        components.show_error(error)
     st.stop()
 for model, comparison in comparisons.items():
     st.markdown(f"**{plain(model)}**")

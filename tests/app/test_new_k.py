@@ -4,7 +4,7 @@ not hold (every metric, the bootstrap intervals) evaluates at K."""
 
 from __future__ import annotations
 
-from driving import assert_clean, start
+from driving import assert_clean, shown, start
 
 from dashboard.state import Key
 from metrics_core import Dataset
@@ -90,3 +90,27 @@ def test_a_card_draws_a_fall_as_a_fall_in_the_colour_of_its_meaning():
         assert card.proto.color == expected, (card.label, delta)
         seen.add((falling, card.proto.color))
     assert (True, Metric.MetricColor.RED) in seen, seen  # (the popularity model falls behind on accuracy)
+
+
+def test_history_says_no_two_runs_are_alike_without_an_error_until_the_user_chooses_two(tmp_path, monkeypatch):
+    """Runs at different settings only: the page compares none by default and says why, as
+    information; two unlike runs chosen by the user are refused as an error, naming the difference."""
+    from test_kept_evaluations import saved_workspace
+
+    from dashboard import state
+    from metrics_core import Settings
+    from metrics_core.store import Store, save_run
+
+    monkeypatch.setenv("RANKSCOPE_HOME", str(tmp_path))
+    state._store.clear()
+    state.CACHE.clear()
+    store = Store(tmp_path)
+    saved = store.workspace(saved_workspace(tmp_path))
+    data = state.Workspace.from_saved(saved).build()
+    at_5, at_10 = (save_run(store, saved, data.evaluate_all(Settings(k=k), curves=False)) for k in (5, 10))
+    history = start("views/history.py", ws=saved.id)
+    assert not history.error, [e.value for e in history.error]
+    assert any("No two of these runs were made alike" in shown(i.value) for i in history.info)
+    history.selectbox(key=Key.HISTORY_FIRST).set_value(at_10.id).run()
+    history.selectbox(key=Key.HISTORY_SECOND).set_value(at_5.id).run()
+    assert any("k 10 vs 5" in shown(e.value) for e in history.error)
