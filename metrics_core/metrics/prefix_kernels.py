@@ -207,19 +207,20 @@ def compile_all() -> None:
 
     for item_type in (np.int32, np.int64):
         for writeable in (True, False):
-            items = np.zeros((1, 2), dtype=item_type)
-            hit = np.zeros((1, 2), dtype=bool)
+            items = np.zeros((2, 3), dtype=item_type)
+            hit = np.zeros((2, 3), dtype=bool)
             if not writeable:
                 items, hit = read_only_view(items), read_only_view(hit)
-            out = (np.zeros(2), np.zeros(2), np.zeros(2, np.int64))
+            out = (np.zeros(3), np.zeros(3), np.zeros(3, np.int64))
             cell_means(items, np.zeros(1), np.ones(1, bool), *out, 0, 1)
-            popularity_serendipity(items, hit, np.zeros(2), np.zeros(1), *out, 0, 1)
+            popularity_serendipity(items, hit, np.zeros(3), np.zeros(1), *out, 0, 1)
             cosine_lists(items, np.zeros((1, 2)), np.ones(1, bool), False, False, out, out, 0, 1)
-            history_serendipity(items, hit, np.zeros((1, 2)), np.ones(1, bool), np.zeros((1, 2)),
-                                np.ones(1, np.int64), False, *out, 0, 1)
-            first_listed(items, np.zeros(1, np.int64), 0, 1)
-            place_counts(items, np.zeros((2, 1), np.int32), 0, 1)
-            for top in (items, items[:, :1]):  # (the first K columns: a view)
-                cell_means_rows(top, np.zeros(1), np.ones(1, bool), np.zeros(1), 0, 1)
-                popularity_serendipity_rows(top, hit[:, :top.shape[1]], np.zeros(2), np.zeros(1), np.zeros(1), 0, 1)
-                cosine_rows(top, np.zeros((1, 2)), np.ones(1, bool), np.zeros(1), np.zeros(1), 0, 1)
+            for count_type in (np.int32, np.int64):  # (history sizes: a sparse matrix's counts are int32)
+                history_serendipity(items, hit, np.zeros((1, 2)), np.ones(1, bool), np.zeros((2, 2)),
+                                    np.ones(2, count_type), False, *out, 0, 1)
+            first_listed(items, np.zeros(2, np.int64), 0, 1)
+            place_counts(items, np.zeros((3, 1), np.int32), 0, 1)
+            for top, hits in ((items, hit), (items[:, :2], hit[:, :2])):  # (the first K columns: a view)
+                cell_means_rows(top, np.zeros(1), np.ones(1, bool), np.zeros(2), 0, 1)
+                popularity_serendipity_rows(top, hits, np.zeros(3), np.zeros(1), np.zeros(2), 0, 1)
+                cosine_rows(top, np.zeros((1, 2)), np.ones(1, bool), np.zeros(2), np.zeros(2), 0, 1)

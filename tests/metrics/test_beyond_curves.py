@@ -152,3 +152,26 @@ def test_past_the_kept_scores_the_notes_are_left_to_the_tables():
     assert read_at(base, 2).warnings == data.evaluate(data.models[0], Settings(k=2), curves=False).warnings
     assert read_at(base, 3).warnings == base.warnings and any(n.code == "ties_at_cutoff" for n in base.warnings)
     assert read_at(base, 6).warnings is None
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_the_loops_meet_the_types_make_compiled(read_only, monkeypatch):
+    """Every compiled loop of the beyond-accuracy metrics (at every k, and per row at K) is called
+    with argument types ``compile_all`` (``make``) compiled, lists mapped read-only included: none is
+    compiled again at its first use in the app."""
+    from metrics_core.inputs import encode
+    from metrics_core.metrics import prefix_kernels
+
+    prefix_kernels.compile_all()
+    loops = {name: getattr(prefix_kernels, name) for name in dir(prefix_kernels)
+             if hasattr(getattr(prefix_kernels, name), "signatures")}
+    before = {name: len(loop.signatures) for name, loop in loops.items()}
+    monkeypatch.setattr(encode, "KERNEL_MIN", 0)  # (the per-row loops at K too)
+    data = random_data(0)
+    if read_only:
+        for lists in data.lists.values():
+            lists.items.flags.writeable = lists.hit.flags.writeable = False
+    for model in data.models:
+        for k in (3, 8):
+            data.evaluate(model, Settings(k=k), beyond_curves=True)
+    assert {name: len(loop.signatures) - before[name] for name, loop in loops.items()} == dict.fromkeys(loops, 0)
