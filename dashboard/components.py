@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from typing import get_args
 
 import altair as alt
@@ -161,11 +162,12 @@ def show_error(error: Exception) -> None:
 MODEL_COLUMN = {"_index": st.column_config.TextColumn("model", width="medium")}  # (a table's model index, whole)
 
 
-def download_table(frame: pd.DataFrame, name: str, key: str) -> None:
-    """A CSV download of ``frame``, written only when the button is clicked (written on every run,
-    a large per-user table cost seconds each time the page was drawn)."""
-    st.download_button(f"Download {name} (CSV)", lambda: frame.to_csv(index=True).encode(), f"{name}.csv",
-                       "text/csv", key=key, on_click="ignore")
+def download_table(frame: pd.DataFrame | Callable[[], pd.DataFrame], name: str, key: str) -> None:
+    """A CSV download of ``frame`` (or of what it returns: a table made only when asked for),
+    written only when the button is clicked (written on every run, a large per-user table cost
+    seconds each time the page was drawn)."""
+    st.download_button(f"Download {name} (CSV)", lambda: (frame() if callable(frame) else frame).to_csv(
+        index=True).encode(), f"{name}.csv", "text/csv", key=key, on_click="ignore")
 
 
 def chart(figure: alt.TopLevelMixin, name: str, key: str) -> None:

@@ -21,6 +21,7 @@ from dashboard import progress
 from dashboard.cache import from_environment
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
+from metrics_core._numeric.parallel import map_threads
 from metrics_core.at_k import AtK, read_at
 from metrics_core.inputs.encode import load_kernels_meanwhile
 from metrics_core.inputs.read import StoredTable
@@ -432,6 +433,22 @@ def read_at_k(names: list[str]) -> dict[str, AtK] | None:
         at_k = CACHE.get(f"at_k:{data_key()}:{tuple(asdict(current).items())}", read)
     wanted = set(names)
     return None if any(wanted & set(r.missing) for r in at_k.values()) else at_k
+
+
+def per_user_at_k(columns: list[str]) -> dict[str, pd.DataFrame]:
+    """Every model's per-user ``columns`` (with ``hits`` and ``evaluated``) at the current settings:
+    from the evaluation at K when it is known, else those columns alone
+    (:meth:`~metrics_core.Dataset.per_user_at`: the Users page at a new K evaluates one metric, not
+    every one), kept per settings and columns."""
+    current = settings()
+    known = CACHE.peek(_evaluations_key(current))
+    if known is not None:
+        return {name: result.per_user for name, result in CACHE.get(_evaluations_key(current), lambda: known).items()}
+    data = dataset()
+    words = f"Computing {', '.join(columns)} per user at K = {current.k} for {len(data.models)} model(s)…"
+    return progress.cached(CACHE, f"per_user:{data_key()}:{tuple(asdict(current).items())}:{tuple(columns)}", words,
+                           lambda say: dict(zip(data.models, map_threads(
+                               lambda name: data.per_user_at(name, current, columns), data.models), strict=True)))
 
 
 def memo(name: str, parts: tuple, build: Callable[[], Any]) -> Any:

@@ -4,20 +4,27 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, components, state
-from dashboard.glossary import PER_USER_LABELS
+from dashboard.glossary import METRICS, PER_USER_LABELS
 from dashboard.state import Key
 from dashboard.summaries import model_column
 from dashboard.text import plain
+from metrics_core import Evaluation
 from metrics_core.stats.segments import natural_order
 from metrics_core.stats.served import GAP_RESAMPLES, served
 
-context = state.page()
-settings, results, models = context.settings, context.results, context.models
+settings, models = state.settings(), state.model_names()
+# A new K is read from the first evaluation's curves, and the chosen metric's per-user values at K
+# are computed alone (issue #43); a K already evaluated shows its evaluation's.
+results = state.read_at_k([]) or state.evaluations(settings)
 
 st.title("Users")
 model = components.model_picker()
 result = results[model]
-per_user_metrics = [c for c in PER_USER_LABELS if c in result.per_user.columns]
+if isinstance(result, Evaluation):
+    available = set(result.per_user.columns)
+else:  # (read at K: the per-user columns of the metrics the evaluation at K has)
+    available = {METRICS[name].per_user for name in [*result.metrics, *result.missing] if METRICS[name].per_user}
+per_user_metrics = [c for c in PER_USER_LABELS if c in available]
 left, right = st.columns(2)
 with left:
     column = st.selectbox("Metric", per_user_metrics, format_func=PER_USER_LABELS.get, key=Key.USERS_METRIC)
@@ -32,9 +39,10 @@ def drawn() -> tuple:
     hit, median and users in order."""
     slices = state.segments(segment) if segment != choices[0] else None
     by = None if slices is None else slices.name
+    per_user = state.per_user_at_k([column])
     frames = []
     for name in models:
-        values = results[name].per_user[column].dropna()
+        values = per_user[name][column].dropna()
         frame = pd.DataFrame({"model": model_column(name, models, len(values)), "value": values.to_numpy()},
                              index=values.index)
         if slices is not None:
@@ -45,10 +53,12 @@ def drawn() -> tuple:
     summary = values[values.model == model].groupby(by)["value"].agg(["count", "mean", "median"]) if by else None
     order = natural_order(summary.index) if by else None
     summary = summary.reindex(order) if order else summary  # (activity: least to most active)
-    gap = served(result.per_user[column], slices, resamples=GAP_RESAMPLES).sentence(metric_label) if by else None
-    ranked = result.per_user[column].dropna().sort_values()
-    return chart, by, summary, gap, result.share_without_hit, ranked.median(), len(ranked), ranked.head(5), \
-        ranked.tail(5)[::-1]
+    mine = per_user[model]
+    gap = served(mine[column], slices, resamples=GAP_RESAMPLES).sentence(metric_label) if by else None
+    ranked = mine[column].dropna().sort_values()
+    evaluated = mine.loc[mine["evaluated"].to_numpy(dtype=bool), "hits"]
+    without_hit = float((evaluated == 0).mean()) if len(evaluated) else 0.0  # (Evaluation.share_without_hit)
+    return chart, by, summary, gap, without_hit, ranked.median(), len(ranked), ranked.head(5), ranked.tail(5)[::-1]
 
 
 chart, by, summary, gap, without_hit, median, counted, worst, best = state.memo("users", (model, column, segment),
@@ -76,4 +86,9 @@ for side, title, picks in ((left, "Worst", worst), (right, "Best", best)):
         for user, value in picks.items():
             st.page_link(cases_page, label=f"user {plain(user)}: {value:.4f}", icon=":material/person_search:",
                          query_params={"case_user": str(user), "model": model})
-components.download_table(result.per_user, f"per_user_{model}", "dl_per_user")
+if isinstance(result, Evaluation):
+    components.download_table(result.per_user, f"per_user_{model}", "dl_per_user")
+else:  # (every column at this K: evaluated when asked for; the tables are read already, for the values above)
+    dataset = state.dataset()
+    components.download_table(lambda: dataset.evaluate(model, settings, curves=False).per_user,
+                              f"per_user_{model}", "dl_per_user")

@@ -58,7 +58,7 @@ def test_a_new_k_on_the_popularity_page_reads_its_cards_and_they_equal_an_evalua
     assert evaluated == []
     read = cards(at), [m.value for m in at.markdown]
     assert any("Expected exposure loss" in text or "EE-L" in text for text in read[1]), read[1]
-    at.switch_page("views/users.py").run()  # (per-user values at K = 4: evaluated)
+    at.switch_page("views/summary.py").run()  # (the verdicts' per-user values at K = 4: evaluated)
     assert_clean(at)
     assert evaluated == [4]
     at.switch_page("views/popularity.py").run()  # (now from the evaluation at K = 4: the same numbers)
@@ -114,3 +114,30 @@ def test_history_says_no_two_runs_are_alike_without_an_error_until_the_user_choo
     history.selectbox(key=Key.HISTORY_FIRST).set_value(at_10.id).run()
     history.selectbox(key=Key.HISTORY_SECOND).set_value(at_5.id).run()
     assert any("k 10 vs 5" in shown(e.value) for e in history.error)
+
+
+def test_the_users_page_at_a_new_k_computes_its_one_metric_and_shows_what_an_evaluation_shows(monkeypatch):
+    """A new K on the Users page: the chosen metric's per-user values at K alone, no evaluation of
+    every metric; the page (chart, cards, worst and best users) is the one an evaluation at K draws."""
+    from dashboard import state
+
+    state.CACHE.clear()
+    at = start("views/users.py")
+    assert_clean(at)
+    evaluated = []
+    evaluate_all = Dataset.evaluate_all
+    monkeypatch.setattr(Dataset, "evaluate_all", lambda *args, **kwargs: evaluated.append(args[1].k) or
+                        evaluate_all(*args, **kwargs))
+    at.slider(key="k").set_value(6).run()
+    assert_clean(at)
+    assert evaluated == []
+    drawn = ([m.value for m in at.metric], [m.value for m in at.markdown], at.get("vega_lite_chart") and
+             [c.proto.spec for c in at.get("vega_lite_chart")])
+    for key in [key for key in state.CACHE._entries if key.startswith("users:")]:  # (what the page drew: again)
+        state.CACHE._entries.pop(key)
+    at.switch_page("views/summary.py").run()  # (evaluates every model at K = 6)
+    assert evaluated == [6]
+    at.switch_page("views/users.py").run()  # (now drawn from the evaluation at K = 6)
+    assert_clean(at)
+    assert ([m.value for m in at.metric], [m.value for m in at.markdown], at.get("vega_lite_chart") and
+            [c.proto.spec for c in at.get("vega_lite_chart")]) == drawn

@@ -175,3 +175,23 @@ def test_the_loops_meet_the_types_make_compiled(read_only, monkeypatch):
         for k in (3, 8):
             data.evaluate(model, Settings(k=k), beyond_curves=True)
     assert {name: len(loop.signatures) - before[name] for name, loop in loops.items()} == dict.fromkeys(loops, 0)
+
+
+def test_a_few_per_user_columns_at_k_equal_the_whole_evaluations():
+    """``Dataset.per_user_at`` computes the columns asked for alone (the app's Users page at a new
+    K): each equals the whole evaluation's column, on the same users, with its hits."""
+    from metrics_core.metrics import registry
+
+    data = random_data(3)
+    model = data.models[0]
+    for settings in (Settings(k=4), Settings(k=2, fbeta="of_means", users_without_relevant="zero")):
+        whole = data.evaluate(model, settings, curves=False).per_user
+        for column in [*registry.per_user_columns().values(), "relevant"]:
+            if column not in whole.columns:
+                continue
+            few = data.per_user_at(model, settings, [column])
+            assert list(few.columns) == list(dict.fromkeys([column, "hits", "evaluated"])), column
+            pd.testing.assert_frame_equal(few, whole.loc[few.index, few.columns], check_exact=False, rtol=1e-12,
+                                          check_dtype=False,  # (hits: float in the whole, where NaN joins it)
+                                          obj=column)
+            assert whole.loc[~whole.index.isin(few.index), column].isna().all(), column  # (the rest: no value)

@@ -327,6 +327,29 @@ class Dataset(Analyses):
         evaluation.beyond_curves = beyond_every_k
         return evaluation
 
+    def per_user_at(self, model: str, settings: Settings, columns: list[str]) -> pd.DataFrame:
+        """The per-user ``columns`` of ``model`` at ``settings`` (with ``hits`` and ``evaluated``),
+        as :meth:`evaluate` gives them in ``per_user``, computing those alone: the accuracy pass
+        for its columns among them, the beyond-accuracy pass only when one of its columns is asked
+        for (the app's pages that show one metric per user at a new K). Its users are those the
+        passes run give values to (the evaluated users, with the beyond-accuracy pass also the users
+        with a list); a user of ``evaluate`` left out has no value in these columns."""
+        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length, settings.judged_only)
+        lists.require_scores(settings.score_positions or lists.positions, f"k = {settings.k}")
+        rows, counts = self._averaged(lists, settings)
+        if len(rows) == 0:
+            raise no_evaluated_user(any(note.code == "below_threshold" for note in self.truth.notes),
+                                    self.columns.threshold)
+        own = set(registry.per_user_columns("accuracy").values())
+        kept = {"relevant", "hits", "listed", "evaluated"}
+        candidates = self.candidates(settings)
+        result = accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates, curves=False,
+                                        only=set(columns) & own)
+        extra = beyond_accuracy.beyond_pass(lists, settings, self.beyond_inputs(model, settings)) \
+            if set(columns) - own - kept else beyond_accuracy.not_requested()
+        per_user = self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None).per_user
+        return per_user[[c for c in dict.fromkeys([*columns, "hits", "evaluated"]) if c in per_user.columns]]
+
     def _averaged(self, lists: Lists, settings: Settings) -> tuple[np.ndarray, dict[str, int]]:
         """The users the accuracy metrics average over (their codes, ascending), whatever K, and the
         counts of users evaluated, with a list but no relevant item, and the reverse."""
@@ -458,7 +481,7 @@ class Dataset(Analyses):
         means = {column: float(values.mean()) if n else float("nan") for column, values in result.at_k.items()}
         metrics = {name: means[column] for name, column in columns.items() if column in means}
         metrics.update({name: float(value) for name, value in registry.combined(metrics, settings).items()})
-        if settings.fbeta == "of_means":
+        if settings.fbeta == "of_means" and "fbeta_of_means" in metrics:
             metrics["fbeta"] = metrics["fbeta_of_means"]
         for metric in registry.family("accuracy"):
             if metric.of is not None and columns[metric.of] in result.at_k:
@@ -488,7 +511,7 @@ class Dataset(Analyses):
         curves.index = pd.Index(result.k.astype(np.int64), name="k")
         for name, values in registry.combined(curves, settings).items():
             curves[name] = values
-        if settings.fbeta == "of_means":
+        if settings.fbeta == "of_means" and "fbeta_of_means" in curves:
             curves["fbeta"] = curves["fbeta_of_means"]
         curves = curves[[name for name in registry.curves() if name in curves.columns]]
         return Evaluation(model, settings, metrics, per_user, curves, counts,

@@ -78,12 +78,15 @@ def totals_follow_from_hits(settings: Settings, candidates: np.ndarray | None) -
 
 
 def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settings,
-                  candidates: np.ndarray | None, curves: bool = True, threads: int = THREADS) -> AccuracyPass:
+                  candidates: np.ndarray | None, curves: bool = True, threads: int = THREADS,
+                  only: set[str] | None = None) -> AccuracyPass:
     """Every accuracy metric the inputs allow (those needing candidates only with them, those
     needing judged non-relevant items only with some) at K for users ``rows``, and with
-    ``curves`` their sums over users at k = 1 .. the longest list, and at K. Memory follows the
+    ``curves`` their sums over users at k = 1 .. the longest list, and at K; ``only``: those of
+    these per-user columns alone (hits and list lengths at K whatever it holds). Memory follows the
     longest list, never K: a K beyond every list costs what the longest list costs."""
     entries = registry.accuracy_entries(with_candidates=candidates is not None, with_judgements=truth.judges)
+    entries = entries if only is None else [m for m in entries if m.per_user in only]
     cut = Cutoffs.for_pass(lists.positions, settings.k, curves)
     if not len(rows):
         empty = np.zeros(0)
