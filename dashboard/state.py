@@ -451,6 +451,24 @@ def per_user_at_k(columns: list[str]) -> dict[str, pd.DataFrame]:
                                lambda name: data.per_user_at(name, current, columns), data.models), strict=True)))
 
 
+def evaluations_of(names: list[str]) -> dict[str, Evaluation]:
+    """Every model at the current settings, enough for a page that reads ``names`` with their
+    per-user values (the Summary's verdicts): the evaluation at K when it is known or needed, else
+    their aggregates read from the curves (:func:`read_at_k`) and their per-user columns alone
+    (:func:`per_user_at_k`), a new K costing those metrics, not every one."""
+    current = settings()
+    read = None if CACHE.peek(_evaluations_key(current)) is not None else read_at_k(names)
+    if read is None:
+        return evaluations(current)
+    columns = [METRIC_COLUMNS[name] for name in names if name in METRIC_COLUMNS]
+    frames = per_user_at_k(columns)
+    return {name: Evaluation(name, at_k.settings, at_k.metrics, frames[name], at_k.curves, at_k.users,
+                             at_k.warnings or [], at_k.skipped, at_k.left_out) for name, at_k in read.items()}
+
+
+METRIC_COLUMNS = registry.per_user_columns()
+
+
 def memo(name: str, parts: tuple, build: Callable[[], Any]) -> Any:
     """What a page computes from the current data and evaluation (a chart's summaries, users in
     order): built once per workspace, settings and ``parts`` (the page's own choices), kept in

@@ -12,8 +12,8 @@ from dashboard.text import plain
 from metrics_core.metrics import registry
 from metrics_core.stats.verdict import SUMMARY_METRICS, half_width, verdict
 
-context = state.page()
-settings, results, models = context.settings, context.results, context.models
+settings, models = state.settings(), state.model_names()
+results = state.evaluations_of(list(SUMMARY_METRICS))  # (a new K: its headline metrics alone, issue #43)
 k = settings.k
 shown = [m for m in SUMMARY_METRICS if any(m in r.metrics for r in results.values())]
 per_user = registry.per_user_columns()

@@ -4,6 +4,7 @@ not hold (every metric, the bootstrap intervals) evaluates at K."""
 
 from __future__ import annotations
 
+import pandas as pd
 from driving import assert_clean, shown, start
 
 from dashboard.state import Key
@@ -58,7 +59,7 @@ def test_a_new_k_on_the_popularity_page_reads_its_cards_and_they_equal_an_evalua
     assert evaluated == []
     read = cards(at), [m.value for m in at.markdown]
     assert any("Expected exposure loss" in text or "EE-L" in text for text in read[1]), read[1]
-    at.switch_page("views/summary.py").run()  # (the verdicts' per-user values at K = 4: evaluated)
+    at.switch_page("views/scores.py").run()  # (score entropy per user at K = 4: evaluated)
     assert_clean(at)
     assert evaluated == [4]
     at.switch_page("views/popularity.py").run()  # (now from the evaluation at K = 4: the same numbers)
@@ -135,9 +136,35 @@ def test_the_users_page_at_a_new_k_computes_its_one_metric_and_shows_what_an_eva
              [c.proto.spec for c in at.get("vega_lite_chart")])
     for key in [key for key in state.CACHE._entries if key.startswith("users:")]:  # (what the page drew: again)
         state.CACHE._entries.pop(key)
-    at.switch_page("views/summary.py").run()  # (evaluates every model at K = 6)
+    at.switch_page("views/scores.py").run()  # (evaluates every model at K = 6)
     assert evaluated == [6]
     at.switch_page("views/users.py").run()  # (now drawn from the evaluation at K = 6)
     assert_clean(at)
     assert ([m.value for m in at.metric], [m.value for m in at.markdown], at.get("vega_lite_chart") and
             [c.proto.spec for c in at.get("vega_lite_chart")]) == drawn
+
+
+def test_the_summary_at_a_new_k_computes_its_headline_metrics_alone_and_says_what_an_evaluation_says(monkeypatch):
+    from dashboard import state
+
+    state.CACHE.clear()
+    at = start(page=None)
+    assert_clean(at)
+    evaluated = []
+    evaluate_all = Dataset.evaluate_all
+    monkeypatch.setattr(Dataset, "evaluate_all", lambda *args, **kwargs: evaluated.append(args[1].k) or
+                        evaluate_all(*args, **kwargs))
+    at.slider(key="k").set_value(7).run()
+    assert_clean(at)
+    assert evaluated == []
+    drawn = [m.value for m in at.markdown], at.dataframe[0].value, [s.value for s in [*at.success, *at.info]]
+    assert any("@7" in text for text in drawn[0])
+    for key in [key for key in state.CACHE._entries if key.startswith("summary:")]:  # (what the page drew: again)
+        state.CACHE._entries.pop(key)
+    at.switch_page("views/scores.py").run()  # (evaluates every model at K = 7)
+    assert evaluated == [7]
+    at.switch_page("views/summary.py").run()  # (now from the evaluation at K = 7)
+    assert_clean(at)
+    again = [m.value for m in at.markdown], at.dataframe[0].value, [s.value for s in [*at.success, *at.info]]
+    assert again[0] == drawn[0] and again[2] == drawn[2]
+    pd.testing.assert_frame_equal(again[1], drawn[1])
