@@ -11,6 +11,15 @@ from dashboard.state import Key
 from metrics_core import Dataset
 
 
+def evaluations_made(monkeypatch) -> list[int]:
+    """The K of every evaluation of every model from now on (``Dataset.evaluate_all`` spied on)."""
+    evaluated = []
+    evaluate_all = Dataset.evaluate_all
+    monkeypatch.setattr(Dataset, "evaluate_all", lambda *args, **kwargs: evaluated.append(args[1].k) or
+                        evaluate_all(*args, **kwargs))
+    return evaluated
+
+
 def cards(at) -> dict[str, tuple[str, str]]:
     return {metric.label: (metric.value, metric.delta) for metric in at.metric}
 
@@ -22,10 +31,7 @@ def test_a_new_k_reads_the_cards_from_the_curves_and_they_equal_an_evaluation_th
     at = start()
     at.toggle(key=Key.CARD_INTERVALS).set_value(False).run()
     assert_clean(at)
-    evaluated = []
-    evaluate_all = Dataset.evaluate_all
-    monkeypatch.setattr(Dataset, "evaluate_all", lambda *args, **kwargs: evaluated.append(args[1].k) or
-                        evaluate_all(*args, **kwargs))
+    evaluated = evaluations_made(monkeypatch)
     at.slider(key="k").set_value(5).run()
     assert_clean(at)
     assert evaluated == []
@@ -50,10 +56,7 @@ def test_a_new_k_on_the_popularity_page_reads_its_cards_and_they_equal_an_evalua
     state.CACHE.clear()
     at = start("views/popularity.py")
     assert_clean(at)
-    evaluated = []
-    evaluate_all = Dataset.evaluate_all
-    monkeypatch.setattr(Dataset, "evaluate_all", lambda *args, **kwargs: evaluated.append(args[1].k) or
-                        evaluate_all(*args, **kwargs))
+    evaluated = evaluations_made(monkeypatch)
     at.slider(key="k").set_value(4).run()
     assert_clean(at)
     assert evaluated == []
@@ -125,10 +128,7 @@ def test_the_users_page_at_a_new_k_computes_its_one_metric_and_shows_what_an_eva
     state.CACHE.clear()
     at = start("views/users.py")
     assert_clean(at)
-    evaluated = []
-    evaluate_all = Dataset.evaluate_all
-    monkeypatch.setattr(Dataset, "evaluate_all", lambda *args, **kwargs: evaluated.append(args[1].k) or
-                        evaluate_all(*args, **kwargs))
+    evaluated = evaluations_made(monkeypatch)
     at.slider(key="k").set_value(6).run()
     assert_clean(at)
     assert evaluated == []
@@ -150,10 +150,7 @@ def test_the_summary_at_a_new_k_computes_its_headline_metrics_alone_and_says_wha
     state.CACHE.clear()
     at = start(page=None)
     assert_clean(at)
-    evaluated = []
-    evaluate_all = Dataset.evaluate_all
-    monkeypatch.setattr(Dataset, "evaluate_all", lambda *args, **kwargs: evaluated.append(args[1].k) or
-                        evaluate_all(*args, **kwargs))
+    evaluated = evaluations_made(monkeypatch)
     at.slider(key="k").set_value(7).run()
     assert_clean(at)
     assert evaluated == []
