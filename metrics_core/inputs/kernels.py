@@ -318,11 +318,12 @@ def histogram_rows(scores, k, first, last, span, bins, edges, top_counts, rest_c
 
 
 @numba.njit(cache=True, nogil=True)
-def shared_depth_rows(a, b, n_items, grows, start, stop):
+def shared_depth_rows(a, b, n_items, by_depth, grows, start, stop):
     """For rows ``start .. stop`` of two lists (users x positions item codes, -1 empty, items
     distinct within a row): ``grows[row, d]`` += 1 for each item both hold whose later position
-    of the two is d (from 0). One table indexed by item code holds ``row + 1`` and the item's
-    position in ``a``, so it is never cleared."""
+    of the two is d (from 0); without ``by_depth``, ``grows[row, 0]`` counts them all (Jaccard's
+    intersection, in a users x 1 table). One table indexed by item code holds ``row + 1`` and the
+    item's position in ``a``, so it is never cleared."""
     mark = np.zeros(n_items, dtype=np.int64)
     at = np.zeros(n_items, dtype=np.int64)
     for row in range(start, stop):
@@ -334,25 +335,7 @@ def shared_depth_rows(a, b, n_items, grows, start, stop):
         for position in range(b.shape[1]):
             item = b[row, position]
             if item >= 0 and mark[item] == row + 1:
-                grows[row, max(at[item], position)] += 1
-
-
-@numba.njit(cache=True, nogil=True)
-def shared_count_rows(a, b, n_items, out, start, stop):
-    """For rows ``start .. stop`` of two lists (as :func:`shared_depth_rows`): ``out[row]`` = the
-    items both hold (Jaccard's intersection, without a users x positions table of depths)."""
-    mark = np.zeros(n_items, dtype=np.int64)
-    for row in range(start, stop):
-        for position in range(a.shape[1]):
-            item = a[row, position]
-            if item >= 0:
-                mark[item] = row + 1
-        shared = 0
-        for position in range(b.shape[1]):
-            item = b[row, position]
-            if item >= 0 and mark[item] == row + 1:
-                shared += 1
-        out[row] = shared
+                grows[row, max(at[item], position) if by_depth else 0] += 1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -429,8 +412,8 @@ def compile_all() -> None:
     for writeable in (True, False):  # (two models' first K positions: strided views of the lists)
         lists = np.zeros((1, 3), dtype=np.int32)
         lists.flags.writeable = writeable
-        shared_depth_rows(lists[:, :2], lists[:, :2], 1, np.zeros((1, 2), np.int64), 0, 1)
-        shared_count_rows(lists[:, :2], lists[:, :2], 1, np.zeros(1, np.int64), 0, 1)
+        for by_depth in (True, False):
+            shared_depth_rows(lists[:, :2], lists[:, :2], 1, by_depth, np.zeros((1, 2), np.int64), 0, 1)
     codes = read_only_view(np.zeros(1, np.int32))
     for rank_type in ints:
         for score_type in (np.float32, np.float64):

@@ -120,27 +120,28 @@ def beyond_curves(lists: Lists, settings: Settings, inputs) -> BeyondCurves:
     values: dict[str, np.ndarray] = {}
     means: dict[str, _Means] = {}
     values.update(_from_counts(items, listed_users, settings, inputs))
+    unused = np.empty(n_users)  # (each user's value at its last place: the loops give it for one K)
     training = inputs.training
     if training is not None:
         counted = training.users_per_item > 0 if settings.novelty_unknown == "leave_out" else \
             np.ones(inputs.n_items, dtype=bool)
         surprise = np.where(counted, -np.log2(np.maximum(training.users_per_item, 1) / training.n_users), 0.0)
-        means["novelty"], = _summed(kernels.cell_means, n_users, positions, 1, items, surprise, counted)
+        means["novelty"], = _summed(kernels.cell_means, n_users, positions, 1, items, surprise, counted, unused)
         interactions = training.interactions_per_item.astype(np.float64)
         counted = np.ones(inputs.n_items, dtype=bool) if settings.arp_unknown == "zero" else interactions > 0
-        means["arp"], = _summed(kernels.cell_means, n_users, positions, 1, items, interactions, counted)
+        means["arp"], = _summed(kernels.cell_means, n_users, positions, 1, items, interactions, counted, unused)
         n_catalog = int(inputs.in_catalog.sum()) if inputs.in_catalog is not None else inputs.n_items
         levels = training.interaction_levels
         levels = popularity.popularity_levels(training.interactions_per_item) if levels is None else levels
         pop_rank = np.searchsorted(-levels, -training.interactions_per_item) + 1
         p_item = np.where(training.interactions_per_item > 0, (n_catalog + 1 - pop_rank) / n_catalog, 0.0)
         means["serendipity_popularity"], = _summed(kernels.popularity_serendipity, n_users, positions, 1, items,
-                                                   lists.hit, (n_catalog - k + 1) / n_catalog, p_item)
+                                                   lists.hit, (n_catalog - k + 1) / n_catalog, p_item, unused)
     if settings.similarity == "cosine" and inputs.vectors is not None:
         vectors = inputs.vectors
         means["diversity"], means["intra_list_similarity"] = _summed(
             kernels.cosine_lists, n_users, positions, 2, items, vectors.unit, vectors.has_vector,
-            settings.diversity_divisor == "list", settings.one_item_lists == "self")
+            settings.diversity_divisor == "list", settings.one_item_lists == "self", np.empty((n_users, 2)))
         if inputs.history is not None:
             history_mean, history_count = inputs.history
             means["serendipity"], = _summed(kernels.history_serendipity, n_users, positions, 1, items, lists.hit,

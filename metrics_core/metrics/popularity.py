@@ -28,7 +28,9 @@ def _mean_of_cells(per_item: np.ndarray, counted: np.ndarray, top: np.ndarray) -
     :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells one compiled pass over the rows (two
     gathers of every cell took 0.15 s per metric at 1M users x 10)."""
     if _compiled(top):
-        return _by_rows("cell_means_rows", top, per_item.astype(np.float64, copy=False), counted)
+        from metrics_core.metrics.prefix_kernels import cell_means, means_at_last_place
+
+        return means_at_last_place(cell_means, top, per_item.astype(np.float64, copy=False), counted)
     n = _of_cells(counted, top, False).sum(axis=1)
     total = _of_cells(per_item, top, 0.0).sum(axis=1)
     return np.divide(total, n, out=np.full(len(n), np.nan), where=n > 0)
@@ -97,7 +99,10 @@ def popularity_serendipity(top: np.ndarray, hit_top: np.ndarray, item_interactio
     rank = np.arange(1, top.shape[1] + 1)
     p_user = (n_catalog + 1 - rank) / n_catalog
     if _compiled(top):
-        return _by_rows("popularity_serendipity_rows", top, hit_top, p_user, p_item)
+        from metrics_core.metrics.prefix_kernels import means_at_last_place
+        from metrics_core.metrics.prefix_kernels import popularity_serendipity as loop
+
+        return means_at_last_place(loop, top, hit_top, p_user, p_item)
     return _row_mean(np.maximum(p_user[None, :] - _of_cells(p_item, top, 0.0), 0.0) * hit_top, top >= 0)
 
 
@@ -105,18 +110,6 @@ def _compiled(top: np.ndarray) -> bool:
     from metrics_core.inputs.encode import KERNEL_MIN
 
     return top.size >= max(KERNEL_MIN, 1)
-
-
-def _by_rows(loop: str, top: np.ndarray, *arguments) -> np.ndarray:
-    """``loop`` of :mod:`metrics_core.metrics.prefix_kernels` over the rows of ``top`` on a few
-    threads: one value per row."""
-    from metrics_core._numeric.parallel import map_chunks, thread_shares
-    from metrics_core.metrics import prefix_kernels
-
-    out = np.empty(len(top))
-    kernel = getattr(prefix_kernels, loop)
-    map_chunks(lambda start, stop: kernel(top, *arguments, out, start, stop), thread_shares(len(top)))
-    return out
 
 
 def popularity_levels(item_interactions: np.ndarray) -> np.ndarray:

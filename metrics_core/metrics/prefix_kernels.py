@@ -26,7 +26,7 @@ def _add(value, j, sums, squares, users):
 
 
 @numba.njit(cache=True, nogil=True)
-def cell_means(items, value, counted, sums, squares, users, start, stop):
+def cell_means(items, value, counted, last, sums, squares, users, start, stop):
     """The mean of ``value[item]`` over the first k places' items that are ``counted`` (a user
     with none has no value): novelty and average recommendation popularity."""
     for u in range(start, stop):
@@ -39,10 +39,11 @@ def cell_means(items, value, counted, sums, squares, users, start, stop):
                 n += 1
             if n:
                 _add(total / n, j, sums, squares, users)
+        last[u] = total / n if n else np.nan
 
 
 @numba.njit(cache=True, nogil=True)
-def popularity_serendipity(items, hit, p_position, p_item, sums, squares, users, start, stop):
+def popularity_serendipity(items, hit, p_position, p_item, last, sums, squares, users, start, stop):
     """The mean over the first k places' items of max(p(rank) − pu(item), 0)·rel (RecTools'
     Serendipity, :func:`metrics_core.metrics.popularity.popularity_serendipity`)."""
     for u in range(start, stop):
@@ -56,13 +57,15 @@ def popularity_serendipity(items, hit, p_position, p_item, sums, squares, users,
                     total += max(p_position[j] - p_item[item], 0.0)
             if n:
                 _add(total / n, j, sums, squares, users)
+        last[u] = total / n if n else np.nan
 
 
 @numba.njit(cache=True, nogil=True)
-def cosine_lists(items, unit, has_vector, list_divisor, one_item_self, diversity, similarity, start, stop):
+def cosine_lists(items, unit, has_vector, list_divisor, one_item_self, last, diversity, similarity, start, stop):
     """Intra-list cosine similarity and diversity of the first k places (the similarity summed
     over pairs of items with a vector, kept as each new item's inner product with the sum of
-    those before it). ``diversity`` and ``similarity`` are each (sums, squares, users).
+    those before it). ``diversity`` and ``similarity`` are each (sums, squares, users); ``last[u]``
+    is the user's similarity summed over pairs and its items with a vector, at its last place.
     Similarity: the mean over pairs, clipped to [−1, 1], for two items or more (1 for one with
     ``one_item_self``). Diversity: the distance 1 − cos summed over pairs, divided by the pairs
     (two items or more; 0 for one with ``one_item_self``) or by the items (``list_divisor``: 0
@@ -95,6 +98,8 @@ def cosine_lists(items, unit, has_vector, list_divisor, one_item_self, diversity
                 _add(0.0, j, diversity[0], diversity[1], diversity[2])
             if n == 1 and one_item_self:
                 _add(1.0, j, similarity[0], similarity[1], similarity[2])
+        last[u, 0] = total
+        last[u, 1] = n
 
 
 @numba.njit(cache=True, nogil=True)
@@ -125,60 +130,6 @@ def history_serendipity(items, hit, unit, has_vector, history_mean, history_coun
 
 
 @numba.njit(cache=True, nogil=True)
-def cell_means_rows(top, value, counted, out, start, stop):
-    """At one K: ``out[r]`` = the mean of ``value[item]`` over the items of row r of ``top`` that
-    are ``counted`` (NaN with none), as :func:`metrics_core.metrics.popularity._mean_of_cells`."""
-    for r in range(start, stop):
-        total = 0.0
-        n = 0
-        for j in range(top.shape[1]):
-            item = top[r, j]
-            if item >= 0 and counted[item]:
-                total += value[item]
-                n += 1
-        out[r] = total / n if n else np.nan
-
-
-@numba.njit(cache=True, nogil=True)
-def popularity_serendipity_rows(top, hit, p_position, p_item, out, start, stop):
-    """At one K: ``out[r]`` = the mean over row r's listed items of max(p(rank) − pu(item), 0)·rel
-    (NaN for an empty row), as :func:`metrics_core.metrics.popularity.popularity_serendipity`."""
-    for r in range(start, stop):
-        total = 0.0
-        n = 0
-        for j in range(top.shape[1]):
-            item = top[r, j]
-            if item >= 0:
-                n += 1
-                if hit[r, j]:
-                    total += max(p_position[j] - p_item[item], 0.0)
-        out[r] = total / n if n else np.nan
-
-
-@numba.njit(cache=True, nogil=True)
-def cosine_rows(top, unit, has_vector, total, count, start, stop):
-    """At one K: for row r of ``top``, the items with a vector (``count[r]``) and the cosine summed
-    over their pairs, (‖Σ x‖² − n) / 2 as :func:`metrics_core.metrics.similarity.cosine_pair_sums`
-    computes it (``total[r]``)."""
-    dimensions = unit.shape[1]
-    running = np.zeros(dimensions)
-    for r in range(start, stop):
-        running[:] = 0.0
-        n = 0
-        for j in range(top.shape[1]):
-            item = top[r, j]
-            if item >= 0 and has_vector[item]:
-                n += 1
-                for d in range(dimensions):
-                    running[d] += unit[item, d]
-        squared = 0.0
-        for d in range(dimensions):
-            squared += running[d] * running[d]
-        total[r] = (squared - n) / 2
-        count[r] = n
-
-
-@numba.njit(cache=True, nogil=True)
 def place_counts(items, out, start, stop):
     """``out[j, item] += 1`` for every item at place j of users ``start .. stop`` (one pass over the
     lists by rows; counting each place's column apart reads the lists across their rows)."""
@@ -200,6 +151,35 @@ def first_listed(items, out, start, stop):
                 break
 
 
+def means_at_last_place(loop, top, *arguments) -> np.ndarray:
+    """Each row's value at the last place of ``top`` (its first K places) from ``loop``
+    (:func:`cell_means`, :func:`popularity_serendipity`), on a few threads: the metric per user at
+    one K (the sums over users at every k each thread keeps are left)."""
+    last = np.empty(len(top))
+    _rows_on_threads(lambda start, stop: loop(top, *arguments, last, *_accumulators(top), start, stop), len(top))
+    return last
+
+
+def cosine_at_last_place(top, unit, has_vector) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's cosine summed over the pairs of its items with a vector, and those items, in the
+    first K places ``top`` (:func:`cosine_lists` at one K)."""
+    last = np.empty((len(top), 2))
+    _rows_on_threads(lambda start, stop: cosine_lists(top, unit, has_vector, False, False, last, _accumulators(top),
+                                                      _accumulators(top), start, stop), len(top))
+    return last[:, 0], last[:, 1]
+
+
+def _accumulators(top) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    width = top.shape[1]
+    return np.zeros(width), np.zeros(width), np.zeros(width, dtype=np.int64)
+
+
+def _rows_on_threads(work, rows: int) -> None:
+    from metrics_core._numeric.parallel import map_chunks, thread_shares
+
+    map_chunks(work, thread_shares(rows))
+
+
 def compile_all() -> None:
     """Compile (or load from the cache) each loop for the lists' types: codes as int32 or int64,
     lists and hits read-only (mapped from a kept dataset) or not."""
@@ -212,15 +192,12 @@ def compile_all() -> None:
             if not writeable:
                 items, hit = read_only_view(items), read_only_view(hit)
             out = (np.zeros(3), np.zeros(3), np.zeros(3, np.int64))
-            cell_means(items, np.zeros(1), np.ones(1, bool), *out, 0, 1)
-            popularity_serendipity(items, hit, np.zeros(3), np.zeros(1), *out, 0, 1)
-            cosine_lists(items, np.zeros((1, 2)), np.ones(1, bool), False, False, out, out, 0, 1)
+            for top, hits in ((items, hit), (items[:, :2], hit[:, :2])):  # (at every k; at K, its first columns)
+                cell_means(top, np.zeros(1), np.ones(1, bool), np.zeros(2), *out, 0, 1)
+                popularity_serendipity(top, hits, np.zeros(3), np.zeros(1), np.zeros(2), *out, 0, 1)
+                cosine_lists(top, np.zeros((1, 2)), np.ones(1, bool), False, False, np.zeros((2, 2)), out, out, 0, 1)
             for count_type in (np.int32, np.int64):  # (history sizes: a sparse matrix's counts are int32)
                 history_serendipity(items, hit, np.zeros((1, 2)), np.ones(1, bool), np.zeros((2, 2)),
                                     np.ones(2, count_type), False, *out, 0, 1)
             first_listed(items, np.zeros(2, np.int64), 0, 1)
             place_counts(items, np.zeros((3, 1), np.int32), 0, 1)
-            for top, hits in ((items, hit), (items[:, :2], hit[:, :2])):  # (the first K columns: a view)
-                cell_means_rows(top, np.zeros(1), np.ones(1, bool), np.zeros(2), 0, 1)
-                popularity_serendipity_rows(top, hits, np.zeros(3), np.zeros(1), np.zeros(2), 0, 1)
-                cosine_rows(top, np.zeros((1, 2)), np.ones(1, bool), np.zeros(2), np.zeros(2), 0, 1)

@@ -59,7 +59,7 @@ def shared_depths(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     grows = np.zeros((n_users, width), dtype=np.int64)
     n_items = int(max(a.max(initial=-1), b.max(initial=-1))) + 1
-    map_chunks(lambda start, stop: shared_depth_rows(a, b, n_items, grows, start, stop), thread_shares(n_users))
+    map_chunks(lambda start, stop: shared_depth_rows(a, b, n_items, True, grows, start, stop), thread_shares(n_users))
     return grows
 
 
@@ -77,12 +77,12 @@ def shared_counts(a: np.ndarray, b: np.ndarray, n_items: int | None = None) -> n
     if a.size + b.size < max(KERNEL_MIN, 1):
         return np.bincount(shared_items(a, b)[0], minlength=len(a))
     from metrics_core._numeric.parallel import map_chunks, thread_shares
-    from metrics_core.inputs.kernels import shared_count_rows
+    from metrics_core.inputs.kernels import shared_depth_rows
 
-    out = np.zeros(len(a), dtype=np.int64)
+    out = np.zeros((len(a), 1), dtype=np.int64)  # (every shared item in one column: no table of depths)
     n_items = int(max(a.max(initial=-1), b.max(initial=-1))) + 1 if n_items is None else n_items
-    map_chunks(lambda start, stop: shared_count_rows(a, b, n_items, out, start, stop), thread_shares(len(a)))
-    return out
+    map_chunks(lambda start, stop: shared_depth_rows(a, b, n_items, False, out, start, stop), thread_shares(len(a)))
+    return out[:, 0]
 
 
 def positions_in(a: np.ndarray, b: np.ndarray) -> np.ndarray:

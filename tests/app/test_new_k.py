@@ -20,6 +20,21 @@ def evaluations_made(monkeypatch) -> list[int]:
     return evaluated
 
 
+def new_k_on(page: str | None, k: int, monkeypatch):
+    """``page`` opened afresh (an empty cache), then K = ``k`` chosen, without an error and without
+    any evaluation; returns the app and the K of the evaluations made from then on."""
+    from dashboard import state
+
+    state.CACHE.clear()
+    at = start(page)
+    assert_clean(at)
+    evaluated = evaluations_made(monkeypatch)
+    at.slider(key="k").set_value(k).run()
+    assert_clean(at)
+    assert evaluated == []
+    return at, evaluated
+
+
 def cards(at) -> dict[str, tuple[str, str]]:
     return {metric.label: (metric.value, metric.delta) for metric in at.metric}
 
@@ -51,15 +66,8 @@ def test_a_new_k_reads_the_cards_from_the_curves_and_they_equal_an_evaluation_th
 
 
 def test_a_new_k_on_the_popularity_page_reads_its_cards_and_they_equal_an_evaluation_there(monkeypatch):
-    from dashboard import state
 
-    state.CACHE.clear()
-    at = start("views/popularity.py")
-    assert_clean(at)
-    evaluated = evaluations_made(monkeypatch)
-    at.slider(key="k").set_value(4).run()
-    assert_clean(at)
-    assert evaluated == []
+    at, evaluated = new_k_on("views/popularity.py", 4, monkeypatch)
     read = cards(at), [m.value for m in at.markdown]
     assert any("Expected exposure loss" in text or "EE-L" in text for text in read[1]), read[1]
     at.switch_page("views/scores.py").run()  # (score entropy per user at K = 4: evaluated)
@@ -125,13 +133,7 @@ def test_the_users_page_at_a_new_k_computes_its_one_metric_and_shows_what_an_eva
     every metric; the page (chart, cards, worst and best users) is the one an evaluation at K draws."""
     from dashboard import state
 
-    state.CACHE.clear()
-    at = start("views/users.py")
-    assert_clean(at)
-    evaluated = evaluations_made(monkeypatch)
-    at.slider(key="k").set_value(6).run()
-    assert_clean(at)
-    assert evaluated == []
+    at, evaluated = new_k_on("views/users.py", 6, monkeypatch)
     drawn = ([m.value for m in at.metric], [m.value for m in at.markdown], at.get("vega_lite_chart") and
              [c.proto.spec for c in at.get("vega_lite_chart")])
     for key in [key for key in state.CACHE._entries if key.startswith("users:")]:  # (what the page drew: again)
@@ -147,13 +149,7 @@ def test_the_users_page_at_a_new_k_computes_its_one_metric_and_shows_what_an_eva
 def test_the_summary_at_a_new_k_computes_its_headline_metrics_alone_and_says_what_an_evaluation_says(monkeypatch):
     from dashboard import state
 
-    state.CACHE.clear()
-    at = start(page=None)
-    assert_clean(at)
-    evaluated = evaluations_made(monkeypatch)
-    at.slider(key="k").set_value(7).run()
-    assert_clean(at)
-    assert evaluated == []
+    at, evaluated = new_k_on(None, 7, monkeypatch)
     drawn = [m.value for m in at.markdown], at.dataframe[0].value, [s.value for s in [*at.success, *at.info]]
     assert any("@7" in text for text in drawn[0])
     for key in [key for key in state.CACHE._entries if key.startswith("summary:")]:  # (what the page drew: again)
