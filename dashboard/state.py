@@ -8,6 +8,7 @@ moving the K slider or switching pages never repeats the parsing and the join.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -22,7 +23,7 @@ from dashboard.cache import from_environment
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
 from metrics_core._numeric.parallel import map_threads
-from metrics_core.at_k import AtK, read_at
+from metrics_core.at_k import AtK, filled, read_at
 from metrics_core.inputs.encode import load_kernels_meanwhile
 from metrics_core.inputs.read import StoredTable
 from metrics_core.metrics import registry
@@ -412,10 +413,10 @@ def _every_k_of(results: dict[str, Evaluation], positions: dict[str, int]) -> di
 
 def read_at_k(names: list[str]) -> dict[str, AtK] | None:
     """Every model's aggregates at the current K read from the curves of the first evaluation at
-    these settings (:func:`metrics_core.at_k.read_at`: a new K in a blink, no per-user table), when
-    they hold each of ``names`` that the evaluation has. None when the evaluation at this K is known
-    already (a page takes it), when no evaluation at these settings is known yet, or when one of
-    ``names`` needs an evaluation at K."""
+    these settings (:func:`metrics_core.at_k.read_at`: a new K in a blink, no per-user table), with
+    those of ``names`` that the curves lack computed alone (:meth:`~metrics_core.Dataset.metrics_at`:
+    score entropy, calibration, LRAP, ...). None when the evaluation at this K is known already (a
+    page takes it) or when no evaluation at these settings is known yet."""
     current = settings()
     bases = CACHE.peek(_every_k_key(current))
     if bases is None or CACHE.peek(_evaluations_key(current)) is not None or \
@@ -431,8 +432,18 @@ def read_at_k(names: list[str]) -> dict[str, AtK] | None:
 
     with st.spinner(f"Reading every model at K = {current.k} from the curves…"):
         at_k = CACHE.get(f"at_k:{data_key()}:{tuple(asdict(current).items())}", read)
-    wanted = set(names)
-    return None if any(wanted & set(r.missing) for r in at_k.values()) else at_k
+    wanted = sorted({name for name in names for read in at_k.values() if name in read.missing})
+    if not wanted:
+        return at_k
+    data = dataset()
+
+    def computed(say: progress.Say) -> dict[str, Evaluation]:
+        return dict(zip(at_k, map_threads(lambda model: data.metrics_at(
+            model, current, [name for name in wanted if name in at_k[model].missing]), list(at_k)), strict=True))
+
+    alone = progress.cached(CACHE, f"metrics_at:{data_key()}:{tuple(asdict(current).items())}:{tuple(wanted)}",
+                            f"Computing {', '.join(wanted)} at K = {current.k} for {len(at_k)} model(s)…", computed)
+    return {model: filled(read, alone[model]) for model, read in at_k.items()}
 
 
 def per_user_at_k(columns: list[str]) -> dict[str, pd.DataFrame]:
@@ -451,19 +462,49 @@ def per_user_at_k(columns: list[str]) -> dict[str, pd.DataFrame]:
                                lambda name: data.per_user_at(name, current, columns), data.models), strict=True)))
 
 
+def with_per_user(results: dict[str, Evaluation | AtK], columns: list[str]) -> dict[str, Evaluation]:
+    """Every model's evaluation as a page that tests or draws ``columns`` per user needs it:
+    ``results`` themselves when they are evaluations at K, else the aggregates read at K with
+    those per-user columns computed alone (:func:`per_user_at_k`; other columns absent)."""
+    if all(isinstance(result, Evaluation) for result in results.values()):
+        return results
+    frames = per_user_at_k(list(dict.fromkeys(columns)))
+    return {name: Evaluation(name, at_k.settings, at_k.metrics, frames[name], at_k.curves, at_k.users,
+                             at_k.warnings or [], at_k.skipped, at_k.left_out) for name, at_k in results.items()}
+
+
 def evaluations_of(names: list[str]) -> dict[str, Evaluation]:
     """Every model at the current settings, enough for a page that reads ``names`` with their
     per-user values (the Summary's verdicts): the evaluation at K when it is known or needed, else
-    their aggregates read from the curves (:func:`read_at_k`) and their per-user columns alone
-    (:func:`per_user_at_k`), a new K costing those metrics, not every one."""
-    current = settings()
-    read = None if CACHE.peek(_evaluations_key(current)) is not None else read_at_k(names)
+    their aggregates read at K (:func:`read_at_k`) and their per-user columns alone
+    (:func:`with_per_user`), a new K costing those metrics, not every one."""
+    read = read_at_k(names)
     if read is None:
-        return evaluations(current)
-    columns = [METRIC_COLUMNS[name] for name in names if name in METRIC_COLUMNS]
-    frames = per_user_at_k(columns)
-    return {name: Evaluation(name, at_k.settings, at_k.metrics, frames[name], at_k.curves, at_k.users,
-                             at_k.warnings or [], at_k.skipped, at_k.left_out) for name, at_k in read.items()}
+        return evaluations()
+    return with_per_user(read, [METRIC_COLUMNS[name] for name in names if name in METRIC_COLUMNS])
+
+
+def evaluated_when_asked(results: dict[str, Evaluation | AtK]) -> Callable[[], dict[str, Evaluation]]:
+    """Every model's whole evaluation at the current settings for a download, which runs after the
+    page outside its session: ``results`` themselves when they are evaluations, else evaluated at K
+    on the first click (and kept for the others), with the curves already read."""
+    if all(isinstance(result, Evaluation) for result in results.values()):
+        return lambda: results
+    data, current = dataset(), settings()
+
+    @functools.cache
+    def every() -> dict[str, Evaluation]:
+        return {name: replace(result, curves=results[name].curves)
+                for name, result in data.evaluate_all(current, curves=False).items()}
+
+    return every
+
+
+def per_user_columns_of(result: Evaluation | AtK) -> set[str]:
+    """The per-user columns ``result`` has, or for one read at K those the evaluation at K has."""
+    if isinstance(result, Evaluation):
+        return set(result.per_user.columns)
+    return {METRIC_COLUMNS[name] for name in [*result.metrics, *result.missing] if name in METRIC_COLUMNS}
 
 
 METRIC_COLUMNS = registry.per_user_columns()
@@ -511,18 +552,12 @@ def comparison(results: dict, baseline: str, metrics: list[str], test: str = "wi
                            correction, resamples, seed, results)
 
 
-def comparable_metrics(results: dict) -> list[str]:
-    """Metrics with per-user values in every model (those that can be tested and bootstrapped)."""
-    return [m for m, column in registry.per_user_columns().items()
-            if all(column in r.per_user.columns and _has_values(r.per_user[column]) for r in results.values())]
-
-
-def _has_values(column: pd.Series) -> bool:
-    """Whether a per-user column has any value (its first rows answer for most columns: a scan of
-    every column of 1M users x 4 models took 0.6 s on each visit of Compare)."""
-    values = column.to_numpy()
-    head = values[:4096]
-    return bool(pd.notna(head).any() or pd.notna(values).any())
+def comparable_metrics(results: dict[str, Evaluation | AtK]) -> list[str]:
+    """Metrics with per-user values in every model (those that can be tested and bootstrapped):
+    a per-user column and an aggregate, which a mean of per-user values has when one has a value."""
+    return [m for m, column in METRIC_COLUMNS.items()
+            if all(column in per_user_columns_of(r) and (m in r.metrics or m in getattr(r, "missing", ()))
+                   for r in results.values())]
 
 
 def segments(choice: str) -> pd.Series | None:

@@ -105,3 +105,21 @@ def read_at(evaluation: Evaluation, k: int, warnings: list[Note] | None = None) 
         left_out["users_with_recommendations"] = int(evaluation.beyond_curves.listed.loc[k])
     return AtK(evaluation.model, replace(evaluation.settings, k=k), metrics, dict(evaluation.users), curves,
                warnings, skipped, left_out, missing, metric_users, sd)
+
+
+def filled(read: AtK, evaluated: Evaluation) -> AtK:
+    """``read`` with what it misses taken from ``evaluated``, an evaluation at the same settings of
+    those metrics alone (:meth:`metrics_core.Dataset.metrics_at` with ``read.missing``): their
+    values, their users and SDs for the t intervals, the reasons of any skipped at this K."""
+    columns = registry.per_user_columns()
+    metrics, metric_users, sd = dict(read.metrics), dict(read.metric_users), dict(read.sd)
+    for name, value in evaluated.metrics.items():
+        metrics[name] = value
+        values = evaluated.values_of(columns.get(name), name)
+        if values is not None:
+            metric_users[name] = len(values)
+            sd[name] = float(values.std(ddof=1)) if len(values) > 1 else math.nan
+    ordered = {name: metrics[name] for name in registry.names() if name in metrics}  # (registry order)
+    return replace(read, metrics=ordered, skipped={**read.skipped, **evaluated.skipped},
+                   missing=[name for name in read.missing if name not in metrics and name not in evaluated.skipped],
+                   metric_users=metric_users, sd=sd)

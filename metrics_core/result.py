@@ -19,6 +19,8 @@ from metrics_core.metrics import registry
 from metrics_core.settings import Encoding, Settings
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from metrics_core.metrics.beyond_curves import BeyondCurves
 
 
@@ -110,13 +112,15 @@ class Evaluation:
         columns = registry.per_user_columns()
         rows = []
         for name, value in self.metrics.items():
-            values = self._values_of(columns.get(name), name)
+            values = self.values_of(columns.get(name), name)
             low, high = mean_interval(values, level) if values is not None else (float("nan"), float("nan"))
             rows.append({"metric": name, "label": registry.label(name, self.k), "value": value, "low": low,
                          "high": high, "users": len(values) if values is not None else None})
         return pd.DataFrame(rows).set_index("metric").astype({"users": "Int64"})
 
-    def _values_of(self, column: str | None, name: str):
+    def values_of(self, column: str | None, name: str) -> np.ndarray | None:
+        """The values behind metric ``name`` from its per-user ``column`` (None: it has none): the
+        evaluated users' for an accuracy metric, without the missing ones."""
         if column is None or column not in self.per_user.columns:
             return None
         values = self.per_user[column]

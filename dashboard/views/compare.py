@@ -23,14 +23,18 @@ from metrics_core.stats.segments import ACTIVITY
 from metrics_core.stats.served import GAP_RESAMPLES, gap_sentences, items_by_model
 from metrics_core.stats.verdict import LEAD_METRIC
 
-context = state.page()
-settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
+settings, models = state.settings(), state.model_names()
 k = settings.k
+# A new K (issue #43): the table's aggregates read from the first evaluation's curves (those without
+# a curve computed alone), the per-user values of the tested metrics and of the scatter's computed
+# alone; a K already evaluated takes its evaluation.
+read = state.read_at_k(ACCURACY + BEYOND) or state.evaluations(settings)
+dataset = state.dataset()
 baseline = st.session_state[Key.BASELINE]
 
 st.title("Compare models")
-names = [m for m in ACCURACY + BEYOND if any(m in r.metrics for r in results.values())]
-table = pd.DataFrame({label(m, k): [results[model].metrics.get(m) for model in models] for m in names}, index=models)
+names = [m for m in ACCURACY + BEYOND if any(m in r.metrics for r in read.values())]
+table = pd.DataFrame({label(m, k): [read[model].metrics.get(m) for model in models] for m in names}, index=models)
 table.index.name = "model"
 
 
@@ -44,7 +48,7 @@ def best(column: pd.Series) -> list[str]:
 
 
 st.caption(f"Best value per metric highlighted (for ARP and score entropy neither direction is better). "
-           f"K = {k}; users evaluated: {results[baseline].users['evaluated']:,}.")
+           f"K = {k}; users evaluated: {read[baseline].users['evaluated']:,}.")
 st.dataframe(table.style.apply(best, axis=0).format("{:.4f}", na_rep="–"), width="stretch",
              column_config=components.MODEL_COLUMN)
 components.download_table(table, "models", "dl_models")
@@ -73,13 +77,17 @@ else:
     st.info("Only one model is loaded.")
 
 st.subheader("Is the difference real?")
-comparable = state.comparable_metrics(results)
+comparable = state.comparable_metrics(read)
+per_user_metrics = [c for c in PER_USER_LABELS if c in state.per_user_columns_of(read[baseline])]
+if st.session_state.get(Key.SCATTER_METRIC) not in per_user_metrics:  # (the scatter's, below: computed with these)
+    st.session_state[Key.SCATTER_METRIC] = per_user_metrics[0]
 left, right = st.columns([3, 2])
 with left:
     st.session_state.setdefault(Key.TESTED_METRICS, [m for m in ("ndcg", "map", "recall") if m in comparable])
     st.session_state[Key.TESTED_METRICS] = [m for m in st.session_state[Key.TESTED_METRICS] if m in comparable]
     chosen = st.multiselect("Metrics to test", comparable, key=Key.TESTED_METRICS,
                             format_func=lambda m: METRICS[m].label)
+results = state.with_per_user(read, [*(state.METRIC_COLUMNS[m] for m in chosen), st.session_state[Key.SCATTER_METRIC]])
 with right, st.expander("Test settings"):
     test = st.radio("Paired test", ["wilcoxon", "t"], horizontal=True, key=Key.TEST,
                     format_func={"wilcoxon": "Wilcoxon signed-rank", "t": "paired t-test"}.get)
@@ -159,23 +167,24 @@ st.subheader("Export")
 workspace = state.workspace()
 # (read here: the download's function runs after the page, outside its session)
 activity = state.segments(ACTIVITY) if dataset.training is not None else None
+every = state.evaluated_when_asked(read)  # (a K read from the curves: every model evaluated at K on a click)
 files = {**{f"recommendations {m}": t for m, t in workspace.models.items()}, "ground truth": workspace.ground_truth,
          "training interactions": workspace.train, "item features": workspace.items, "user features": workspace.users}
 prints = {name: f"{table.name} · {content_hash(table)[:16]}" for name, table in files.items() if table is not None}
 e1, e2, e3 = st.columns(3)
 e1.download_button("HTML report (works offline)",
-                   lambda: report_html(results, comparison, fingerprints=prints, workspace=workspace.label,
-                                       cases=case_study(dataset, results),
+                   lambda: report_html(every(), comparison, fingerprints=prints, workspace=workspace.label,
+                                       cases=case_study(dataset, every()),
                                        served=served,
-                                       gaps=None if activity is None else gap_sentences(results, LEAD_METRIC,
+                                       gaps=None if activity is None else gap_sentences(every(), LEAD_METRIC,
                                                                                         activity)),
                    "rankscope-report.html", "text/html", key="dl_report", icon=":material/description:",
                    on_click="ignore")
 e2.download_button("Every number (JSON)",
-                   lambda: json.dumps(numbers(results, comparison, fingerprints=prints), indent=2),
+                   lambda: json.dumps(numbers(every(), comparison, fingerprints=prints), indent=2),
                    "rankscope-numbers.json", "application/json", key="dl_json", icon=":material/data_object:",
                    on_click="ignore")
-e3.download_button("Every number (CSV)", lambda: numbers_csv(results, comparison), "rankscope-numbers.csv",
+e3.download_button("Every number (CSV)", lambda: numbers_csv(every(), comparison), "rankscope-numbers.csv",
                    "text/csv", key="dl_csv", icon=":material/table:", on_click="ignore")
 
 st.subheader("Metric at every cut-off")
@@ -197,7 +206,6 @@ else:
         st.session_state[Key.MODEL_B] = others[0]
     with columns[1]:
         b = st.selectbox("Model B", others, key=Key.MODEL_B)
-    per_user_metrics = [c for c in PER_USER_LABELS if c in results[a].per_user.columns]
     with columns[2]:
         column = st.selectbox("Metric", per_user_metrics, format_func=PER_USER_LABELS.get, key=Key.SCATTER_METRIC)
 

@@ -7,8 +7,10 @@ from dashboard import charts, components, state
 from dashboard.summaries import model_column
 from dashboard.text import plain
 
-context = state.page()
-settings, results, models, dataset = context.settings, context.results, context.models, context.dataset
+settings, models = state.settings(), state.model_names()
+# A new K (issue #43): read from the first evaluation's curves, with score entropy per user computed alone.
+read = state.read_at_k([]) or state.evaluations(settings)
+dataset = state.dataset()
 k = settings.k
 
 st.title("Scores")
@@ -21,6 +23,7 @@ if scored:
         """The score histograms of every scored model, and the score entropy's distribution."""
         histograms = pd.concat([dataset.score_distribution(name, k, bins=30).assign(model=name) for name in scored],
                                ignore_index=True)
+        results = state.with_per_user(read, ["score_entropy"])
         entropies = {name: results[name].per_user["score_entropy"].dropna().to_numpy() for name in scored}
         values = pd.concat([pd.DataFrame({"model": model_column(name, models, len(column)), "value": column})
                             for name, column in entropies.items()], ignore_index=True)

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, components, state
-from dashboard.glossary import METRICS, PER_USER_LABELS
+from dashboard.glossary import PER_USER_LABELS
 from dashboard.state import Key
 from dashboard.summaries import model_column
 from dashboard.text import plain
@@ -20,11 +20,7 @@ results = state.read_at_k([]) or state.evaluations(settings)
 st.title("Users")
 model = components.model_picker()
 result = results[model]
-if isinstance(result, Evaluation):
-    available = set(result.per_user.columns)
-else:  # (read at K: the per-user columns of the metrics the evaluation at K has)
-    available = {METRICS[name].per_user for name in [*result.metrics, *result.missing] if METRICS[name].per_user}
-per_user_metrics = [c for c in PER_USER_LABELS if c in available]
+per_user_metrics = [c for c in PER_USER_LABELS if c in state.per_user_columns_of(result)]
 left, right = st.columns(2)
 with left:
     column = st.selectbox("Metric", per_user_metrics, format_func=PER_USER_LABELS.get, key=Key.USERS_METRIC)

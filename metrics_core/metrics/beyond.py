@@ -59,10 +59,19 @@ class BeyondInputs:
     no_categories: str = "needs an item table with a category column"
 
 
-def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> BeyondPass:
+POPULARITY = ("novelty", "arp", "arp_normalised", "novelty_interactions", "serendipity_popularity")
+SIMILARITY = ("diversity", "intra_list_similarity", "serendipity")
+PRIMITIVE = ("serendipity_primitive", "unexpectedness")
+CATALOG = tuple(registry.names("catalog"))
+
+
+def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs, only: set[str] | None = None) -> BeyondPass:
     """Every beyond-accuracy metric whose inputs are present, per user and aggregated, with
-    the conventions ``settings`` chooses."""
+    the conventions ``settings`` chooses; with ``only`` (metric names), the groups of metrics that
+    hold one of them alone (catalog, popularity, similarity, calibration, exposure, primitive
+    model, score entropy), and of their results those named, with the same values."""
     k, training = settings.k, inputs.training
+    wanted = (lambda names: True) if only is None else (lambda names: bool(only.intersection(names)))
     top_all = lists.items[:, :k]
     listed = row_sums(top_all >= 0, np.int64)
     rows = np.flatnonzero(listed)
@@ -70,37 +79,17 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> Beyon
     top = top_all if every_user else top_all[rows]  # a view when every user has a list
     hit_top = lists.hit[user_rows(rows), :k]
     out = BeyondPass(rows, {}, {}, {}, {"users_with_recommendations": len(rows)})
-    counts = catalog.recommendation_counts(top, inputs.n_items)
-    _catalog_metrics(out, counts, inputs, settings)
-    if training is not None:
-        out.per_user["novelty"], unknown = popularity.novelty(top, training.users_per_item, training.n_users,
-                                                              settings.novelty_unknown)
-        out.left_out["recommendations_unknown_to_training"] = unknown
-        out.per_user["arp"] = popularity.average_recommendation_popularity(
-            top, training.interactions_per_item, settings.arp_unknown)
-        out.metrics["novelty_interactions"] = popularity.interaction_novelty(
-            counts, training.interactions_per_item, training.n_interactions)
-        n_catalog = int(inputs.in_catalog.sum()) if inputs.in_catalog is not None else inputs.n_items
-        out.per_user["serendipity_popularity"] = popularity.popularity_serendipity(
-            top, hit_top, training.interactions_per_item, n_catalog, training.interaction_levels)
-    else:
-        for name in ("novelty", "arp", "arp_normalised", "novelty_interactions", "serendipity_popularity"):
-            out.skipped[name] = NEEDS_TRAINING
-    _similarity_metrics(out, top, hit_top, rows, inputs, settings)
-    _calibration(out, top, rows, inputs, settings)
-    _exposure(out, top, inputs, settings)
-    if inputs.primitive is not None:
-        _primitive_metrics(out, lists, rows, hit_top, inputs, settings)
-    else:
-        out.skipped.update(dict.fromkeys(("serendipity_primitive", "unexpectedness"), NEEDS_PRIMITIVE))
-    if lists.scores is not None:
-        if settings.score_entropy == "pooled":
-            top_scores = lists.scores[:, :k] if every_user else lists.scores[rows, :k]
-            out.metrics["score_entropy"] = scores.pooled_score_entropy(top_scores)
-        else:
-            out.per_user["score_entropy"] = scores.score_entropy(lists.scores, None if every_user else rows, k)
-    else:
-        out.skipped["score_entropy"] = "needs scores (the lists have ranks only)"
+    counts = catalog.recommendation_counts(top, inputs.n_items) if wanted(CATALOG + POPULARITY) else None
+    groups = ((CATALOG, lambda: _catalog_metrics(out, counts, inputs, settings)),
+              (POPULARITY, lambda: _popularity_metrics(out, top, hit_top, counts, inputs, settings)),
+              (SIMILARITY, lambda: _similarity_metrics(out, top, hit_top, rows, inputs, settings)),
+              (("calibration",), lambda: _calibration(out, top, rows, inputs, settings)),
+              (("exposure_distance",), lambda: _exposure(out, top, inputs, settings)),
+              (PRIMITIVE, lambda: _primitive_metrics(out, lists, rows, hit_top, inputs, settings)),
+              (("score_entropy",), lambda: _score_entropy(out, lists, None if every_user else rows, settings)))
+    for names, compute in groups:
+        if wanted(names):
+            compute()
     for name, values in out.per_user.items():
         present = ~np.isnan(values)
         if present.any():
@@ -110,7 +99,42 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs) -> Beyon
     if "arp" in out.metrics:
         scale = training.n_users if settings.arp_normalisation == "users" else training.n_interactions
         out.metrics["arp_normalised"] = out.metrics["arp"] / max(1, scale)
+    if only is not None:
+        out.per_user = {name: values for name, values in out.per_user.items() if name in only}
+        out.metrics = {name: value for name, value in out.metrics.items() if name in only}
+        out.skipped = {name: reason for name, reason in out.skipped.items() if name in only}
     return out
+
+
+def _popularity_metrics(out: BeyondPass, top: np.ndarray, hit_top: np.ndarray, counts: np.ndarray,
+                        inputs: BeyondInputs, settings: Settings) -> None:
+    """Novelty, ARP and popularity serendipity per user, and the interactions' novelty."""
+    training = inputs.training
+    if training is None:
+        out.skipped.update(dict.fromkeys(POPULARITY, NEEDS_TRAINING))
+        return
+    out.per_user["novelty"], unknown = popularity.novelty(top, training.users_per_item, training.n_users,
+                                                          settings.novelty_unknown)
+    out.left_out["recommendations_unknown_to_training"] = unknown
+    out.per_user["arp"] = popularity.average_recommendation_popularity(
+        top, training.interactions_per_item, settings.arp_unknown)
+    out.metrics["novelty_interactions"] = popularity.interaction_novelty(
+        counts, training.interactions_per_item, training.n_interactions)
+    n_catalog = int(inputs.in_catalog.sum()) if inputs.in_catalog is not None else inputs.n_items
+    out.per_user["serendipity_popularity"] = popularity.popularity_serendipity(
+        top, hit_top, training.interactions_per_item, n_catalog, training.interaction_levels)
+
+
+def _score_entropy(out: BeyondPass, lists: Lists, rows: np.ndarray | None, settings: Settings) -> None:
+    """The entropy of the softmax of each user's top-K scores (``rows``: the users with a list,
+    None: every user), or of every list's pooled (``score_entropy="pooled"``)."""
+    if lists.scores is None:
+        out.skipped["score_entropy"] = "needs scores (the lists have ranks only)"
+    elif settings.score_entropy == "pooled":
+        out.metrics["score_entropy"] = scores.pooled_score_entropy(
+            lists.scores[:, :settings.k] if rows is None else lists.scores[rows, :settings.k])
+    else:
+        out.per_user["score_entropy"] = scores.score_entropy(lists.scores, rows, settings.k)
 
 
 def _calibration(out: BeyondPass, top: np.ndarray, rows: np.ndarray, inputs: BeyondInputs,
@@ -225,7 +249,10 @@ def _diversity(sums: similarity.PairSums, top: np.ndarray, settings: Settings) -
 
 def _primitive_metrics(out: BeyondPass, lists: Lists, rows, hit_top, inputs: BeyondInputs,
                        settings: Settings) -> None:
-    names = ("serendipity_primitive", "unexpectedness")
+    names = PRIMITIVE
+    if inputs.primitive is None:
+        out.skipped.update(dict.fromkeys(names, NEEDS_PRIMITIVE))
+        return
     if settings.primitive_scale == "minmax" and (lists.scores is None or inputs.primitive.scores is None):
         out.skipped.update(dict.fromkeys(names, "primitive_scale = minmax needs scores in both models"))
         return

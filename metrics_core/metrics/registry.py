@@ -22,7 +22,7 @@ Families:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -331,6 +331,25 @@ def per_user_columns(family_name: Family | None = None) -> dict[str, str]:
     """Metric name -> per-user column, for the metrics that are means of per-user values."""
     return {metric.name: metric.per_user for metric in REGISTRY
             if metric.per_user and (family_name is None or metric.family == family_name)}
+
+
+def columns_behind(metric_names: Iterable[str]) -> set[str]:
+    """The per-user columns whose values make ``metric_names``: each metric's own, the column an
+    aggregate of another metric summarises (``of``), and those of the metrics a combined one is a
+    function of (``combines``), so that computing these columns alone gives those metrics.
+
+    >>> sorted(columns_behind(["gm_map", "fbeta_of_means", "coverage"]))
+    ['ap', 'precision', 'recall']
+    """
+    columns: set[str] = set()
+    for name in metric_names:
+        metric = METRICS[name]
+        if metric.per_user:
+            columns.add(metric.per_user)
+        if metric.of is not None:
+            columns |= columns_behind([metric.of])
+        columns |= columns_behind(metric.combines)
+    return columns
 
 
 def accuracy_entries(with_candidates: bool, with_judgements: bool = True) -> list[Metric]:

@@ -35,6 +35,17 @@ def new_k_on(page: str | None, k: int, monkeypatch):
     return at, evaluated
 
 
+def evaluate_at_k(at, page: str) -> None:
+    """Every model evaluated at the current K (the Overview's card intervals ask for it), then back
+    on ``page`` with the intervals off again."""
+    at.switch_page("views/overview.py").run()
+    at.toggle(key=Key.CARD_INTERVALS).set_value(True).run()
+    assert_clean(at)
+    at.toggle(key=Key.CARD_INTERVALS).set_value(False).run()
+    at.switch_page(page).run()
+    assert_clean(at)
+
+
 def cards(at) -> dict[str, tuple[str, str]]:
     return {metric.label: (metric.value, metric.delta) for metric in at.metric}
 
@@ -60,9 +71,14 @@ def test_a_new_k_reads_the_cards_from_the_curves_and_they_equal_an_evaluation_th
     assert evaluated == [5, 7]
     at.toggle(key=Key.CARD_INTERVALS).set_value(False).run()
     at.toggle(key=Key.EVERY_METRIC).set_value(True).run()  # (K = 7 is known now: its evaluation is shown)
-    at.slider(key="k").set_value(3).run()  # (every metric: some have no curve, so K = 3 is evaluated)
+    at.slider(key="k").set_value(3).run()  # (every metric: those without a curve computed alone at K = 3)
     assert_clean(at)
+    assert evaluated == [5, 7]
+    every = cards(at)
+    assert {"LRAP@3", "Calibration@3", "Score entropy@3", "11-pt avg precision"} & set(every), list(every)
+    at.toggle(key=Key.CARD_INTERVALS).set_value(True).run()  # (K = 3 evaluated: the same cards)
     assert evaluated == [5, 7, 3]
+    assert cards(at) == every
 
 
 def test_a_new_k_on_the_popularity_page_reads_its_cards_and_they_equal_an_evaluation_there(monkeypatch):
@@ -70,10 +86,8 @@ def test_a_new_k_on_the_popularity_page_reads_its_cards_and_they_equal_an_evalua
     at, evaluated = new_k_on("views/popularity.py", 4, monkeypatch)
     read = cards(at), [m.value for m in at.markdown]
     assert any("Expected exposure loss" in text or "EE-L" in text for text in read[1]), read[1]
-    at.switch_page("views/scores.py").run()  # (score entropy per user at K = 4: evaluated)
-    assert_clean(at)
+    evaluate_at_k(at, "views/popularity.py")  # (now from the evaluation at K = 4: the same numbers)
     assert evaluated == [4]
-    at.switch_page("views/popularity.py").run()  # (now from the evaluation at K = 4: the same numbers)
     assert (cards(at), [m.value for m in at.markdown]) == read
 
 
@@ -138,10 +152,8 @@ def test_the_users_page_at_a_new_k_computes_its_one_metric_and_shows_what_an_eva
              [c.proto.spec for c in at.get("vega_lite_chart")])
     for key in [key for key in state.CACHE._entries if key.startswith("users:")]:  # (what the page drew: again)
         state.CACHE._entries.pop(key)
-    at.switch_page("views/scores.py").run()  # (evaluates every model at K = 6)
+    evaluate_at_k(at, "views/users.py")  # (now drawn from the evaluation at K = 6)
     assert evaluated == [6]
-    at.switch_page("views/users.py").run()  # (now drawn from the evaluation at K = 6)
-    assert_clean(at)
     assert ([m.value for m in at.metric], [m.value for m in at.markdown], at.get("vega_lite_chart") and
             [c.proto.spec for c in at.get("vega_lite_chart")]) == drawn
 
@@ -154,10 +166,61 @@ def test_the_summary_at_a_new_k_computes_its_headline_metrics_alone_and_says_wha
     assert any("@7" in text for text in drawn[0])
     for key in [key for key in state.CACHE._entries if key.startswith("summary:")]:  # (what the page drew: again)
         state.CACHE._entries.pop(key)
-    at.switch_page("views/scores.py").run()  # (evaluates every model at K = 7)
+    evaluate_at_k(at, "views/summary.py")  # (now from the evaluation at K = 7)
     assert evaluated == [7]
-    at.switch_page("views/summary.py").run()  # (now from the evaluation at K = 7)
-    assert_clean(at)
     again = [m.value for m in at.markdown], at.dataframe[0].value, [s.value for s in [*at.success, *at.info]]
     assert again[0] == drawn[0] and again[2] == drawn[2]
     pd.testing.assert_frame_equal(again[1], drawn[1])
+
+
+def drawn_by(at) -> tuple:
+    """What a page shows: its texts, numbers, tables and chart specs."""
+    return ([m.value for m in at.markdown], [m.value for m in at.caption], [(m.label, m.value) for m in at.metric],
+            [frame.value for frame in at.dataframe], [c.proto.spec for c in at.get("vega_lite_chart")])
+
+
+def assert_drawn_alike(first: tuple, second: tuple) -> None:
+    assert first[:3] == second[:3] and first[4] == second[4]
+    assert len(first[3]) == len(second[3])
+    for one, other in zip(first[3], second[3], strict=True):
+        pd.testing.assert_frame_equal(one, other, check_exact=False, rtol=1e-12)
+
+
+def forget_drawn(prefixes: tuple[str, ...]) -> None:
+    """What pages drew and computed at this K forgotten: they draw it again from an evaluation."""
+    from dashboard import state
+
+    for key in [key for key in state.CACHE._entries if key.startswith(prefixes)]:
+        state.CACHE._entries.pop(key)
+
+
+def test_the_scores_page_at_a_new_k_computes_score_entropy_alone_and_draws_what_an_evaluation_draws(monkeypatch):
+    at, evaluated = new_k_on("views/scores.py", 3, monkeypatch)
+    drawn = drawn_by(at)
+    assert drawn[4] and any("ln 3" in text for text in drawn[0])
+    forget_drawn(("scores:",))
+    evaluate_at_k(at, "views/scores.py")
+    assert evaluated == [3]
+    assert_drawn_alike(drawn_by(at), drawn)
+
+
+def test_compare_at_a_new_k_computes_its_tested_metrics_alone_and_shows_what_an_evaluation_shows(monkeypatch):
+    """A new K on Compare: the table's metrics read or computed alone, the tested metrics' and the
+    scatter's per-user values computed alone; every table, sentence and chart is the one an
+    evaluation at K draws."""
+    at, evaluated = new_k_on("views/compare.py", 4, monkeypatch)
+    at.multiselect(key=Key.TESTED_METRICS).set_value(["ndcg", "novelty", "calibration"]).run()
+    at.selectbox(key=Key.SCATTER_METRIC).set_value("score_entropy").run()
+    assert_clean(at)
+    assert evaluated == []
+    options = at.multiselect(key=Key.TESTED_METRICS).options, at.selectbox(key=Key.SCATTER_METRIC).options
+    drawn = drawn_by(at)
+    assert any("Score entropy" in str(frame.columns.tolist()) for frame in drawn[3])
+    from dashboard import state
+
+    forget_drawn(("compare_pair:", "compare_segments:", "segment_gaps:"))
+    state._comparison.clear()  # (the paired tests and intervals: again, from the evaluation)
+    evaluate_at_k(at, "views/compare.py")
+    assert evaluated == [4]
+    assert (at.multiselect(key=Key.TESTED_METRICS).options, at.selectbox(key=Key.SCATTER_METRIC).options) == options
+    assert_drawn_alike(drawn_by(at), drawn)

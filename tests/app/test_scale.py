@@ -6,7 +6,9 @@ summarise per-user values on the server)."""
 from __future__ import annotations
 
 import json
+import re
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -45,9 +47,10 @@ def chart_rows(at: AppTest) -> list[int]:
 
 
 def test_every_page_at_20000_users_and_4_models_sends_summaries_not_users(large_workspace, monkeypatch):
-    """Also: a new K is read from the first evaluation's curves where a page shows aggregates, and
-    evaluated at K alone (keeping the curves) where it shows per-user values (issue #43: K is
-    free after the first evaluation), with the numbers of a whole evaluation at that K."""
+    """Also: a new K is read from the first evaluation's curves, with what a page shows that they
+    lack (a few aggregates, the per-user values of the metrics it draws or tests) computed alone:
+    no page evaluates every metric at a new K (issue #43), and every number equals a whole
+    evaluation's at that K."""
     home, workspace_id = large_workspace
     monkeypatch.setenv("RANKSCOPE_HOME", home)
     from dashboard import state
@@ -73,7 +76,7 @@ def test_every_page_at_20000_users_and_4_models_sends_summaries_not_users(large_
             assert all(n <= MAX_CHART_ROWS for n in rows), (page, k, rows)
     at.switch_page("views/users.py").run()
     assert chart_rows(at), "the Users page draws its charts"
-    assert [(k, curves) for k, curves in asked if k in (5, 20)] == [(5, False), (20, False)], asked
+    assert asked == [(10, True)], asked
     monkeypatch.setattr(Dataset, "evaluate_all", evaluate_all)
     data = next(value for key, value in state.CACHE._entries.items() if key.startswith("data:"))[0]
     read = [key for key in state.CACHE._entries if key.startswith("at_k:")]
@@ -84,6 +87,21 @@ def test_every_page_at_20000_users_and_4_models_sends_summaries_not_users(large_
         for name, result in at_k.items():
             assert result.metrics == pytest.approx({m: whole[name].metrics[m] for m in result.metrics}, rel=1e-12,
                                                    abs=1e-15), (key, name)
+    alone = [key for key in state.CACHE._entries if key.startswith(("metrics_at:", "per_user:"))]
+    settings = next(iter(state.CACHE._entries[read[0]][0].values())).settings
+    assert {key.split(":")[0] for key in alone} == {"metrics_at", "per_user"}, alone
+    for key in alone:  # (what was computed alone: the whole evaluation's numbers, per user too)
+        computed = state.CACHE._entries[key][0]
+        some = next(iter(computed.values()))
+        whole = data.evaluate_all(some.settings if key.startswith("metrics_at:") else  # (the same settings but K)
+                                  replace(settings, k=int(re.search(r"\('k', (\d+)\)", key).group(1))))
+        for name, result in computed.items():
+            if key.startswith("metrics_at:"):
+                assert result.metrics == pytest.approx({m: whole[name].metrics[m] for m in result.metrics},
+                                                       rel=1e-12), (key, name)
+                result = result.per_user
+            pd.testing.assert_frame_equal(result, whole[name].per_user.loc[result.index, result.columns],
+                                          check_dtype=False, rtol=1e-12, obj=f"{key} {name}")
     for key, (results, _, _) in list(state.CACHE._entries.items()):
         if key.startswith("evaluations:"):
             whole = data.evaluate_all(next(iter(results.values())).settings)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from metrics_core import Dataset, Settings
-from metrics_core.at_k import read_at
+from metrics_core.at_k import filled, read_at
 
 CONVENTIONS = [
     {},
@@ -195,3 +195,53 @@ def test_a_few_per_user_columns_at_k_equal_the_whole_evaluations():
                                           check_dtype=False,  # (hits: float in the whole, where NaN joins it)
                                           obj=column)
             assert whole.loc[~whole.index.isin(few.index), column].isna().all(), column  # (the rest: no value)
+
+
+@pytest.mark.parametrize("conventions", CONVENTIONS, ids=range(len(CONVENTIONS)))
+def test_what_a_read_k_misses_is_computed_alone_and_fills_it(conventions):
+    """``Dataset.metrics_at`` with a read K's ``missing`` computes those metrics alone, and the read
+    K it fills has every metric of the evaluation at K with its value, users and t interval."""
+    data = random_data(2)
+    model = data.models[0]
+    base = data.evaluate(model, Settings(k=3, **conventions), beyond_curves=True)
+    for k in (1, 2, 5, data.lists[model].positions):
+        settings = Settings(k=k, **conventions)
+        at_k, read = data.evaluate(model, settings, curves=False), read_at(base, k)
+        assert read.missing  # (score entropy, calibration, the whole-list accuracy metrics, ...)
+        alone = data.metrics_at(model, settings, read.missing)
+        assert set(alone.metrics) | set(alone.skipped) == set(read.missing), k
+        whole = filled(read, alone)
+        assert whole.missing == [] and set(whole.metrics) == set(at_k.metrics), k
+        frame = at_k.to_frame()
+        for name, value in at_k.metrics.items():
+            assert whole.metrics[name] == pytest.approx(value, rel=1e-12, abs=1e-12, nan_ok=True), (k, name)
+            assert whole.users_of(name) == at_k.users_of(name), (k, name)
+            expected = frame.loc[name, ["low", "high"]].to_numpy(dtype=float)
+            interval = whole.interval(name)
+            if interval is not None:
+                assert interval == pytest.approx(tuple(expected), rel=1e-6), (k, name)
+            elif name in alone.metrics:  # (computed: an interval wherever the evaluation gives one)
+                assert np.isnan(expected).all(), (k, name)
+
+
+@pytest.mark.parametrize("conventions", CONVENTIONS, ids=range(len(CONVENTIONS)))
+def test_each_metric_computed_alone_equals_the_whole_evaluation(conventions):
+    """Every metric asked of ``metrics_at`` by itself has the whole evaluation's value and per-user
+    column, and nothing else is reported (the groups of the beyond-accuracy pass run alone)."""
+    from metrics_core.metrics import registry
+
+    data = random_data(4)
+    model = data.models[0]
+    settings = Settings(k=4, **conventions)
+    whole = data.evaluate(model, settings, curves=False)
+    for name in [*whole.metrics, *whole.skipped]:
+        alone = data.metrics_at(model, settings, [name])
+        assert set(alone.metrics) | set(alone.skipped) == {name}, name
+        if name in whole.skipped:
+            assert alone.skipped[name] == whole.skipped[name], name
+            continue
+        assert alone.metrics[name] == pytest.approx(whole.metrics[name], rel=1e-12, abs=1e-12), name
+        column = registry.METRICS[name].per_user
+        if column:
+            pd.testing.assert_series_equal(alone.per_user[column], whole.per_user.loc[alone.per_user.index, column],
+                                           check_exact=False, rtol=1e-12, obj=name)

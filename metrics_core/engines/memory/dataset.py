@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -327,27 +327,40 @@ class Dataset(Analyses):
         evaluation.beyond_curves = beyond_every_k
         return evaluation
 
-    def per_user_at(self, model: str, settings: Settings, columns: list[str]) -> pd.DataFrame:
-        """The per-user ``columns`` of ``model`` at ``settings`` (with ``hits`` and ``evaluated``),
-        as :meth:`evaluate` gives them in ``per_user``, computing those alone: the accuracy pass
-        for its columns among them, the beyond-accuracy pass only when one of its columns is asked
-        for (the app's pages that show one metric per user at a new K). Its users are those the
-        passes run give values to (the evaluated users, with the beyond-accuracy pass also the users
-        with a list); a user of ``evaluate`` left out has no value in these columns."""
+    def metrics_at(self, model: str, settings: Settings, names: Iterable[str]) -> Evaluation:
+        """``names`` (metric names) of ``model`` at ``settings``, computed alone, as :meth:`evaluate`
+        gives them: their aggregates and per-user columns (with ``relevant``, ``hits``, ``listed`` and
+        ``evaluated``), their skipped reasons, the users and the notes; curves at K only. The accuracy
+        pass computes the per-user columns behind the accuracy names among them
+        (:func:`~metrics_core.metrics.registry.columns_behind`), the beyond-accuracy pass the groups
+        of the others, or neither (what a K read from the curves lacks, and the app's pages that
+        show a few metrics at a new K). Its per-user users are those the passes run give values to
+        (the evaluated users, with the beyond-accuracy pass also the users with a list)."""
+        names = set(names)
         lists = self.retrieved(model, settings.score_threshold, settings.max_list_length, settings.judged_only)
         lists.require_scores(settings.score_positions or lists.positions, f"k = {settings.k}")
         rows, counts = self._averaged(lists, settings)
         if len(rows) == 0:
             raise no_evaluated_user(any(note.code == "below_threshold" for note in self.truth.notes),
                                     self.columns.threshold)
-        own = set(registry.per_user_columns("accuracy").values())
-        kept = {"relevant", "hits", "listed", "evaluated"}
+        accuracy_names = names & set(registry.names("accuracy"))
         candidates = self.candidates(settings)
         result = accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates, curves=False,
-                                        only=set(columns) & own)
-        extra = beyond_accuracy.beyond_pass(lists, settings, self.beyond_inputs(model, settings)) \
-            if set(columns) - own - kept else beyond_accuracy.not_requested()
-        per_user = self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None).per_user
+                                        only=registry.columns_behind(accuracy_names))
+        beyond_names = names - accuracy_names
+        extra = beyond_accuracy.beyond_pass(lists, settings, self.beyond_inputs(model, settings), only=beyond_names) \
+            if beyond_names else beyond_accuracy.not_requested()
+        evaluation = self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None)
+        evaluation.metrics = {name: value for name, value in evaluation.metrics.items() if name in names}
+        evaluation.skipped = {name: reason for name, reason in evaluation.skipped.items() if name in names}
+        return evaluation
+
+    def per_user_at(self, model: str, settings: Settings, columns: list[str]) -> pd.DataFrame:
+        """The per-user ``columns`` of ``model`` at ``settings`` (with ``hits`` and ``evaluated``),
+        as :meth:`evaluate` gives them in ``per_user``, computing those alone (:meth:`metrics_at`;
+        the app's pages that show one metric per user at a new K)."""
+        named = {column: name for name, column in registry.per_user_columns().items()}
+        per_user = self.metrics_at(model, settings, [named[c] for c in columns if c in named]).per_user
         return per_user[[c for c in dict.fromkeys([*columns, "hits", "evaluated"]) if c in per_user.columns]]
 
     def _averaged(self, lists: Lists, settings: Settings) -> tuple[np.ndarray, dict[str, int]]:
