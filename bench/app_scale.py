@@ -169,8 +169,16 @@ def main() -> None:
     step("reopened: K = 5 on Popularity (read from the kept curves)", lambda: at.slider(key="k").set_value(5).run())
     step("reopened: Overview at K = 5", lambda: at.switch_page("views/overview.py").run())
     step("reopened: K = 7 on the Overview (read)", lambda: at.slider(key="k").set_value(7).run())
-    step("reopened: Users at K = 7 (its per-user values: evaluated at K)", lambda: at.switch_page(
+    step("reopened: Users at K = 7 (its metric per user at K, computed alone)", lambda: at.switch_page(
         "views/users.py").run())
+    step("reopened: Scores at K = 7 (score entropy per user at K, alone)", lambda: at.switch_page(
+        "views/scores.py").run())
+    step("reopened: Compare at K = 7 (the tested metrics per user at K, alone)", lambda: at.switch_page(
+        "views/compare.py").run())
+    step("reopened: Summary at K = 7 (its verdict metrics per user at K, alone)", lambda: at.switch_page(
+        "views/summary.py").run())
+    step("reopened: K = 8 on the Summary (new)", lambda: at.slider(key="k").set_value(8).run())
+    step("reopened: Compare at K = 8", lambda: at.switch_page("views/compare.py").run())
     print(json.dumps({"idle_rss_mib": round(idle), "open_rss_mib": round(current), "cached_mib": round(cached),
                       "peak_rss_mib": round(peak),
                       "after_close_rss_mib": round(after), "most_chart_rows": most_rows_seen[0]}), flush=True)

@@ -30,18 +30,17 @@ def histogram(values: pd.DataFrame, bins: int = BINS) -> pd.DataFrame:
     models = list(values["model"].drop_duplicates())  # (in order of appearance; a dict of 4M names took 3.6 s)
     numbers = values["value"].to_numpy(dtype=np.float64)
     finite = np.isfinite(numbers)
-    distinct = np.unique(numbers[finite])
-    if len(distinct) <= DISCRETE_MAX:
+    distinct = few_distinct(numbers[finite])
+    if distinct is not None:
         edges, labels = None, [_number(v) for v in distinct]
         starts = ends = distinct
     else:
-        edges, decimals = nice_edges(distinct[0], distinct[-1], bins)
+        edges, decimals = nice_edges(float(numbers[finite].min()), float(numbers[finite].max()), bins)
         starts, ends = edges[:-1], edges[1:]
         labels = [f"{a:,.{decimals}f}–{b:,.{decimals}f}" for a, b in zip(starts, ends, strict=True)]
         bins = len(starts)
     codes = pd.Categorical(values["model"], categories=models).codes.astype(np.int64)
-    slot = np.searchsorted(distinct, numbers[finite]) if edges is None else \
-        np.clip(np.searchsorted(edges, numbers[finite], side="right") - 1, 0, bins - 1)
+    slot = np.searchsorted(distinct, numbers[finite]) if edges is None else bin_of(numbers[finite], edges)
     counts = np.bincount(codes[finite] * len(starts) + slot, minlength=len(models) * len(starts)).reshape(
         len(models), len(starts))
     totals = counts.sum(axis=1, keepdims=True)
@@ -49,6 +48,21 @@ def histogram(values: pd.DataFrame, bins: int = BINS) -> pd.DataFrame:
     return pd.DataFrame({"model": np.repeat(models, len(starts)), "from": np.tile(starts, len(models)),
                          "to": np.tile(ends, len(models)), "bin": np.tile(labels, len(models)),
                          "users": counts.ravel(), "share": shares.ravel()})
+
+
+def few_distinct(numbers: np.ndarray) -> np.ndarray | None:
+    """The distinct values of ``numbers``, ascending, when there are at most :data:`DISCRETE_MAX`,
+    else None: a spread sample of 100,000 answers most continuous metrics, and hashing, not
+    sorting, counts the rest (at 4M values a sort took 0.5 s).
+
+    >>> few_distinct(np.array([0.5, 0.1, 0.5])).tolist(), few_distinct(np.arange(100.0))
+    ([0.1, 0.5], None)
+    """
+    probe = numbers[::max(1, len(numbers) // 100_000)]
+    if len(pd.unique(probe)) > DISCRETE_MAX:
+        return None
+    distinct = pd.unique(numbers)
+    return np.sort(distinct) if len(distinct) <= DISCRETE_MAX else None
 
 
 def nice_edges(low: float, high: float, bins: int) -> tuple[np.ndarray, int]:
@@ -72,6 +86,25 @@ def nice_edges(low: float, high: float, bins: int) -> tuple[np.ndarray, int]:
     count = max(1, round((stop - start) / step))
     decimals = max(0, -math.floor(math.log10(step)) + (1 if multiple == 2.5 else 0))
     return np.round(start + step * np.arange(count + 1), decimals + 2), decimals
+
+
+def bin_of(numbers: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """The bin of each of ``numbers`` among equal-width ascending ``edges`` (bin i: edges[i] <= x
+    < edges[i + 1], the last bin closed; those outside in the nearest), as ``searchsorted(edges, x,
+    "right") - 1`` clipped gives it, by arithmetic then one comparison with each neighbour edge
+    for the rounding (a binary search per value took 0.2 s at 4M values).
+
+    >>> bin_of(np.array([0.0, 0.3, 0.29999, 2.3, 5.0]), np.round(np.arange(24) * 0.1, 3)).tolist()
+    [0, 3, 2, 22, 22]
+    """
+    last = len(edges) - 2
+    step = (edges[-1] - edges[0]) / (last + 1)
+    if not (np.isfinite(step) and step > np.finfo(np.float64).tiny and np.all(np.diff(edges) > 0)):
+        return np.clip(np.searchsorted(edges, numbers, side="right") - 1, 0, last)  # (degenerate edges)
+    guess = np.clip(np.floor((numbers - edges[0]) / step), 0, last).astype(np.int64)
+    guess -= numbers < edges[guess]
+    guess += numbers >= edges[guess + 1]
+    return np.clip(guess, 0, last)
 
 
 def _number(value: float) -> str:
@@ -102,12 +135,12 @@ def boxes(values: pd.DataFrame, by: list[str]) -> pd.DataFrame:
     frame = values[np.isfinite(values["value"].to_numpy(dtype=np.float64))]
     rows = []
     for key, part in frame.groupby(by, sort=False, observed=True, dropna=False):
-        numbers = np.sort(part["value"].to_numpy(dtype=np.float64))
-        q1, median, q3 = np.quantile(numbers, [0.25, 0.5, 0.75])
+        numbers = part["value"].to_numpy(dtype=np.float64)
+        q1, median, q3 = np.quantile(numbers, [0.25, 0.5, 0.75])  # (a partition, not a sort)
         reach = 1.5 * (q3 - q1)
         inside = numbers[(numbers >= q1 - reach) & (numbers <= q3 + reach)]
-        rows.append((*(key if isinstance(key, tuple) else (key,)), inside[0], q1, median, q3, inside[-1],
-                     numbers[0], numbers[-1], len(numbers)))
+        rows.append((*(key if isinstance(key, tuple) else (key,)), inside.min(), q1, median, q3, inside.max(),
+                     numbers.min(), numbers.max(), len(numbers)))
     return pd.DataFrame(rows, columns=[*by, *BOX_COLUMNS])
 
 

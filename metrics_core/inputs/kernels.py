@@ -234,63 +234,6 @@ def primitive_rows(items, other, hit, scores, other_scores, minmax, rows, k, n_i
 
 
 @numba.njit(cache=True, nogil=True)
-def softmax_entropy_rows(scores, rows, width, out, start, stop):
-    """Score entropy (as :func:`metrics_core.metrics.scores.score_entropy` defines it) of users
-    ``rows[start:stop]`` from their first ``width`` scores (NaN: empty): ``out[i]`` for user
-    ``rows[i]``, the entropy of softmax over the user's scores, log Z − Σ p·s with s shifted so
-    that the maximum is 0 (Z = Σ exp s, p = exp s / Z), at least 0; NaN when the user has no
-    score. One pass over each user's scores for the maximum, one for the sums."""
-    for i in range(start, stop):
-        user = rows[i]
-        peak = -np.inf
-        for position in range(width):
-            value = scores[user, position]
-            if value > peak:  # (False for NaN: empty cells are skipped)
-                peak = value
-        if peak == -np.inf:
-            out[i] = np.nan
-            continue
-        total, weighted = 0.0, 0.0
-        for position in range(width):
-            value = scores[user, position]
-            if value == value:
-                shifted = value - peak
-                weight = np.exp(shifted)
-                total += weight
-                weighted += weight * shifted
-        entropy = np.log(total) - weighted / total
-        out[i] = 0.0 if entropy < 0.0 else entropy  # (rounding below 0; NaN stays NaN)
-
-
-@numba.njit(cache=True, nogil=True)
-def miscalibration_rows(top, shares, has, indptr, indices, data, alpha, out, start, stop):
-    """C_KL (as :func:`metrics_core.metrics.calibration.miscalibration` defines it) of rows
-    ``start .. stop`` of ``top`` (rows x K item codes, -1 empty): the row's list mix q is the
-    mean of ``shares`` (items x categories, dense) over its items with a category (``has``), its
-    history mix p row i of a CSR matrix (``indptr``, ``indices``, ``data``), and ``out[i]`` =
-    Σ over p > 0 of p·log(p / ((1 − α)·q + α·p)); NaN when the list has no item with a category or
-    the history none. One pass over each row's items into a mix of its own."""
-    mix = np.zeros(shares.shape[1])
-    for i in range(start, stop):
-        mix[:] = 0.0
-        counted = 0
-        for position in range(top.shape[1]):
-            item = top[i, position]
-            if item >= 0 and has[item]:
-                counted += 1
-                for category in range(shares.shape[1]):
-                    mix[category] += shares[item, category]
-        total, positive = 0.0, False
-        for entry in range(indptr[i], indptr[i + 1]):
-            p = data[entry]
-            if p > 0:
-                positive = True
-                q = mix[indices[entry]] / counted if counted > 0 else 0.0
-                total += p * np.log(p / ((1.0 - alpha) * q + alpha * p))
-        out[i] = total if positive and counted > 0 else np.nan
-
-
-@numba.njit(cache=True, nogil=True)
 def histogram_rows(scores, k, first, last, span, bins, edges, top_counts, rest_counts, start, stop):
     """Count the scores of rows ``start .. stop`` (NaN: empty) in equal bins from ``first`` to
     ``last`` (``edges``, ``span`` = last − first and ``bins`` in the scores' own type), those of the
@@ -429,10 +372,7 @@ def compile_all() -> None:
         one, counts = score_type(1), np.zeros(1, np.int64)
         histogram_rows(read_only_view(np.zeros((1, 2), score_type)), 1, one, one, one, one,
                        np.zeros(2, score_type), counts, counts, 0, 1)
-        softmax_entropy_rows(read_only_view(np.zeros((1, 2), score_type)), np.zeros(1, np.int64), 2, np.zeros(1), 0, 1)
     for index_type in ints:  # (scipy's CSR index arrays: int32, or int64 from 2^31 entries)
-        miscalibration_rows(items, np.ones((1, 1)), np.ones(1, bool), np.zeros(2, index_type), np.zeros(1, index_type),
-                            np.ones(1), 0.01, np.zeros(1), 0, 1)
         zero = np.zeros(1, np.int64)
         sparse_entries(read_only_view(np.zeros(2, index_type)), read_only_view(np.zeros(1, index_type)), np.ones(1),
                        zero, zero, np.zeros(1), 0, 1)

@@ -17,7 +17,7 @@ def score_entropy(scores: np.ndarray, rows: np.ndarray | None = None, k: int | N
     first ``k`` scores, default all), within [0, ln K]; NaN for an empty list. One softmax per
     user (Evidently pools all users into one, so its value grows with the number of users).
     From :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells in one compiled pass
-    (:func:`~metrics_core.inputs.kernels.softmax_entropy_rows`, on a few threads), else with
+    (:func:`~metrics_core.metrics.prefix_kernels.score_entropy`, on a few threads), else with
     numpy a block of users at a time.
 
     >>> score_entropy(np.array([[1.0, 1.0], [5.0, np.nan]])).round(4)
@@ -36,16 +36,16 @@ def score_entropy(scores: np.ndarray, rows: np.ndarray | None = None, k: int | N
 
 
 def _compiled_score_entropy(scores: np.ndarray, rows: np.ndarray | None, width: int) -> np.ndarray:
-    """:func:`score_entropy` by the compiled pass, given the types ``make`` compiles: the scores
-    as a read-only C array (a copy only when they are not one), the users as int64."""
-    from metrics_core.inputs.kernels import read_only_view, softmax_entropy_rows
+    """:func:`score_entropy` by the compiled pass at every place, each row's value at its last
+    (:func:`~metrics_core.metrics.prefix_kernels.score_entropy`, on a few threads), on the types
+    ``make`` compiles: the scores read-only (a copy only when they are not a C array)."""
+    from metrics_core.inputs.kernels import read_only_view
+    from metrics_core.metrics.prefix_kernels import means_at_last_place
+    from metrics_core.metrics.prefix_kernels import score_entropy as entropy_at_every_place
 
-    cells = read_only_view(np.ascontiguousarray(scores))
-    users = np.arange(len(scores)) if rows is None else rows.astype(np.int64, copy=False)
-    out = np.empty(len(users))
-    map_chunks(lambda start, stop: softmax_entropy_rows(cells, users, width, out, start, stop),
-               thread_shares(len(users)))
-    return out
+    cells = read_only_view(np.ascontiguousarray(scores))[:, :width]
+    every_row = means_at_last_place(entropy_at_every_place, cells)
+    return every_row if rows is None else every_row[rows]
 
 
 def pooled_score_entropy(top_scores: np.ndarray) -> float:

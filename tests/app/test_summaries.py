@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dashboard import charts
-from dashboard.summaries import DISCRETE_MAX, MAX_CHART_ROWS, boxes, histogram, sample
+from dashboard.summaries import DISCRETE_MAX, MAX_CHART_ROWS, bin_of, boxes, few_distinct, histogram, nice_edges, sample
 
 
 def _frame(values_by_model: dict[str, list[float]]) -> pd.DataFrame:
@@ -32,6 +32,28 @@ def test_every_finite_value_is_counted_once_per_model(values_by_model):
         assert part["users"].sum() == finite
         assert part["share"].sum() == pytest.approx(1.0 if finite else 0.0)
     assert len(binned) <= 3 * max(DISCRETE_MAX, 20)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-1e6, 1e6), min_size=2, max_size=200), st.integers(1, 40))
+def test_a_value_falls_in_the_bin_a_binary_search_finds(numbers, bins):
+    """The bins found by arithmetic are a binary search's, on values drawn at random and on every
+    edge itself (where rounding would move a value to the next bin)."""
+    numbers = np.array(numbers)
+    if numbers.min() == numbers.max():
+        return
+    edges, _ = nice_edges(float(numbers.min()), float(numbers.max()), bins)
+    for probe in (numbers, edges, np.nextafter(edges, np.inf), np.nextafter(edges, -np.inf)):
+        expected = np.clip(np.searchsorted(edges, probe, side="right") - 1, 0, len(edges) - 2)
+        assert bin_of(probe, edges).tolist() == expected.tolist()
+
+
+def test_few_distinct_values_are_found_whatever_a_sample_sees():
+    rare = np.zeros(1_000_000)
+    rare[[3, 500_001]] = [0.5, 1.0]  # (values a spread sample misses: still their own bars)
+    assert few_distinct(rare).tolist() == [0.0, 0.5, 1.0]
+    many = np.repeat(np.arange(31.0), 10)
+    assert few_distinct(many) is None and few_distinct(many[:300]).tolist() == list(range(30))
 
 
 def test_a_metric_with_few_values_gets_one_bar_per_value():
