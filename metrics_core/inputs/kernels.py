@@ -234,6 +234,34 @@ def primitive_rows(items, other, hit, scores, other_scores, minmax, rows, k, n_i
 
 
 @numba.njit(cache=True, nogil=True)
+def miscalibration_rows(top, shares, has, indptr, indices, data, alpha, out, start, stop):
+    """C_KL (as :func:`metrics_core.metrics.calibration.miscalibration` defines it) of rows
+    ``start .. stop`` of ``top`` (rows x K item codes, -1 empty): the row's list mix q is the
+    mean of ``shares`` (items x categories, dense) over its items with a category (``has``), its
+    history mix p row i of a CSR matrix (``indptr``, ``indices``, ``data``), and ``out[i]`` =
+    Σ over p > 0 of p·log(p / ((1 − α)·q + α·p)); NaN when the list has no item with a category or
+    the history none. One pass over each row's items into a mix of its own."""
+    mix = np.zeros(shares.shape[1])
+    for i in range(start, stop):
+        mix[:] = 0.0
+        counted = 0
+        for position in range(top.shape[1]):
+            item = top[i, position]
+            if item >= 0 and has[item]:
+                counted += 1
+                for category in range(shares.shape[1]):
+                    mix[category] += shares[item, category]
+        total, positive = 0.0, False
+        for entry in range(indptr[i], indptr[i + 1]):
+            p = data[entry]
+            if p > 0:
+                positive = True
+                q = mix[indices[entry]] / counted if counted > 0 else 0.0
+                total += p * np.log(p / ((1.0 - alpha) * q + alpha * p))
+        out[i] = total if positive and counted > 0 else np.nan
+
+
+@numba.njit(cache=True, nogil=True)
 def histogram_rows(scores, k, first, last, span, bins, edges, top_counts, rest_counts, start, stop):
     """Count the scores of rows ``start .. stop`` (NaN: empty) in equal bins from ``first`` to
     ``last`` (``edges``, ``span`` = last − first and ``bins`` in the scores' own type), those of the
@@ -373,6 +401,8 @@ def compile_all() -> None:
         histogram_rows(read_only_view(np.zeros((1, 2), score_type)), 1, one, one, one, one,
                        np.zeros(2, score_type), counts, counts, 0, 1)
     for index_type in ints:  # (scipy's CSR index arrays: int32, or int64 from 2^31 entries)
+        miscalibration_rows(items, np.ones((1, 1)), np.ones(1, bool), np.zeros(2, index_type), np.zeros(1, index_type),
+                            np.ones(1), 0.01, np.zeros(1), 0, 1)
         zero = np.zeros(1, np.int64)
         sparse_entries(read_only_view(np.zeros(2, index_type)), read_only_view(np.zeros(1, index_type)), np.ones(1),
                        zero, zero, np.zeros(1), 0, 1)

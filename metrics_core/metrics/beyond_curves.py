@@ -12,7 +12,7 @@ gives at K = k (the tests compare every k of random data and settings):
   its count).
 * **Per-user means** (novelty, ARP, popularity serendipity; cosine diversity, intra-list
   similarity and serendipity when ``similarity="cosine"``; score entropy per user, when the lists
-  keep every place's score; calibration, up to 64 categories), from one compiled pass over each user's places
+  keep every place's score), from one compiled pass over each user's places
   (:mod:`metrics_core.metrics.prefix_kernels`): at every k the sum over users of their value, of
   its square (for intervals), and the users with a value.
 
@@ -21,7 +21,8 @@ the evaluated users without an accuracy curve:
 :func:`metrics_core.metrics.accuracy.whole_list.expected_exposure_curves`).
 
 Not covered, so absent from the columns (a K change computes them alone at K:
-:meth:`metrics_core.Dataset.metrics_at`): calibration over more than 64 categories, the
+:meth:`metrics_core.Dataset.metrics_at`): calibration (its value at every k would take a
+logarithm per category of the history at each place: 3 s per model at 1M users x 100), the
 primitive-model metrics, pooled score entropy, and diversity and serendipity under the Hamming
 or co-occurrence similarity.
 """
@@ -36,7 +37,7 @@ import pandas as pd
 
 from metrics_core._numeric.parallel import map_chunks, thread_shares
 from metrics_core.inputs.encoded import Lists
-from metrics_core.metrics import calibration, catalog, exposure, popularity
+from metrics_core.metrics import catalog, exposure, popularity
 from metrics_core.settings import Settings
 
 PLACE_COUNTS_BYTES = 1 << 29  # the most the places x items count tables of the threads may take together
@@ -149,21 +150,12 @@ def beyond_curves(lists: Lists, settings: Settings, inputs) -> BeyondCurves:
             means["serendipity"], = _summed(kernels.history_serendipity, n_users, positions, 1, items, lists.hit,
                                             vectors.unit, vectors.has_vector, history_mean, history_count,
                                             settings.serendipity_over == "list")
-    categories = inputs.categories
-    if categories is not None and categories.history is not None and \
-            categories.shares.shape[1] <= calibration.DENSE_CATEGORIES:
-        dense = categories.shares.toarray()
-        history = categories.history.tocsr()
-        means["calibration"], = _summed(kernels.miscalibration, n_users, positions, 1, items, dense,
-                                        dense.sum(axis=1) > 0, history.indptr, history.indices,
-                                        np.asarray(history.data, dtype=np.float64), float(settings.calibration_alpha),
-                                        unused)
     scores = lists.scores
     if scores is not None and settings.score_entropy == "per_user" and scores.shape[1] >= positions:
         from metrics_core.inputs.kernels import read_only_view
 
         means["score_entropy"], = _summed(kernels.score_entropy, n_users, positions, 1,
-                                          read_only_view(np.ascontiguousarray(scores))[:, :positions], unused)
+                                          read_only_view(np.ascontiguousarray(scores))[:, :positions], True, unused)
     values.update({name: m.mean() for name, m in means.items()})
     if "arp" in values:
         scale = training.n_users if settings.arp_normalisation == "users" else training.n_interactions

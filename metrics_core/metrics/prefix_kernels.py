@@ -61,18 +61,20 @@ def popularity_serendipity(items, hit, p_position, p_item, last, sums, squares, 
 
 
 @numba.njit(cache=True, nogil=True)
-def score_entropy(scores, last, sums, squares, users, start, stop):
+def score_entropy(scores, every_place, last, sums, squares, users, start, stop):
     """The entropy of the softmax of the first k places' scores (NaN: an empty place), as
     :func:`metrics_core.metrics.scores.score_entropy` defines it: log Z − W / Z with Z = Σ exp s and
     W = Σ exp(s)·s, s shifted by the largest score so far; when a larger one comes (m to m'), both
     sums move to it: Z' = e^(m − m')·Z, W' = e^(m − m')·(W + (m − m')·Z). At least 0 (rounding);
-    a user without a score there has no value."""
+    a user without a score there has no value. Without ``every_place``, the value at the last
+    place only (one logarithm per user: the metric at one K)."""
+    width = scores.shape[1]
     for u in range(start, stop):
         peak = -np.inf
         total = 0.0
         weighted = 0.0
         value = np.nan
-        for j in range(scores.shape[1]):
+        for j in range(width):
             score = scores[u, j]
             if score == score:  # (NaN: an empty place)
                 if score > peak:
@@ -85,43 +87,9 @@ def score_entropy(scores, last, sums, squares, users, start, stop):
                 weight = np.exp(shifted)
                 total += weight
                 weighted += weight * shifted
-            if total > 0.0:
+            if total > 0.0 and (every_place or j == width - 1):
                 entropy = np.log(total) - weighted / total
                 value = entropy if entropy > 0.0 else 0.0
-                _add(value, j, sums, squares, users)
-        last[u] = value
-
-
-@numba.njit(cache=True, nogil=True)
-def miscalibration(items, shares, has, indptr, indices, data, alpha, last, sums, squares, users, start, stop):
-    """C_KL of the first k places (as :func:`metrics_core.metrics.calibration.miscalibration`
-    defines it): the list's mix q is the mean of ``shares`` (items x categories, dense) over its
-    items with a category (``has``), the history mix p row u of a CSR matrix (``indptr``,
-    ``indices``, ``data``), the value Σ over p > 0 of p·log(p / ((1 − α)·q + α·p)), computed again
-    at each place that adds an item with a category; a user whose list has none there, or whose
-    history has none, has no value."""
-    mix = np.zeros(shares.shape[1])
-    for u in range(start, stop):
-        mix[:] = 0.0
-        counted = 0
-        positive = False
-        for entry in range(indptr[u], indptr[u + 1]):
-            if data[entry] > 0:
-                positive = True
-        value = np.nan
-        for j in range(items.shape[1]):
-            item = items[u, j]
-            if positive and item >= 0 and has[item]:
-                counted += 1
-                for category in range(shares.shape[1]):
-                    mix[category] += shares[item, category]
-                total = 0.0
-                for entry in range(indptr[u], indptr[u + 1]):
-                    p = data[entry]
-                    if p > 0:
-                        total += p * np.log(p / ((1.0 - alpha) * (mix[indices[entry]] / counted) + alpha * p))
-                value = total
-            if counted:
                 _add(value, j, sums, squares, users)
         last[u] = value
 
@@ -219,8 +187,7 @@ def first_listed(items, out, start, stop):
 
 def means_at_last_place(loop, top, *arguments) -> np.ndarray:
     """Each row's value at the last place of ``top`` (its first K places) from ``loop``
-    (:func:`cell_means`, :func:`popularity_serendipity`, :func:`score_entropy`, :func:`miscalibration`),
-    on a few threads:
+    (:func:`cell_means`, :func:`popularity_serendipity`, :func:`score_entropy`), on a few threads:
     the metric per user at one K (the sums over users at every k each thread keeps are left)."""
     last = np.empty(len(top))
     _rows_on_threads(lambda start, stop: loop(top, *arguments, last, *_accumulators(top), start, stop), len(top))
@@ -268,13 +235,9 @@ def compile_all() -> None:
                                     np.ones(2, count_type), False, *out, 0, 1)
             first_listed(items, np.zeros(2, np.int64), 0, 1)
             place_counts(items, np.zeros((3, 1), np.int32), 0, 1)
-            for index_type in (np.int32, np.int64):  # (scipy's CSR index arrays: int32, or int64 from 2^31 entries)
-                for top in (items, items[:, :2]):
-                    miscalibration(top, np.ones((1, 1)), np.ones(1, bool), np.zeros(3, index_type),
-                                   np.zeros(1, index_type), np.ones(1), 0.01, np.zeros(2), *out, 0, 1)
     for score_type in (np.float32, np.float64):
         for writeable in (True, False):
             scores = np.zeros((2, 3), dtype=score_type)
             scores = scores if writeable else read_only_view(scores)
             for top in (scores, scores[:, :2]):  # (at every k; at K, its first columns)
-                score_entropy(top, np.zeros(2), np.zeros(3), np.zeros(3), np.zeros(3, np.int64), 0, 1)
+                score_entropy(top, True, np.zeros(2), np.zeros(3), np.zeros(3), np.zeros(3, np.int64), 0, 1)

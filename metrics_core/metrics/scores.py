@@ -36,7 +36,7 @@ def score_entropy(scores: np.ndarray, rows: np.ndarray | None = None, k: int | N
 
 
 def _compiled_score_entropy(scores: np.ndarray, rows: np.ndarray | None, width: int) -> np.ndarray:
-    """:func:`score_entropy` by the compiled pass at every place, each row's value at its last
+    """:func:`score_entropy` by the compiled pass over the places, each row's value at its last
     (:func:`~metrics_core.metrics.prefix_kernels.score_entropy`, on a few threads), on the types
     ``make`` compiles: the scores read-only (a copy only when they are not a C array)."""
     from metrics_core.inputs.kernels import read_only_view
@@ -44,7 +44,7 @@ def _compiled_score_entropy(scores: np.ndarray, rows: np.ndarray | None, width: 
     from metrics_core.metrics.prefix_kernels import score_entropy as entropy_at_every_place
 
     cells = read_only_view(np.ascontiguousarray(scores))[:, :width]
-    every_row = means_at_last_place(entropy_at_every_place, cells)
+    every_row = means_at_last_place(entropy_at_every_place, cells, False)
     return every_row if rows is None else every_row[rows]
 
 

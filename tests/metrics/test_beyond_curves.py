@@ -22,7 +22,7 @@ CONVENTIONS = [
 ]
 COVERED_ALWAYS = {"aggregate_diversity", "personalization", "coverage", "gini", "entropy", "entropy_normalised",
                   "novelty", "novelty_interactions", "arp", "arp_normalised", "serendipity_popularity",
-                  "exposure_distance", "score_entropy", "calibration"}
+                  "exposure_distance", "score_entropy"}
 COVERED_BY_COSINE = {"diversity", "intra_list_similarity", "serendipity"}
 EXPECTED_EXPOSURE = {"ee_disparity", "ee_relevance", "ee_loss"}  # (accuracy metrics without a curve, beside them)
 
