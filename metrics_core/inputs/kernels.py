@@ -262,11 +262,11 @@ def miscalibration_rows(top, shares, has, indptr, indices, data, alpha, out, sta
 
 
 @numba.njit(cache=True, nogil=True)
-def histogram_rows(scores, k, first, last, span, bins, edges, top_counts, rest_counts, start, stop):
+def histogram_rows(scores, first, last, span, bins, edges, counts, start, stop):
     """Count the scores of rows ``start .. stop`` (NaN: empty) in equal bins from ``first`` to
-    ``last`` (``edges``, ``span`` = last − first and ``bins`` in the scores' own type), those of the
-    first ``k`` positions in ``top_counts`` and the others in ``rest_counts``, exactly as
-    ``np.histogram(values, bins, range=(first, last))`` bins them: the index (v − first) / span ·
+    ``last`` (``edges``, ``span`` = last − first and ``bins`` in the scores' own type), each
+    position's in its row of ``counts`` (positions x bins: a top K is the sum of its first K rows),
+    exactly as ``np.histogram(values, bins, range=(first, last))`` bins them: the index (v − first) / span ·
     bins in the scores' type, truncated, the last edge in the last bin, then moved by one where
     rounding put it beside the bin whose edges hold v; values outside the range are not counted."""
     last_bin = len(edges) - 2
@@ -282,10 +282,7 @@ def histogram_rows(scores, k, first, last, span, bins, edges, top_counts, rest_c
                 index -= 1
             elif index != last_bin and value >= edges[index + 1]:
                 index += 1
-            if position < k:
-                top_counts[index] += 1
-            else:
-                rest_counts[index] += 1
+            counts[position, index] += 1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -397,9 +394,9 @@ def compile_all() -> None:
             primitive_rows(items, items, hit, scores, other_scores, True, np.zeros(1, np.int64), 2, 1, 0, 1,
                            np.zeros(1), np.zeros(1))
     for score_type in (np.float32, np.float64):
-        one, counts = score_type(1), np.zeros(1, np.int64)
-        histogram_rows(read_only_view(np.zeros((1, 2), score_type)), 1, one, one, one, one,
-                       np.zeros(2, score_type), counts, counts, 0, 1)
+        one = score_type(1)
+        histogram_rows(read_only_view(np.zeros((1, 2), score_type)), one, one, one, one,
+                       np.zeros(2, score_type), np.zeros((2, 1), np.int64), 0, 1)
     for index_type in ints:  # (scipy's CSR index arrays: int32, or int64 from 2^31 entries)
         miscalibration_rows(items, np.ones((1, 1)), np.ones(1, bool), np.zeros(2, index_type), np.zeros(1, index_type),
                             np.ones(1), 0.01, np.zeros(1), 0, 1)

@@ -86,12 +86,22 @@ def score_histogram(scores: np.ndarray, k: int, bins: int = 40, edges: np.ndarra
     bins from the smallest score to the largest (``np.histogram_bin_edges`` of every score), or
     the given ``edges``. Empty cells (NaN) are not counted.
 
-    Counted a block of users at a time on a few threads, never copying the scores: the counts
-    of ``np.histogram`` over all of them, without copying the two parts out and joining them first
-    (equal bins over :data:`KERNEL_MIN` cells and more: one compiled pass that bins as it does).
-
-    Returns columns ``bin_start, bin_end, part ("top K" or "rest"), count, share``.
+    Returns columns ``bin_start, bin_end, part ("top K" or "rest"), count, share``: see
+    :func:`place_histograms` (the counts of each position, which any K sums) and :func:`histogram_at`.
     """
+    return histogram_at(*place_histograms(scores, bins, edges), k)
+
+
+def place_histograms(scores: np.ndarray, bins: int = 40, edges: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The bin edges (as :func:`score_histogram` chooses them) and the counts of each position's
+    scores in them (positions x bins; NaN not counted): a top K's counts are the sum of the first K
+    rows, so another K needs no pass over the scores.
+
+    Counted a block of users at a time on a few threads, never copying the scores, as ``np.histogram``
+    counts (equal bins over :data:`KERNEL_MIN` cells and more: one compiled pass that bins as it
+    does, :func:`~metrics_core.inputs.kernels.histogram_rows`; numpy's took 1.3 CPU-s over 1M users
+    x 100)."""
     blocks = thread_shares(len(scores)) if scores.size >= max(KERNEL_MIN, 1) else [(0, len(scores))]
     uniform = edges is None
     if uniform:
@@ -101,30 +111,35 @@ def score_histogram(scores: np.ndarray, k: int, bins: int = 40, edges: np.ndarra
         high = max(end[1] for end in found) if found else 0.0
         edges = np.histogram_bin_edges(np.array([low, high], dtype=scores.dtype if found else np.float64), bins=bins)
     if uniform and scores.size >= max(KERNEL_MIN, 1):
-        parts = _compiled_counts(scores, k, edges, blocks)
+        parts = _compiled_counts(scores, edges, blocks)
     else:
-        parts = map_chunks(lambda start, stop: _counts(scores[start:stop], k, edges, uniform), blocks)
+        parts = map_chunks(lambda start, stop: _counts(scores[start:stop], edges, uniform), blocks)
+    return edges, np.sum(parts, axis=0)
+
+
+def histogram_at(edges: np.ndarray, counts: np.ndarray, k: int) -> pd.DataFrame:
+    """:func:`score_histogram`'s frame from :func:`place_histograms`' ``edges`` and ``counts``: the
+    first ``k`` positions' counts summed as the top K, the others' as the rest."""
     frames = []
-    for i, part in enumerate((f"top {k}", "rest")):
-        count = np.sum([p[i] for p in parts], axis=0)
+    for part, count in ((f"top {k}", counts[:k].sum(axis=0)), ("rest", counts[k:].sum(axis=0))):
         frames.append(pd.DataFrame({"bin_start": edges[:-1], "bin_end": edges[1:], "part": part, "count": count,
                                     "share": count / max(1, count.sum())}))
     return pd.concat(frames, ignore_index=True)
 
 
-def _counts(block: np.ndarray, k: int, edges: np.ndarray, uniform: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``np.histogram``'s counts of a block's top-k scores and of the rest (uniform: equal bins
-    over the range of ``edges``)."""
+def _counts(block: np.ndarray, edges: np.ndarray, uniform: bool) -> np.ndarray:
+    """``np.histogram``'s counts of each position's scores in a block (uniform: equal bins over the
+    range of ``edges``), positions x bins."""
     bins = len(edges) - 1
-    return tuple(np.histogram(part[~np.isnan(part)], bins=bins if uniform else edges,
-                              range=(edges[0], edges[-1]) if uniform else None)[0]
-                 for part in (block[:, :k], block[:, k:]))
+    return np.array([np.histogram(column[~np.isnan(column)], bins=bins if uniform else edges,
+                                  range=(edges[0], edges[-1]) if uniform else None)[0] for column in block.T],
+                    dtype=np.int64).reshape(block.shape[1], bins)
 
 
-def _compiled_counts(scores: np.ndarray, k: int, edges: np.ndarray, blocks) -> list[tuple[np.ndarray, np.ndarray]]:
+def _compiled_counts(scores: np.ndarray, edges: np.ndarray, blocks) -> list[np.ndarray]:
     """:func:`_counts` over equal bins by one compiled pass per block of users
     (:func:`~metrics_core.inputs.kernels.histogram_rows`, which bins as ``np.histogram`` does, in the
-    scores' own type; numpy's took 1.3 CPU-s over 1M users x 100)."""
+    scores' own type)."""
     from metrics_core.inputs.kernels import histogram_rows, read_only_view
 
     kind = scores.dtype.type
@@ -134,10 +149,10 @@ def _compiled_counts(scores: np.ndarray, k: int, edges: np.ndarray, blocks) -> l
     span = np.subtract(last, first, dtype=scores.dtype)
     cells = read_only_view(np.ascontiguousarray(scores))
 
-    def counts(start: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
-        top, rest = np.zeros(bins, np.int64), np.zeros(bins, np.int64)
-        histogram_rows(cells, k, first, last, span, kind(bins), bin_edges, top, rest, start, stop)
-        return top, rest
+    def counts(start: int, stop: int) -> np.ndarray:
+        table = np.zeros((scores.shape[1], bins), np.int64)
+        histogram_rows(cells, first, last, span, kind(bins), bin_edges, table, start, stop)
+        return table
 
     return map_chunks(counts, blocks)
 

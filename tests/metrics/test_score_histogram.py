@@ -42,3 +42,22 @@ def test_the_histogram_counts_every_score_once_on_the_shared_edges(dtype, kind, 
         values = values[:0]
     for k in (1, 10, 40):
         pd.testing.assert_frame_equal(scores.score_histogram(values, k, 30), one_histogram(values, k, 30))
+
+
+def test_another_k_sums_the_kept_counts_of_each_position_and_equals_counting_again():
+    """``Dataset.score_distribution`` keeps each position's counts: every K after the first (and
+    the given edges, kept apart) equals a histogram counted afresh."""
+    from metrics_core import Dataset
+
+    rng = np.random.default_rng(5)
+    recs = pd.DataFrame({"user_id": np.repeat(np.arange(50), 8), "item_id": rng.integers(0, 200, 400),
+                         "score": rng.normal(size=400)}).drop_duplicates(["user_id", "item_id"])
+    data = Dataset.build(recs, recs.iloc[::3][["user_id", "item_id"]])
+    lists = data.lists[data.models[0]]
+    edges = np.linspace(-4, 4, 9)
+    for k in (3, 1, 8, 20, 3):
+        pd.testing.assert_frame_equal(data.score_distribution(data.models[0], k, bins=12),
+                                      scores.score_histogram(lists.scores, k, 12))
+        pd.testing.assert_frame_equal(data.score_distribution(data.models[0], k, edges=edges),
+                                      scores.score_histogram(lists.scores, k, edges=edges))
+    assert len(lists.__dict__["_score_places"]) == 2  # (one count per bins asked for, whatever K)

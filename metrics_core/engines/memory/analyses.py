@@ -105,12 +105,20 @@ class Analyses:
         return values[~values.index.duplicated()]
 
     def score_distribution(self, model: str, k: int = 10, bins: int = 40, edges: np.ndarray | None = None):
-        """Histogram of the scores in each list's top K and in the rest (None for rank-only lists)."""
-        from metrics_core.metrics.scores import score_histogram
+        """Histogram of the scores in each list's top K and in the rest (None for rank-only lists):
+        see :func:`metrics_core.metrics.scores.score_histogram`. The counts of each position are
+        kept beside the lists, per bins, so another K sums them instead of reading every score."""
+        from metrics_core.metrics.scores import histogram_at, place_histograms
 
         lists = self._lists_of(model)
         lists.require_scores(lists.positions, "the score histogram")
-        return None if lists.scores is None else score_histogram(lists.scores, k, bins, edges)
+        if lists.scores is None:
+            return None
+        kept = lists.__dict__.setdefault("_score_places", {})
+        key = (bins, None if edges is None else np.asarray(edges, dtype=np.float64).tobytes())
+        if key not in kept:
+            kept[key] = place_histograms(lists.scores, bins, edges)
+        return histogram_at(*kept[key], k)
 
     def cases(self, users: list | None = None, **options):
         """Recommendation cases; see :func:`metrics_core.engines.memory.cases.cases`."""
