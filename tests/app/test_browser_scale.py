@@ -64,16 +64,22 @@ def downloaded_files(page) -> list[str]:
 
 
 def move_k(page, steps: int) -> None:
-    """Move the sidebar's K slider by ``steps`` (arrow keys on its thumb) and wait until the link
-    names another K (on a loaded machine the rerun can start after ``settle`` alone has returned)."""
+    """Move the sidebar's K slider by ``steps``, one arrow key on its thumb at a time, each waited
+    for until the link names the next K: on a loaded machine a key pressed while the page reruns
+    can be lost (the full suite once moved 10 by -4 to 7, then not at all), so a lost one is
+    pressed again."""
     thumb = page.locator('[data-testid="stSidebar"] [data-testid="stSlider"] input[type="range"]').first
-    before = k_in_link(page)
-    thumb.focus()
-    for _ in range(abs(steps)):
-        thumb.press("ArrowRight" if steps > 0 else "ArrowLeft")
+    target = int(k_in_link(page)) + steps
     deadline = time.monotonic() + 180
-    while k_in_link(page) == before and time.monotonic() < deadline:
-        page.wait_for_timeout(250)
+    while int(k_in_link(page)) != target and time.monotonic() < deadline:
+        before = k_in_link(page)
+        thumb.focus()
+        thumb.press("ArrowRight" if int(before) < target else "ArrowLeft")
+        waited = time.monotonic() + 15
+        while k_in_link(page) == before and time.monotonic() < waited:
+            page.wait_for_timeout(250)
+        settle(page, quiet=0.5)
+    assert int(k_in_link(page)) == target, (k_in_link(page), target)
     settle(page)
 
 
