@@ -8,6 +8,7 @@ under ``skipped`` with the reason, never silently left out.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -79,9 +80,10 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs, only: se
     top = top_all if every_user else top_all[rows]  # a view when every user has a list
     hit_top = lists.hit[user_rows(rows), :k]
     out = BeyondPass(rows, {}, {}, {}, {"users_with_recommendations": len(rows)})
-    counts = catalog.recommendation_counts(top, inputs.n_items) if wanted(CATALOG + POPULARITY) else None
+    counts = catalog.recommendation_counts(top, inputs.n_items) if wanted((*CATALOG, "novelty_interactions")) \
+        else None
     groups = ((CATALOG, lambda: _catalog_metrics(out, counts, inputs, settings)),
-              (POPULARITY, lambda: _popularity_metrics(out, top, hit_top, counts, inputs, settings)),
+              (POPULARITY, lambda: _popularity_metrics(out, top, hit_top, counts, inputs, settings, wanted)),
               (SIMILARITY, lambda: _similarity_metrics(out, top, hit_top, rows, inputs, settings)),
               (("calibration",), lambda: _calibration(out, top, rows, inputs, settings)),
               (("exposure_distance",), lambda: _exposure(out, top, inputs, settings)),
@@ -106,23 +108,28 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs, only: se
     return out
 
 
-def _popularity_metrics(out: BeyondPass, top: np.ndarray, hit_top: np.ndarray, counts: np.ndarray,
-                        inputs: BeyondInputs, settings: Settings) -> None:
-    """Novelty, ARP and popularity serendipity per user, and the interactions' novelty."""
+def _popularity_metrics(out: BeyondPass, top: np.ndarray, hit_top: np.ndarray, counts: np.ndarray | None,
+                        inputs: BeyondInputs, settings: Settings, wanted: Callable[[tuple[str, ...]], bool]) -> None:
+    """Novelty, ARP and popularity serendipity per user, and the interactions' novelty: each that
+    is ``wanted`` (the Summary at a new K asks for novelty alone)."""
     training = inputs.training
     if training is None:
         out.skipped.update(dict.fromkeys(POPULARITY, NEEDS_TRAINING))
         return
-    out.per_user["novelty"], unknown = popularity.novelty(top, training.users_per_item, training.n_users,
-                                                          settings.novelty_unknown)
-    out.left_out["recommendations_unknown_to_training"] = unknown
-    out.per_user["arp"] = popularity.average_recommendation_popularity(
-        top, training.interactions_per_item, settings.arp_unknown)
-    out.metrics["novelty_interactions"] = popularity.interaction_novelty(
-        counts, training.interactions_per_item, training.n_interactions)
-    n_catalog = int(inputs.in_catalog.sum()) if inputs.in_catalog is not None else inputs.n_items
-    out.per_user["serendipity_popularity"] = popularity.popularity_serendipity(
-        top, hit_top, training.interactions_per_item, n_catalog, training.interaction_levels)
+    if wanted(("novelty",)):
+        out.per_user["novelty"], unknown = popularity.novelty(top, training.users_per_item, training.n_users,
+                                                              settings.novelty_unknown)
+        out.left_out["recommendations_unknown_to_training"] = unknown
+    if wanted(("arp", "arp_normalised")):
+        out.per_user["arp"] = popularity.average_recommendation_popularity(
+            top, training.interactions_per_item, settings.arp_unknown)
+    if wanted(("novelty_interactions",)):
+        out.metrics["novelty_interactions"] = popularity.interaction_novelty(
+            counts, training.interactions_per_item, training.n_interactions)
+    if wanted(("serendipity_popularity",)):
+        n_catalog = int(inputs.in_catalog.sum()) if inputs.in_catalog is not None else inputs.n_items
+        out.per_user["serendipity_popularity"] = popularity.popularity_serendipity(
+            top, hit_top, training.interactions_per_item, n_catalog, training.interaction_levels)
 
 
 def _score_entropy(out: BeyondPass, lists: Lists, rows: np.ndarray | None, settings: Settings) -> None:
