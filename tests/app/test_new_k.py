@@ -224,3 +224,20 @@ def test_compare_at_a_new_k_computes_its_tested_metrics_alone_and_shows_what_an_
     assert evaluated == [4]
     assert (at.multiselect(key=Key.TESTED_METRICS).options, at.selectbox(key=Key.SCATTER_METRIC).options) == options
     assert_drawn_alike(drawn_by(at), drawn)
+
+
+def test_compare_computes_who_is_served_and_the_overlap_once_meanwhile(monkeypatch):
+    """Who is served and the overlap matrix start on a worker thread while Compare tests; the page
+    waits for them instead of computing them again: each is computed once per K."""
+    from metrics_core.stats import overlap, served
+
+    calls = []
+    items_by_model, matrix = served.items_by_model, overlap.matrix
+    monkeypatch.setattr(served, "items_by_model", lambda *a, **kw: calls.append("served") or items_by_model(*a, **kw))
+    monkeypatch.setattr(overlap, "matrix", lambda *a, **kw: calls.append("overlap") or matrix(*a, **kw))
+    at, _ = new_k_on("views/compare.py", 6, monkeypatch)  # (opened at K = 10, then K = 6)
+    assert sorted(calls) == ["overlap"] * 2 + ["served"] * 2, calls
+    assert any("Who is served" in h.value for h in at.subheader) and len(at.dataframe) >= 4
+    at.slider(key="k").set_value(4).run()
+    assert_clean(at)
+    assert sorted(calls) == ["overlap"] * 3 + ["served"] * 3, calls
