@@ -349,8 +349,8 @@ class Dataset(Analyses):
         result = accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates, curves=False,
                                         only=registry.columns_behind(accuracy_names))
         beyond_names = names - accuracy_names
-        extra = beyond_accuracy.beyond_pass(lists, settings, self.beyond_inputs(model, settings), only=beyond_names) \
-            if beyond_names else beyond_accuracy.not_requested()
+        extra = beyond_accuracy.beyond_pass(lists, settings, self.beyond_inputs(model, settings, beyond_names),
+                                            only=beyond_names) if beyond_names else beyond_accuracy.not_requested()
         evaluation = self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None, notes)
         evaluation.metrics = {name: value for name, value in evaluation.metrics.items() if name in names}
         evaluation.skipped = {name: reason for name, reason in evaluation.skipped.items() if name in names}
@@ -416,21 +416,30 @@ class Dataset(Analyses):
             lists = self._above[key]
         return lists
 
-    def beyond_inputs(self, model: str, settings: Settings) -> beyond_accuracy.BeyondInputs:
+    def beyond_inputs(self, model: str, settings: Settings,
+                      only: set[str] | None = None) -> beyond_accuracy.BeyondInputs:
         """What the beyond-accuracy metrics of ``model`` read, as ``settings`` asks: the
         co-occurrence similarity only for ``similarity="cooccurrence"`` (for training rows that are
         one part of the data, the whole data's, when it was counted), and the primitive
         model's lists (``primitive_model``, default the first model; against itself a model
-        scores 0 on both primitive metrics; with one model there is nothing to compare with)."""
+        scores 0 on both primitive metrics; with one model there is nothing to compare with).
+        With ``only`` (metric names), the inputs made once per dataset that those metrics do not
+        read are left out: the users' history vectors and the co-occurrences (the similarity
+        metrics), the categories and history mixes (calibration, exposure), the primitive lists."""
+        def needed(names: tuple[str, ...]) -> bool:
+            return only is None or bool(only.intersection(names))
+
         primitive_name = primitive_model(settings, self.models)
         other = self.retrieved(primitive_name, settings.score_threshold, settings.max_list_length,
                                settings.judged_only) \
-            if len(self.models) > 1 else None
-        cooccurrence = self.training.cooccurrence if (settings.similarity == "cooccurrence"
-                                                      and self.training is not None) else None
-        categories, no_categories = self.categories(settings.category_column)
+            if len(self.models) > 1 and needed(beyond_accuracy.PRIMITIVE) else None
+        cooccurrence = self.training.cooccurrence if (settings.similarity == "cooccurrence" and needed(
+            beyond_accuracy.SIMILARITY) and self.training is not None) else None
+        categories, no_categories = self.categories(settings.category_column) \
+            if needed(("calibration", "exposure_distance")) else (None, "")
         return beyond_accuracy.BeyondInputs(len(self.items), self.in_catalog, self.training, self.vectors,
-                                            self.history, cooccurrence, other, categories, no_categories)
+                                            self.history if needed(beyond_accuracy.SIMILARITY) else None,
+                                            cooccurrence, other, categories, no_categories)
 
     def categories(self, column: str | None = None):
         """``(Categories, "")`` for calibration and exposure, from the item table's ``column``

@@ -92,6 +92,10 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
         empty = np.zeros(0)
         return AccuracyPass(cut.k, {m.per_user: empty for m in entries},
                             {m.per_user: np.zeros(len(cut.k)) for m in entries if m.curve}, empty, empty)
+    if not entries:  # (hits and items listed at K alone, as the app's pages of other metrics ask: no hit cells)
+        at, width = user_rows(rows), min(settings.k, lists.positions)
+        return AccuracyPass(cut.k, {}, {}, row_sums(lists.hit[at, :width], np.int64),
+                            row_sums(lists.items[at, :width] >= 0, np.int64))
     if totals_follow_from_hits(settings, None):  # (the metrics over candidates aside: below)
         from_hits = [m for m in entries if not isinstance(m.kernel, OverCandidates)]
         part = at_k_from_hit_cells(lists, truth, rows, settings, from_hits)
