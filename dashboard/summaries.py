@@ -15,6 +15,7 @@ import pandas as pd
 MAX_CHART_ROWS = 5_000  # Altair's default limit of rows in a chart's data
 DISCRETE_MAX = 30  # at most this many distinct values: one bar per value
 BINS = 20
+SCORE_BINS = 30  # the Scores page's histograms of the scores in the top K and the rest
 SAMPLE = 5_000
 
 

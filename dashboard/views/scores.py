@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import charts, components, state
-from dashboard.summaries import model_column
+from dashboard.summaries import SCORE_BINS, model_column
 from dashboard.text import plain
 
 settings, models = state.settings(), state.model_names()
@@ -21,7 +21,8 @@ for name in models:
 if scored:
     def drawn() -> tuple:
         """The score histograms of every scored model, and the score entropy's distribution."""
-        histograms = pd.concat([dataset.score_distribution(name, k, bins=30).assign(model=name) for name in scored],
+        histograms = pd.concat([dataset.score_distribution(name, k, bins=SCORE_BINS).assign(model=name)
+                                for name in scored],
                                ignore_index=True)
         results = state.with_per_user(read, ["score_entropy"])
         entropies = {name: results[name].per_user["score_entropy"].dropna().to_numpy() for name in scored}

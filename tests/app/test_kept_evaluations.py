@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 from driving import assert_clean, start
 
+from dashboard.summaries import SCORE_BINS
 from dashboard.workspace import Workspace
 from metrics_core import Columns, Dataset
 from metrics_core.store import Store
@@ -103,6 +104,12 @@ def test_a_reopened_workspace_maps_its_kept_encoded_tables_instead_of_reading_th
     again = start(page="views/popularity.py", ws=workspace_id)
     assert_clean(again)
     assert reads == []
+    data = next(value for key, value in state.CACHE._entries.items() if key.startswith("data:"))[0]
+    deadline = time.monotonic() + 30  # (each model's scores counted meanwhile, for the Scores page)
+    while not all("_score_places" in lists.__dict__ for lists in data.lists.values()) and \
+            time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all((SCORE_BINS, None) in lists.__dict__["_score_places"] for lists in data.lists.values())
     assert [m.value for m in again.markdown] == shown[0]
     assert all(a.equals(b) for a, b in zip((frame.value for frame in again.dataframe), shown[1], strict=True))
     for page in ("views/users.py", "views/scores.py", "views/cases.py", "views/compare.py"):

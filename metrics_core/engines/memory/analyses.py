@@ -5,6 +5,7 @@ recommendation cases. :class:`~metrics_core.engines.memory.dataset.Dataset` has 
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -116,8 +117,9 @@ class Analyses:
             return None
         kept = lists.__dict__.setdefault("_score_places", {})
         key = (bins, None if edges is None else np.asarray(edges, dtype=np.float64).tobytes())
-        if key not in kept:
-            kept[key] = place_histograms(lists.scores, bins, edges)
+        with lists.__dict__.setdefault("_score_places_lock", threading.Lock()):  # (a count in flight: awaited)
+            if key not in kept:
+                kept[key] = place_histograms(lists.scores, bins, edges)
         return histogram_at(*kept[key], k)
 
     def cases(self, users: list | None = None, **options):
