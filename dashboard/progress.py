@@ -72,12 +72,6 @@ def start(cache: BoundedCache, key: str, first_words: str, work: Callable[[Say],
         _RUNNING[key] = running
 
 
-def running(key: str) -> bool:
-    """Whether the work for ``key`` is in flight (started by :func:`start` or :func:`cached`)."""
-    with _LOCK:
-        return key in _RUNNING
-
-
 def in_background(work: Callable[[], Any], what: str) -> None:
     """Run ``work`` on a worker thread; a failure is written to the server's log (naming
     ``what``), never shown: nothing the user sees depends on it."""

@@ -526,23 +526,8 @@ def memo(name: str, parts: tuple, build: Callable[[], Any]) -> Any:
     """What a page computes from the current data and evaluation (a chart's summaries, users in
     order): built once per workspace, settings and ``parts`` (the page's own choices), kept in
     the bounded cache beside the evaluations, so that coming back to a page, or to a K seen
-    before, redraws what it drew instead of summarising every user's values again. What
-    :func:`memo_meanwhile` started is waited for, not computed twice."""
-    key = _memo_key(name, parts)
-    if progress.running(key):
-        return progress.cached(CACHE, key, "", lambda say: build())
-    return CACHE.get(key, build)
-
-
-def memo_meanwhile(name: str, parts: tuple, build: Callable[[], Any], words: str) -> None:
-    """Start what :func:`memo` would build on a worker thread, while the page draws what comes
-    before it (Compare at a new K: the overlap of the lists and who is served, which depend on K
-    alone, beside its paired tests); ``build`` must not draw (it runs outside the session)."""
-    progress.start(CACHE, _memo_key(name, parts), words, lambda say: build())
-
-
-def _memo_key(name: str, parts: tuple) -> str:
-    return f"{name}:{data_key()}:{tuple(asdict(settings()).items())}:{parts!r}"
+    before, redraws what it drew instead of summarising every user's values again."""
+    return CACHE.get(f"{name}:{data_key()}:{tuple(asdict(settings()).items())}:{parts!r}", build)
 
 
 def evaluation(model: str, current: Settings | None = None) -> Evaluation:

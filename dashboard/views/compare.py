@@ -88,15 +88,6 @@ with left:
     chosen = st.multiselect("Metrics to test", comparable, key=Key.TESTED_METRICS,
                             format_func=lambda m: METRICS[m].label)
 results = state.with_per_user(read, [*(state.METRIC_COLUMNS[m] for m in chosen), st.session_state[Key.SCATTER_METRIC]])
-# Who is served and the overlap of the lists depend on the lists at K alone: computed meanwhile on a
-# worker thread while the page tests and segments (0.4-0.8 s each at 1M users x 4 models; started
-# here, once the per-user values are known, so as not to slow them down).
-state.memo_meanwhile("served_by_model", (), lambda: items_by_model(dataset, models, settings),
-                     "Finding who is served: popular and niche items…")
-if len(models) > 1:
-    measure_meanwhile = st.session_state.get(Key.OVERLAP_MEASURE, MEASURES[0])
-    state.memo_meanwhile("overlap_matrix", (measure_meanwhile,),
-                         lambda: overlap.matrix(dataset, k, measure_meanwhile), "Comparing the lists…")
 with right, st.expander("Test settings"):
     test = st.radio("Paired test", ["wilcoxon", "t"], horizontal=True, key=Key.TEST,
                     format_func={"wilcoxon": "Wilcoxon signed-rank", "t": "paired t-test"}.get)
