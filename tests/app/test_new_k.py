@@ -226,9 +226,9 @@ def test_compare_at_a_new_k_computes_its_tested_metrics_alone_and_shows_what_an_
     assert_drawn_alike(drawn_by(at), drawn)
 
 
-def test_compare_computes_who_is_served_and_the_overlap_once_meanwhile(monkeypatch):
-    """Who is served and the overlap matrix start on a worker thread while Compare tests; the page
-    waits for them instead of computing them again: each is computed once per K."""
+def test_compare_computes_who_is_served_and_the_overlap_once_per_k(monkeypatch):
+    """Who is served and the overlap matrix depend on K alone: Compare computes each once per K
+    (kept with what the page drew), whatever else the page reruns for."""
     from metrics_core.stats import overlap, served
 
     calls = []
