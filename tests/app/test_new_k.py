@@ -241,3 +241,32 @@ def test_compare_computes_who_is_served_and_the_overlap_once_per_k(monkeypatch):
     at.slider(key="k").set_value(4).run()
     assert_clean(at)
     assert sorted(calls) == ["overlap"] * 3 + ["served"] * 3, calls
+
+
+def test_scores_under_pooled_score_entropy_shows_one_value_per_model_at_every_k(monkeypatch):
+    """The Evidently preset pools score entropy over every user's top K (no per-user values): the
+    Scores page shows each model's pooled value, the evaluation's, and a new K reads it without an
+    evaluation (it failed with "Something went wrong" before)."""
+    from dataclasses import replace
+
+    from dashboard import state
+    from dashboard.glossary import fmt
+
+    state.CACHE.clear()
+    at = start("views/scores.py", preset="evidently")
+    assert_clean(at)
+    data = next(value for key, value in state.CACHE._entries.items() if key.startswith("data:"))[0]
+    first = next(value for key, value in state.CACHE._entries.items() if key.startswith("evaluations:"))[0]
+    settings = next(iter(first.values())).settings
+    assert settings.score_entropy == "pooled"
+    evaluated = evaluations_made(monkeypatch)
+    for k in (10, 4):
+        if k != 10:
+            at.slider(key="k").set_value(k).run()
+            assert_clean(at)
+        shown = {metric.label: metric.value for metric in at.metric}
+        expected = data.evaluate_all(replace(settings, k=k), curves=False)
+        assert shown == {name: fmt("score_entropy", result.metrics["score_entropy"])
+                         for name, result in expected.items()}, k
+        assert any("pooled" in text.value for text in at.markdown)
+    assert evaluated == [10, 4]  # (the two made here, to compare with: the page made none)
