@@ -245,3 +245,18 @@ def test_each_metric_computed_alone_equals_the_whole_evaluation(conventions):
         if column:
             pd.testing.assert_series_equal(alone.per_user[column], whole.per_user.loc[alone.per_user.index, column],
                                            check_exact=False, rtol=1e-12, obj=name)
+
+
+def test_a_metric_computed_alone_refuses_what_the_evaluation_refuses():
+    """A category column the item table lacks is refused by ``metrics_at`` as by ``evaluate``,
+    whichever beyond-accuracy metrics are asked for (novelty reads no category)."""
+    from metrics_core import InputError
+
+    data = random_data(5)
+    model = data.models[0]
+    settings = Settings(k=3, category_column="no_such_column")
+    with pytest.raises(InputError, match="no_such_column") as whole:
+        data.evaluate(model, settings)
+    with pytest.raises(InputError, match="no_such_column") as alone:
+        data.metrics_at(model, settings, ["novelty"])
+    assert str(alone.value) == str(whole.value)

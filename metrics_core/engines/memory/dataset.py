@@ -435,11 +435,19 @@ class Dataset(Analyses):
             if len(self.models) > 1 and needed(beyond_accuracy.PRIMITIVE) else None
         cooccurrence = self.training.cooccurrence if (settings.similarity == "cooccurrence" and needed(
             beyond_accuracy.SIMILARITY) and self.training is not None) else None
+        self._check_category_column(settings.category_column)  # (refused as an evaluation refuses it)
         categories, no_categories = self.categories(settings.category_column) \
             if needed(("calibration", "exposure_distance")) else (None, "")
         return beyond_accuracy.BeyondInputs(len(self.items), self.in_catalog, self.training, self.vectors,
                                             self.history if needed(beyond_accuracy.SIMILARITY) else None,
                                             cooccurrence, other, categories, no_categories)
+
+    def _check_category_column(self, column: str | None) -> None:
+        """An InputError when ``column`` is named and the item table has no such column."""
+        if column is not None and self.item_table is not None and column not in self.item_table.columns:
+            raise input_error("item table", f"has no column '{column}' (columns: "
+                              f"{validate.column_list(self.item_table.columns)}).",
+                              f"name its category column with {setting('category_column')}, or leave it unset.")
 
     def categories(self, column: str | None = None):
         """``(Categories, "")`` for calibration and exposure, from the item table's ``column``
@@ -450,10 +458,7 @@ class Dataset(Analyses):
 
         if self.item_table is None:
             return None, "needs an item table with a category column"
-        if column is not None and column not in self.item_table.columns:
-            raise input_error("item table", f"has no column '{column}' (columns: "
-                              f"{validate.column_list(self.item_table.columns)}).",
-                              f"name its category column with {setting('category_column')}, or leave it unset.")
+        self._check_category_column(column)
         kept = self.__dict__.setdefault("_category_inputs", {})  # (not a field: never stored with the dataset)
         if column is None and None not in kept:
             kept[None] = calibration.category_column(self.item_table, self.columns.item)
