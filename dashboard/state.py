@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from typing import Any, get_args
 
 import pandas as pd
@@ -601,27 +601,3 @@ def card_intervals(model: str, resamples: int = 200) -> dict[str, tuple[float, f
     current = settings()
     return _card_intervals(data_key(), tuple(asdict(current).items()), model, resamples,
                            evaluation(model, current))
-
-
-@dataclass
-class Page:
-    """What an analysis page starts from: the settings, every model's evaluation, and the dataset
-    (read when a page asks for it: the Summary, the Overview and the Users page do not)."""
-
-    settings: Settings
-    results: dict[str, Evaluation]
-    models: list[str]
-
-    @property
-    def k(self) -> int:
-        return self.settings.k
-
-    @property
-    def dataset(self) -> Dataset:
-        return dataset()
-
-
-def page() -> Page:
-    current = settings()
-    results = evaluations(current)
-    return Page(current, results, list(results))

@@ -91,8 +91,7 @@ class Evaluation:
     @property
     def share_without_hit(self) -> float:
         """Share of the evaluated users with no relevant item in the top K (1 - hit rate)."""
-        evaluated = self.per_user.loc[self.per_user["evaluated"], "hits"]
-        return float((evaluated == 0).mean()) if len(evaluated) else 0.0
+        return share_without_hit_in(self.per_user)
 
     def users_of(self, name: str) -> int:
         """The users behind metric ``name``: the evaluated users for accuracy metrics, those with a
@@ -216,3 +215,10 @@ def _count(users) -> str:
 def interval_text(low, high) -> str:
     """An interval as the notebook's tables show it (empty when there is none)."""
     return "" if pd.isna(low) else f"{low:.4f} to {high:.4f}"
+
+
+def share_without_hit_in(per_user: pd.DataFrame) -> float:
+    """Share of the evaluated users of a per-user table (its ``evaluated`` and ``hits`` columns)
+    with no relevant item in the top K: 1 - hit rate, 0 without an evaluated user."""
+    evaluated = per_user.loc[per_user["evaluated"].to_numpy(dtype=bool), "hits"]
+    return float((evaluated == 0).mean()) if len(evaluated) else 0.0

@@ -9,6 +9,7 @@ from dashboard.state import Key
 from dashboard.summaries import model_column
 from dashboard.text import plain
 from metrics_core import Evaluation
+from metrics_core.result import share_without_hit_in
 from metrics_core.stats.segments import natural_order
 from metrics_core.stats.served import GAP_RESAMPLES, served
 
@@ -52,9 +53,8 @@ def drawn() -> tuple:
     mine = per_user[model]
     gap = served(mine[column], slices, resamples=GAP_RESAMPLES).sentence(metric_label) if by else None
     ranked = mine[column].dropna().sort_values()
-    evaluated = mine.loc[mine["evaluated"].to_numpy(dtype=bool), "hits"]
-    without_hit = float((evaluated == 0).mean()) if len(evaluated) else 0.0  # (Evaluation.share_without_hit)
-    return chart, by, summary, gap, without_hit, ranked.median(), len(ranked), ranked.head(5), ranked.tail(5)[::-1]
+    return chart, by, summary, gap, share_without_hit_in(mine), ranked.median(), len(ranked), ranked.head(5), \
+        ranked.tail(5)[::-1]
 
 
 chart, by, summary, gap, without_hit, median, counted, worst, best = state.memo("users", (model, column, segment),
