@@ -12,6 +12,7 @@ import sys
 import pandas as pd
 
 from metrics_core import Dataset, Settings
+from tests.compiled import compiled_loops
 
 RECS = pd.DataFrame({"user_id": [1, 1, 1, 2, 2, 3], "item_id": [10, 11, 12, 10, 13, 14], "rank": [1, 2, 3, 1, 2, 1]})
 TRUTH = pd.DataFrame({"user_id": [1, 2, 3], "item_id": [11, 13, 99]})
@@ -69,7 +70,6 @@ def test_training_items_in_the_lists_are_found_alike_by_the_compiled_pass_and_th
     included."""
     import numpy as np
 
-    from metrics_core.inputs import encoded
 
     rng = np.random.default_rng(7)
     users, length, items = 300, 12, 60
@@ -82,7 +82,7 @@ def test_training_items_in_the_lists_are_found_alike_by_the_compiled_pass_and_th
     lists = data.lists[data.models[0]]
     small = lists.seen_per_place(data.training)
     lists.__dict__.pop("_seen")
-    monkeypatch.setattr(encoded, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     compiled = lists.seen_per_place(data.training)
     assert np.array_equal(small, compiled) and 0 < small.sum() < users * length
     seen = set(zip(train.user_id, train.item_id, strict=True))

@@ -255,12 +255,12 @@ def test_a_flush_to_a_reader_gone_away_ends_with_1_and_a_run_ends_with_its_own_c
 
     monkeypatch.setattr(cli.os, "_exit", end)
     monkeypatch.setattr(cli.threading, "active_count", lambda: 1)
-    monkeypatch.setattr(cli, "main", lambda: 0)
+    monkeypatch.setattr(cli, "main", lambda once: 0)
     with monkeypatch.context() as gone:
         gone.setattr(cli.sys, "stdout", Gone())
         with pytest.raises(EndedError):
             cli.entry()
-    monkeypatch.setattr(cli, "main", lambda: 2)
+    monkeypatch.setattr(cli, "main", lambda once: 2)
     with pytest.raises(EndedError):
         cli.entry()
     assert ended == [1, 2]

@@ -217,8 +217,15 @@ def add_loading_arguments(parser: argparse.ArgumentParser) -> None:
 def load_dataset(args: argparse.Namespace, score_positions: int | None = None) -> Dataset:
     """The dataset of the command's files; with ``--save`` the files are put in the store first
     and read from there (a CSV is parsed once, into the stored Parquet). ``score_positions``: see
-    :meth:`Dataset.build`."""
+    :meth:`Dataset.build`. The ``rankscope`` process itself (:func:`entry`) evaluates once and
+    ends: it loads the compiled loops only for inputs large enough to repay their loading
+    (:func:`~metrics_core.inputs.encoded.evaluating_once`)."""
     from metrics_core.engines.memory.dataset import Dataset
+
+    if args.evaluating_once:
+        from metrics_core.inputs.encoded import evaluating_once
+
+        evaluating_once()
 
     columns = _columns(args)
     sources = model_sources(args)
@@ -388,9 +395,12 @@ def writable_outputs(*paths: str | None) -> None:
                               "choose a folder you can write to.")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, once: bool = False) -> int:
+    """Runs the command ``argv`` (default: the process's arguments) and returns its exit code;
+    ``once``: this process ends after it (:func:`entry`), see :func:`load_dataset`."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.evaluating_once = once
     try:
         if args.command in ("runs", "workspaces", "store", "app"):
             return {"runs": run_runs, "workspaces": run_workspaces, "store": run_store,
@@ -422,7 +432,7 @@ def entry() -> NoReturn:
     thread still runs (loading the compiled loops when a bad input ended the command early,
     say), Python's exit waits for it as usual. A reader of the output that has gone away (a
     closed pipe) makes the exit code 1."""
-    code = main()
+    code = main(once=True)
     try:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -23,7 +23,7 @@ from metrics_core._numeric.parallel import THREADS, chunks, map_chunks, meanwhil
 from metrics_core.errors import Note, input_error, setting
 from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
-from metrics_core.inputs.encoded import KERNEL_ITEMS_MAX, KERNEL_MIN, Lists, RawLists, RawTruth, Training, Truth
+from metrics_core.inputs.encoded import KERNEL_ITEMS_MAX, Lists, RawLists, RawTruth, Training, Truth, compiled_for
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.read import QRELS_GRADE, is_qrels
 from metrics_core.inputs.text_ids import TextIds, is_text
@@ -380,7 +380,7 @@ def _positions_in_blocks(score: np.ndarray, starts: np.ndarray) -> np.ndarray | 
     if len(starts) * longest > 2 * n:
         return None
     if (lengths == longest).all():
-        if n >= KERNEL_MIN and score.dtype in (np.float32, np.float64):
+        if compiled_for(n) and score.dtype in (np.float32, np.float64):
             return _positions_in_rows_compiled(score, longest)
         cells = (-score).reshape(len(starts), longest)
         row = column = None
@@ -444,7 +444,7 @@ def _place(user, item, position, first, score, n_users, n_positions, blocks, sco
         return items_at, scores
     items_at = full(n_users * n_positions, -1, np.int32)
     scores = None if score is None else score_cells(n_users * score_width, len(user) == len(items_at), score.dtype)
-    if len(items_at) >= KERNEL_MIN:  # rows in any order: each written straight to its cell, in one pass
+    if compiled_for(len(items_at)):  # rows in any order: each written straight to its cell, in one pass
         from metrics_core.inputs.kernels import scatter_rows
 
         position = position if position.dtype in (np.int32, np.int64) else position.astype(np.int64)
@@ -601,7 +601,7 @@ def _join(items_at: np.ndarray, truth: Truth, n_items: int, count_gaps: bool) ->
     slot keeps a row's empty cells above the row before) and locate each ground-truth pair with
     one ``searchsorted``; the first match is the item's best position.
     """
-    if items_at.size >= KERNEL_MIN and n_items <= KERNEL_ITEMS_MAX and len(items_at) < KERNEL_USERS_MAX:
+    if compiled_for(items_at.size) and n_items <= KERNEL_ITEMS_MAX and len(items_at) < KERNEL_USERS_MAX:
         joined = _join_compiled(items_at, truth, n_items)
         return joined if count_gaps else joined._replace(gaps=0)
     filled = items_at >= 0

@@ -4,6 +4,7 @@ arrays, built once by :mod:`metrics_core.inputs.encode`."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -18,8 +19,37 @@ from metrics_core.settings import Order
 if TYPE_CHECKING:
     import scipy.sparse as sp
 
-KERNEL_MIN = 1 << 22  # users x positions cells from which the compiled loops (numba) place and join
+KERNEL_MIN = 1 << 22  # cells from which a step runs on the compiled loops (numba), once they are loaded
+LOAD_MIN = KERNEL_MIN  # cells from which a step, or one build's models together, load them if not loaded yet
+ONE_RUN_LOAD_MIN = 1 << 24  # LOAD_MIN in a process that evaluates once (the command: see evaluating_once)
 KERNEL_ITEMS_MAX = 1 << 24  # the compiled join's tables take up to 8 bytes per item and thread: 128 MiB each here
+
+
+
+def compiled_for(cells: int) -> bool:
+    """Whether a step over ``cells`` cells (or rows) runs on the compiled loops rather than numpy:
+    from :data:`KERNEL_MIN` cells once this process has loaded them, and from :data:`LOAD_MIN`
+    cells in a process that has not (the step then loads them;
+    :meth:`~metrics_core.engines.memory.dataset.Dataset.build` loads them ahead when its models'
+    rows add up to that many). Both paths give the same arrays (the tests compare them)."""
+    return cells >= max(KERNEL_MIN, 1) and (cells >= LOAD_MIN or compiled_loaded())
+
+
+def compiled_loaded() -> bool:
+    """Whether this process has imported numba for the compiled loops (or is importing it)."""
+    return "metrics_core.inputs.jit" in sys.modules
+
+
+def evaluating_once() -> None:
+    """Said by a process that evaluates once and ends (the ``rankscope`` command): it loads the
+    compiled loops only for :data:`ONE_RUN_LOAD_MIN` cells. Loading them costs a fresh process
+    about 0.4 s (importing numba, starting LLVM, reading the cache), more than numpy's steps
+    take over some 15M cells, so a command on 100,000 users x 100 never loads them and one on
+    300,000 users does. A process that evaluates again and again (the app, a notebook) loads
+    them once, from :data:`KERNEL_MIN` cells, and every later call is faster for it."""
+    global LOAD_MIN
+    LOAD_MIN = ONE_RUN_LOAD_MIN
+
 
 @dataclass
 class RawLists:
@@ -235,7 +265,7 @@ class Lists:
             kept.clear()
             matrix, n_items = training.matrix, training.matrix.shape[1]
             cells = _marked_cells(self.items, matrix.indptr, matrix.indices, n_items) \
-                if self.items.size >= KERNEL_MIN and n_items <= KERNEL_ITEMS_MAX else \
+                if compiled_for(self.items.size) and n_items <= KERNEL_ITEMS_MAX else \
                 _cells_of(self.items, training.pair_keys, n_items)
             kept[id(training)] = column_sums(cells, np.int64)
         return kept[id(training)]
@@ -299,7 +329,7 @@ class Lists:
 def _cells_of(items: np.ndarray, keys: np.ndarray, n_items: int) -> np.ndarray:
     """Whether each cell of ``items`` holds a (user, item) pair of ``keys`` (sorted ``user ·
     n_items + item``): from :data:`KERNEL_MIN` cells a compiled pass, else one ``np.isin``."""
-    if items.size >= KERNEL_MIN and n_items <= KERNEL_ITEMS_MAX:
+    if compiled_for(items.size) and n_items <= KERNEL_ITEMS_MAX:
         return _cells_compiled(items, keys, n_items)
     cells = np.flatnonzero(items.reshape(-1) >= 0)
     user = cells // items.shape[1]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from metrics_core.inputs.encode import KERNEL_MIN
+from metrics_core.inputs.encoded import compiled_for
 from metrics_core.metrics.bias import labels_of
 
 if TYPE_CHECKING:
@@ -146,7 +146,7 @@ def list_miscalibration(top: np.ndarray, history: sp.csr_matrix, shares: sp.csr_
         return miscalibration(history, mean_shares(row, top[row, position], len(top), shares), alpha)
     dense = shares.toarray()
     has = dense.sum(axis=1) > 0
-    if top.size >= KERNEL_MIN:
+    if compiled_for(top.size):
         return _compiled_list_miscalibration(top, history, dense, has, alpha)
     mix, counted = np.zeros((len(top), dense.shape[1])), np.zeros(len(top))
     for column in top.T:

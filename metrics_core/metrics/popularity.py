@@ -25,7 +25,7 @@ def _of_cells(per_item: np.ndarray, top: np.ndarray, empty) -> np.ndarray:
 def _mean_of_cells(per_item: np.ndarray, counted: np.ndarray, top: np.ndarray) -> np.ndarray:
     """Per row of ``top``: the mean of ``per_item`` over its cells whose item is ``counted`` (NaN
     with none); ``per_item`` is 0 where not counted. From
-    :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells one compiled pass over the rows (two
+    :data:`~metrics_core.inputs.encoded.KERNEL_MIN` cells one compiled pass over the rows (two
     gathers of every cell took 0.15 s per metric at 1M users x 10)."""
     if _compiled(top):
         from metrics_core.metrics.prefix_kernels import cell_means, means_at_last_place
@@ -107,9 +107,9 @@ def popularity_serendipity(top: np.ndarray, hit_top: np.ndarray, item_interactio
 
 
 def _compiled(top: np.ndarray) -> bool:
-    from metrics_core.inputs.encode import KERNEL_MIN
+    from metrics_core.inputs.encoded import compiled_for
 
-    return top.size >= max(KERNEL_MIN, 1)
+    return compiled_for(top.size)
 
 
 def popularity_levels(item_interactions: np.ndarray) -> np.ndarray:

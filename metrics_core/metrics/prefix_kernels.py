@@ -1,5 +1,5 @@
 """Compiled loops for the beyond-accuracy metrics at every cut-off (:mod:`metrics_core.metrics.beyond_curves`),
-and per user at one K from :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells.
+and per user at one K from :data:`~metrics_core.inputs.encoded.KERNEL_MIN` cells.
 
 Each loop reads one range of users (``start .. stop``) of the lists (users x positions item codes,
 -1 empty) once, position by position, keeping each user's running sums, and after position j

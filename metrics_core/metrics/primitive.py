@@ -12,7 +12,7 @@ the score (n − p) / n (the first 1, the last 1/n); ``minmax`` gives (s − min
 of the list's scores (1 for every item when they are all equal).
 
 The items both top K lists hold are found by :func:`~metrics_core.metrics.shared_items.positions_in`
-(no Python loop over users). From :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells both
+(no Python loop over users). From :data:`~metrics_core.inputs.encoded.KERNEL_MIN` cells both
 metrics come from one compiled pass instead
 (:func:`~metrics_core.inputs.kernels.primitive_rows`, on a few threads): numpy's steps
 write and read about ten users x K arrays, which the compiled pass does not.
@@ -26,8 +26,7 @@ import numpy as np
 
 from metrics_core._numeric.parallel import map_chunks, thread_shares
 from metrics_core._numeric.sums import row_sums
-from metrics_core.inputs.encode import KERNEL_ITEMS_MAX, KERNEL_MIN
-from metrics_core.inputs.encoded import Lists
+from metrics_core.inputs.encoded import KERNEL_ITEMS_MAX, Lists, compiled_for
 from metrics_core.metrics.shared_items import positions_in
 
 
@@ -71,7 +70,7 @@ def serendipity_and_unexpectedness(lists: Lists, primitive: Lists, rows: np.ndar
     """:func:`serendipity` and :func:`unexpectedness` of users ``rows`` (``hit_top``: their top
     K's hits; ``n_items``: the number of item codes), the model's top K matched with the
     primitive model's; from :data:`KERNEL_MIN` cells in one compiled pass."""
-    if len(rows) * min(k, lists.positions) < KERNEL_MIN or n_items > KERNEL_ITEMS_MAX:
+    if not compiled_for(len(rows) * min(k, lists.positions)) or n_items > KERNEL_ITEMS_MAX:
         matched = against(lists, primitive, rows, k, scale)
         return serendipity(matched, hit_top), unexpectedness(matched)
     from metrics_core.inputs.kernels import primitive_rows, read_only_view

@@ -7,7 +7,7 @@ import pandas as pd
 
 from metrics_core._numeric.parallel import map_chunks, thread_shares
 from metrics_core._numeric.sums import row_sums
-from metrics_core.inputs.encode import KERNEL_MIN
+from metrics_core.inputs.encoded import compiled_for
 
 CHUNK_CELLS = 1 << 16
 
@@ -16,7 +16,7 @@ def score_entropy(scores: np.ndarray, rows: np.ndarray | None = None, k: int | N
     """Per user (``rows``, default every row of ``scores``): entropy −Σ p ln p of softmax(its
     first ``k`` scores, default all), within [0, ln K]; NaN for an empty list. One softmax per
     user (Evidently pools all users into one, so its value grows with the number of users).
-    From :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells in one compiled pass
+    From :data:`~metrics_core.inputs.encoded.KERNEL_MIN` cells in one compiled pass
     (:func:`~metrics_core.metrics.prefix_kernels.score_entropy`, on a few threads), else with
     numpy a block of users at a time.
 
@@ -25,7 +25,7 @@ def score_entropy(scores: np.ndarray, rows: np.ndarray | None = None, k: int | N
     """
     width = scores.shape[1] if k is None else min(k, scores.shape[1])
     n = len(scores) if rows is None else len(rows)
-    if n * width >= KERNEL_MIN:
+    if compiled_for(n * width):
         return _compiled_score_entropy(scores, rows, width)
     top = scores[:, :width] if rows is None else scores[rows, :width]
     out = np.empty(n)
@@ -102,7 +102,7 @@ def place_histograms(scores: np.ndarray, bins: int = 40, edges: np.ndarray | Non
     counts (equal bins over :data:`KERNEL_MIN` cells and more: one compiled pass that bins as it
     does, :func:`~metrics_core.inputs.kernels.histogram_rows`; numpy's took 1.3 CPU-s over 1M users
     x 100)."""
-    blocks = thread_shares(len(scores)) if scores.size >= max(KERNEL_MIN, 1) else [(0, len(scores))]
+    blocks = thread_shares(len(scores)) if compiled_for(scores.size) else [(0, len(scores))]
     uniform = edges is None
     if uniform:
         ends = map_chunks(lambda start, stop: _finite_ends(scores[start:stop]), blocks)
@@ -110,7 +110,7 @@ def place_histograms(scores: np.ndarray, bins: int = 40, edges: np.ndarray | Non
         low = min(end[0] for end in found) if found else 0.0
         high = max(end[1] for end in found) if found else 0.0
         edges = np.histogram_bin_edges(np.array([low, high], dtype=scores.dtype if found else np.float64), bins=bins)
-    if uniform and scores.size >= max(KERNEL_MIN, 1):
+    if uniform and compiled_for(scores.size):
         parts = _compiled_counts(scores, edges, blocks)
     else:
         parts = map_chunks(lambda start, stop: _counts(scores[start:stop], edges, uniform), blocks)

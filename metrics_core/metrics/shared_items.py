@@ -45,13 +45,13 @@ def shared_items(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
 def shared_depths(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Users x positions counts: how many items both lists of a row hold whose later position of
     the two is d (column d, from 0; as wide as the wider list). Row sums are the shared items.
-    From :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells one compiled pass per block of rows
+    From :data:`~metrics_core.inputs.encoded.KERNEL_MIN` cells one compiled pass per block of rows
     (:func:`~metrics_core.inputs.kernels.shared_depth_rows`: no sort; the tagged row sort took 0.35 s
     per pair of models at 1M users x 10), else from :func:`shared_items`."""
-    from metrics_core.inputs.encode import KERNEL_MIN
+    from metrics_core.inputs.encoded import compiled_for
 
     n_users, width = len(a), max(a.shape[1], b.shape[1])
-    if a.size + b.size < max(KERNEL_MIN, 1):
+    if not compiled_for(a.size + b.size):
         user, in_a, in_b = shared_items(a, b)
         return np.bincount(user * width + np.maximum(in_a, in_b), minlength=n_users * width).reshape(n_users, width)
     from metrics_core._numeric.parallel import map_chunks, thread_shares
@@ -65,16 +65,16 @@ def shared_depths(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def shared_counts(a: np.ndarray, b: np.ndarray, n_items: int | None = None) -> np.ndarray:
     """Per row: the items both lists hold (the row sums of :func:`shared_depths`, from
-    :data:`~metrics_core.inputs.encode.KERNEL_MIN` cells one compiled pass that counts them
+    :data:`~metrics_core.inputs.encoded.KERNEL_MIN` cells one compiled pass that counts them
     without the users x positions table); ``n_items``: more than the largest item code, when
     known (finding it reads both lists).
 
     >>> shared_counts(np.array([[1, 2, 3], [4, -1, -1]]), np.array([[3, 2, 9], [-1, -1, -1]]))
     array([2, 0])
     """
-    from metrics_core.inputs.encode import KERNEL_MIN
+    from metrics_core.inputs.encoded import compiled_for
 
-    if a.size + b.size < max(KERNEL_MIN, 1):
+    if not compiled_for(a.size + b.size):
         return np.bincount(shared_items(a, b)[0], minlength=len(a))
     from metrics_core._numeric.parallel import map_chunks, thread_shares
     from metrics_core.inputs.kernels import shared_depth_rows

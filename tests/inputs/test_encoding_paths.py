@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from metrics_core import Columns, Dataset, Encoding, Settings
 from metrics_core.engines.memory import dataset as dataset_module
 from metrics_core.inputs import encode
+from tests.compiled import compiled_loops
 from tests.reference import relevant_grades, user_metrics
 
 
@@ -87,7 +88,7 @@ def test_compiled_loops_place_and_join_like_numpy(shape, graded, monkeypatch):
     if not graded:
         truth = truth.assign(grade=1)
     numpy_built = encoded(recs, truth)
-    monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     compiled = encoded(recs, truth)
     assert_same_encoding(compiled, numpy_built)
     notes = {n.code: n.count for n in compiled.lists["model"].notes}
@@ -108,7 +109,7 @@ def test_a_catalog_or_user_count_beyond_the_compiled_joins_limits_is_joined_by_n
     recs, truth = whole_lists(n_users=30, length=10, item_space=500, seed=6)
     recs = recs.sample(frac=1.0, random_state=7)
     numpy_built = encoded(recs, truth)
-    monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     monkeypatch.setattr(encode, limit, value)
 
     def refuse(*args):
@@ -125,7 +126,7 @@ def test_scores_of_any_number_type_are_placed_by_the_compiled_loop(score_type, m
     recs = recs.drop(columns=["rank"]).assign(score=lambda f: (f.score + 8).astype(score_type)).sample(
         frac=1.0, random_state=9)
     numpy_built = encoded(recs, truth)
-    monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     compiled = encoded(recs, truth)
     assert_same_encoding(compiled, numpy_built)
     np.testing.assert_array_equal(compiled.lists["model"].scores, numpy_built.lists["model"].scores)
@@ -136,7 +137,7 @@ def test_two_rows_with_one_rank_are_named_when_the_compiled_loop_placed_them(com
     """The join counts the filled cells; fewer than the rows placed raises, whichever joined."""
     from metrics_core.errors import InputError
 
-    monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     if not compiled_join:
         monkeypatch.setattr(encode, "KERNEL_ITEMS_MAX", 1)
     recs = pd.DataFrame({"user_id": [2, 1, 1, 2], "item_id": [5, 6, 7, 8], "rank": [1, 1, 2, 1]})
@@ -303,8 +304,8 @@ import sys
 import tempfile
 from pathlib import Path
 import numpy as np
-from metrics_core.engines.memory import dataset
-from metrics_core.inputs import encode, kernels
+from metrics_core.inputs import encoded as encoded_module
+from metrics_core.inputs import kernels
 from tests.inputs.test_encoding_paths import encoded, whole_lists
 recs, truth = whole_lists(n_users=50, length=10, item_space=40, seed=2)
 recs = recs.astype({"user_id": np.int32, "item_id": np.int32})
@@ -313,7 +314,7 @@ if sys.argv[1] != "whole lists":
 kernels.load_usual()
 names = ("place_ranked", "join_users") if sys.argv[1] == "streamed" else ("scatter_rows", "join_users")
 loaded = {name: list(getattr(kernels, name).signatures) for name in names}
-encode.KERNEL_MIN = dataset.KERNEL_MIN = 0
+encoded_module.KERNEL_MIN = encoded_module.LOAD_MIN = 0
 with tempfile.TemporaryDirectory() as folder:
     if sys.argv[1] == "streamed":  # (a Parquet file's int64 ranks and float64 scores, as Arrow decodes them)
         recs.astype({"rank": np.int64}).to_parquet(Path(folder) / "recs.parquet")
@@ -340,12 +341,67 @@ def test_the_loops_loaded_meanwhile_are_the_ones_the_encoding_calls(shape, monke
     started = []
     monkeypatch.setattr(dataset_module, "load_kernels_meanwhile", lambda: started.append(True))
     encoded(recs, truth)
-    assert started == []  # below KERNEL_MIN rows
-    monkeypatch.setattr(dataset_module, "KERNEL_MIN", 0)
+    assert started == []  # too few rows
+    compiled_loops(monkeypatch)
     encoded(recs, truth)
     assert started == [True]
     subprocess.run([sys.executable, "-c", LOADED_THEN_ENCODED, shape], check=True,
                    cwd=Path(__file__).resolve().parents[2])
+
+
+def test_the_compiled_loops_do_a_step_once_loaded_and_load_only_for_a_large_one(monkeypatch):
+    """compiled_for: from KERNEL_MIN cells once the loops are loaded; before, only from LOAD_MIN
+    cells (KERNEL_MIN in a library user's process; the command's is higher); never for an empty
+    step."""
+    from metrics_core.inputs import encoded as encoded_module
+
+    assert encoded_module.LOAD_MIN == encoded_module.KERNEL_MIN  # (a library user's process: loaded once, kept)
+    monkeypatch.setattr(encoded_module, "KERNEL_MIN", 10)
+    monkeypatch.setattr(encoded_module, "LOAD_MIN", 100)
+    for loaded, expected in ((True, [False, True, True, True]), (False, [False, False, False, True])):
+        monkeypatch.setattr(encoded_module, "compiled_loaded", lambda loaded=loaded: loaded)
+        assert [encoded_module.compiled_for(cells) for cells in (9, 10, 99, 100)] == expected
+    monkeypatch.setattr(encoded_module, "KERNEL_MIN", 0)
+    assert not encoded_module.compiled_for(0)
+
+
+CHOSEN_LOAD = """
+import json, os, sys
+from metrics_core.cli import entry
+from metrics_core.inputs import encoded
+encoded.KERNEL_MIN, encoded.ONE_RUN_LOAD_MIN = 100, int(sys.argv[3])
+end = os._exit
+def ended(code):  # (the command ends its process at once: say first whether it imported numba)
+    print(json.dumps([code, "numba" in sys.modules, encoded.LOAD_MIN]), file=sys.stderr, flush=True)
+    end(code)
+os._exit = ended
+sys.argv = ["rankscope", "evaluate", "--recommendations", sys.argv[1], "--ground-truth", sys.argv[2], "--k", "5"]
+entry()
+"""
+
+
+def test_a_command_below_its_load_threshold_gives_the_same_numbers_without_numba(tmp_path):
+    """The ``rankscope`` process evaluates once: the rows of its models together decide whether
+    it loads numba (issue #49: at 100,000 users loading it cost more than it saved). Below
+    ONE_RUN_LOAD_MIN cells it is never imported, at ONE_RUN_LOAD_MIN it is, and the numbers are
+    the same (to 1e-13: the compiled softmax of score entropy sums in another order)."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    recs, truth = whole_lists(n_users=300, length=20, item_space=500, seed=5)
+    recs.sample(frac=1.0, random_state=6).to_parquet(tmp_path / "recs.parquet")  # (6,000 rows, shuffled)
+    truth.to_parquet(tmp_path / "truth.parquet")
+    runs = {load: subprocess.run([sys.executable, "-c", CHOSEN_LOAD, str(tmp_path / "recs.parquet"),
+                                  str(tmp_path / "truth.parquet"), str(load)], capture_output=True, text=True,
+                                 timeout=120, cwd=Path(__file__).resolve().parents[2])
+            for load in (10**6, 1000)}
+    ends = [json.loads(run.stderr.strip().splitlines()[-1]) for run in runs.values()]
+    assert ends == [[0, False, 10**6], [0, True, 1000]], runs
+    numpy_path, compiled = (json.loads(run.stdout)["models"]["recs"] for run in runs.values())
+    assert compiled["metrics"] == pytest.approx(numpy_path["metrics"], rel=1e-13, nan_ok=True)  # (score entropy's
+    assert {**compiled, "metrics": None} == {**numpy_path, "metrics": None}  # last digit: its sums' order)
 
 
 def test_loading_the_loops_meanwhile_fails_quietly_and_leaves_the_error_to_the_encoding(monkeypatch):
@@ -362,7 +418,7 @@ def test_loading_the_loops_meanwhile_fails_quietly_and_leaves_the_error_to_the_e
             thread.join()
     assert failures == []
     recs, truth = whole_lists(n_users=50, length=10, item_space=40, seed=2)
-    monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     with pytest.raises(ImportError):
         encoded(recs.sample(frac=1.0, random_state=3), truth)
 
@@ -385,7 +441,7 @@ def test_scores_of_the_first_positions_only_give_the_same_metrics_at_k(shape, co
     if shape == "score order":
         recs = recs.drop(columns=["rank"])
     if compiled:
-        monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+        compiled_loops(monkeypatch)
     models = {"a": recs, "b": recs.assign(score=lambda f: f.score[::-1].to_numpy())}
     chosen = Settings(k=5, primitive_scale="minmax")
     full = encoded(models, truth).evaluate_all(chosen, curves=False)
@@ -486,7 +542,6 @@ def test_judged_cells_are_found_by_the_compiled_pass_as_by_numpy(item_type, monk
     compiled pass over each row; the same cells as numpy's ``isin`` of (user, item) keys, with
     users that have no judged item, an item judged for one user and listed for another, and
     duplicates blanked; the metrics that read them agree too."""
-    from metrics_core.inputs import encoded as encoded_module
 
     recs, truth = whole_lists(n_users=70, length=12, item_space=40, seed=8)
     truth.loc[truth.user_id % 5 == 0, "grade"] = 3  # users with nothing judged
@@ -497,7 +552,7 @@ def test_judged_cells_are_found_by_the_compiled_pass_as_by_numpy(item_type, monk
     assert 0 < expected.sum() < (lists.items >= 0).sum() and not (expected & lists.hit).any()
     numpy_values = built.evaluate(settings=Settings(k=5)).per_user[["bpref", "infap"]]
     lists._judged = None
-    monkeypatch.setattr(encoded_module, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     np.testing.assert_array_equal(lists.judged_cells(ground_truth), expected)
     pd.testing.assert_frame_equal(built.evaluate(settings=Settings(k=5)).per_user[["bpref", "infap"]], numpy_values)
 
@@ -515,7 +570,7 @@ def test_score_positions_of_equal_lists_by_the_compiled_sort_equal_numpys(dtype,
     score[5], score[6], score[40], score[41] = np.inf, -np.inf, 0.0, -0.0
     user = np.repeat(np.arange(users), width)
     expected = module._positions_by_score(user, score, None)
-    monkeypatch.setattr(module, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     taken = []
     kernel = module._positions_in_rows_compiled
     monkeypatch.setattr(module, "_positions_in_rows_compiled", lambda *args: taken.append(1) or kernel(*args))
@@ -530,7 +585,7 @@ def test_grade_cells_take_a_byte_when_every_grade_is_a_small_whole_number(monkey
     """Lists' grade cells are uint8 for whole grades from 0 to 255 (1 byte instead of 4), float32
     otherwise, on the numpy and the compiled join; the cells and every metric equal those of
     float32 cells."""
-    monkeypatch.setattr(encode, "KERNEL_MIN", 0 if compiled else 1 << 40)
+    compiled_loops(monkeypatch, compiled)
     recs, truth = whole_lists(60, 8, 30, seed=4)
     truth["grade"] = np.array(grades)[np.arange(len(truth)) % 3]
     small = encoded(recs, truth)

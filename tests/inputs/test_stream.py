@@ -18,6 +18,7 @@ from metrics_core import Encoding, Settings
 from metrics_core.engines.memory import dataset as dataset_module
 from metrics_core.errors import InputError
 from metrics_core.inputs import encode, stream
+from tests.compiled import compiled_loops
 from tests.inputs.test_encoding_paths import assert_same_encoding, encoded, whole_lists
 
 
@@ -33,8 +34,7 @@ def streaming(monkeypatch):
         outcomes.append("declined" if lists is None else "streamed")
         return lists
 
-    monkeypatch.setattr(dataset_module, "KERNEL_MIN", 0)
-    monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     monkeypatch.setattr(dataset_module, "encode_streamed", spy)
     return outcomes
 

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from metrics_core import Dataset, InputError, Settings, evaluate
+from tests.compiled import compiled_loops
 
 
 def items_table(vectors: dict) -> pd.DataFrame:
@@ -162,7 +163,7 @@ def test_score_entropy_compiled_and_numpy_equal_a_user_by_user_reading(k, every_
 
     expected = np.array([by_hand(user) for user in rows])
     by_numpy = scores_module.score_entropy(cells, None if every_user else rows, k)
-    monkeypatch.setattr(scores_module, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     compiled = scores_module.score_entropy(cells, None if every_user else rows, k)
     for found in (by_numpy, compiled):
         np.testing.assert_array_equal(np.isnan(found), np.isnan(expected))

@@ -10,6 +10,7 @@ import pytest
 
 from metrics_core import Dataset, Settings
 from metrics_core.at_k import filled, read_at
+from tests.compiled import compiled_loops
 
 CONVENTIONS = [
     {},
@@ -126,15 +127,14 @@ def test_counted_place_by_place_when_the_count_tables_would_not_fit(monkeypatch)
 def test_the_compiled_loops_at_k_give_the_numpy_values(seed, monkeypatch):
     """Novelty, ARP, popularity serendipity, diversity and intra-list similarity per user at K,
     by one compiled pass over the rows (large lists) and by numpy's gathers (small ones)."""
-    from metrics_core.inputs import encode
 
     data = random_data(seed, gaps=seed != 1)
     columns = ["novelty", "arp", "serendipity_popularity", "diversity", "intra_list_similarity"]
     for model in data.models:
         for k in (1, 3, 8):
-            monkeypatch.setattr(encode, "KERNEL_MIN", 1 << 40)
+            compiled_loops(monkeypatch, False)
             by_numpy = data.evaluate(model, Settings(k=k), curves=False).per_user[columns]
-            monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+            compiled_loops(monkeypatch)
             compiled = data.evaluate(model, Settings(k=k), curves=False).per_user[columns]
             pd.testing.assert_frame_equal(compiled, by_numpy, rtol=1e-12, atol=1e-12)
             assert by_numpy.notna().any().all() or k == 1  # (diversity needs two items)
@@ -159,14 +159,13 @@ def test_the_loops_meet_the_types_make_compiled(read_only, monkeypatch):
     """Every compiled loop of the beyond-accuracy metrics (at every k, and per row at K) is called
     with argument types ``compile_all`` (``make``) compiled, lists mapped read-only included: none is
     compiled again at its first use in the app."""
-    from metrics_core.inputs import encode
     from metrics_core.metrics import prefix_kernels
 
     prefix_kernels.compile_all()
     loops = {name: getattr(prefix_kernels, name) for name in dir(prefix_kernels)
              if hasattr(getattr(prefix_kernels, name), "signatures")}
     before = {name: len(loop.signatures) for name, loop in loops.items()}
-    monkeypatch.setattr(encode, "KERNEL_MIN", 0)  # (the per-row loops at K too)
+    compiled_loops(monkeypatch)  # (the per-row loops at K too)
     data = random_data(0)
     if read_only:
         for lists in data.lists.values():

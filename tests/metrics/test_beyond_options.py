@@ -12,6 +12,7 @@ import pytest
 
 from metrics_core import Dataset, Settings
 from metrics_core.inputs.columns import Columns
+from tests.compiled import compiled_loops
 
 
 def small(seed: int, n_users: int = 30, n_items: int = 25, length: int = 6):
@@ -228,7 +229,7 @@ def test_primitive_metrics_compiled_and_numpy_equal_a_user_by_user_reading(k, ot
     expected = np.array([primitive_by_hand(model.items, other.items, model.hit, model.scores, other.scores, user, k,
                                            scale) for user in rows])
     by_numpy = primitive.serendipity_and_unexpectedness(model, other, rows, hit_top, k, scale, n_items)
-    monkeypatch.setattr(primitive, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     compiled = primitive.serendipity_and_unexpectedness(model, other, rows, hit_top, k, scale, n_items)
     itself = primitive.serendipity_and_unexpectedness(model, model, rows, hit_top, k, scale, n_items)
     for found in (by_numpy, compiled):
@@ -260,7 +261,7 @@ def test_the_compiled_primitive_pass_sees_the_types_make_compiled(scale, monkeyp
         return real(*args)
 
     monkeypatch.setattr(kernels, "primitive_rows", spy)
-    monkeypatch.setattr(primitive, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     found = []
     for read_only in (False, True):
         cells = items.copy()

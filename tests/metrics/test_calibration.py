@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from metrics_core import Columns, Dataset, Settings
 from metrics_core.errors import InputError
+from tests.compiled import compiled_loops
 
 ITEMS = pd.DataFrame({"item_id": range(20), "title": [f"t{i}" for i in range(20)],
                       "genre": ["A"] * 10 + ["B"] * 5 + ["A|B"] * 3 + ["C"] * 2})
@@ -110,7 +111,7 @@ def test_few_and_many_categories_give_the_same_values(seed, monkeypatch):
     history = calibration.mean_shares(rng.integers(0, n_users, 90), rng.integers(0, n_items, 90), n_users,
                                       sp.csr_matrix(shares)).tocsr()
     dense = calibration.list_miscalibration(top, history, sp.csr_matrix(shares), 0.05)
-    monkeypatch.setattr(calibration, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     compiled = calibration.list_miscalibration(top, history, sp.csr_matrix(shares), 0.05)
     monkeypatch.setattr(calibration, "DENSE_CATEGORIES", 0)
     sparse = calibration.list_miscalibration(top, history, sp.csr_matrix(shares), 0.05)

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from metrics_core.metrics import scores
+from tests.compiled import compiled_loops
 
 
 def one_histogram(values: np.ndarray, k: int, bins: int) -> pd.DataFrame:
@@ -28,7 +29,7 @@ def one_histogram(values: np.ndarray, k: int, bins: int) -> pd.DataFrame:
 @pytest.mark.parametrize("kind", ["random", "on the edges", "with empty cells", "one value", "no user"])
 @pytest.mark.parametrize("blocks", [False, True])
 def test_the_histogram_counts_every_score_once_on_the_shared_edges(dtype, kind, blocks, monkeypatch):
-    monkeypatch.setattr(scores, "KERNEL_MIN", 0 if blocks else 1 << 40)
+    compiled_loops(monkeypatch, blocks)
     rng = np.random.default_rng(3)
     values = rng.random((2_001, 30)).astype(dtype)
     if kind == "on the edges":  # (every value a bin edge: the last bin includes its right edge)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from metrics_core.metrics.shared_items import shared_items
+from tests.compiled import compiled_loops
 
 
 def lists(rng: np.random.Generator, n_users: int, width: int, n_items: int) -> np.ndarray:
@@ -80,7 +81,6 @@ def test_positions_in_the_other_row_equal_a_dictionary_per_row(width_a, width_b,
 @pytest.mark.parametrize("widths", [(6, 6), (4, 9)])
 def test_shared_depths_are_the_same_by_the_compiled_pass_and_the_row_sort(widths, monkeypatch):
     """Each shared item is counted once, at the later of its two positions, whichever way."""
-    from metrics_core.inputs import encode
     from metrics_core.metrics.shared_items import shared_counts, shared_depths
 
     rng = np.random.default_rng(sum(widths))
@@ -92,11 +92,11 @@ def test_shared_depths_are_the_same_by_the_compiled_pass_and_the_row_sort(widths
 
     a, b = lists(widths[0]), lists(widths[1])
     by_sort = shared_depths(a, b)
-    monkeypatch.setattr(encode, "KERNEL_MIN", 0)
+    compiled_loops(monkeypatch)
     compiled = shared_depths(a[:, :widths[0]], b[:, :widths[1]])
     assert np.array_equal(by_sort, compiled) and by_sort.sum() > 100
     expected = [len(set(x[x >= 0]) & set(y[y >= 0])) for x, y in zip(a, b, strict=True)]
     assert by_sort.sum(axis=1).tolist() == expected
     assert shared_counts(a, b).tolist() == expected  # (the compiled count, KERNEL_MIN being 0)
-    monkeypatch.setattr(encode, "KERNEL_MIN", 1 << 30)
+    compiled_loops(monkeypatch, False)
     assert shared_counts(a, b).tolist() == expected

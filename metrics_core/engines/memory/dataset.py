@@ -20,7 +20,6 @@ from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.containers import COMPRESSED_SUFFIXES
 from metrics_core.inputs.encode import (
-    KERNEL_MIN,
     encode_lists,
     encode_training,
     encode_truth,
@@ -29,7 +28,7 @@ from metrics_core.inputs.encode import (
     read_truth,
     whole_list_heads,
 )
-from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Truth
+from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Truth, compiled_for
 from metrics_core.inputs.features import ItemVectors, default_feature_columns, item_vectors
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.matching import id_kind, mismatch_note
@@ -200,8 +199,8 @@ class Dataset(Analyses):
         user_index = IdIndex.union([raw.user if raw.heads is None else raw.heads for raw in raw_lists]
                                    + [ids for key, ids in user_ids.items() if not isinstance(key, tuple)])
         item_index = IdIndex.union(list(item_ids.values()))
-        if any(len(raw.user_rows if isinstance(raw, _LaterLists) else raw.user) >= KERNEL_MIN for raw in raw_lists):
-            load_kernels_meanwhile()
+        if compiled_for(sum(len(raw.user_rows if isinstance(raw, _LaterLists) else raw.user) for raw in raw_lists)):
+            load_kernels_meanwhile()  # (the models' rows together are worth loading the compiled loops for)
         threshold = columns.threshold if raw_truth.grade is not None else 1.0
         truth_encoded = meanwhile(lambda: encode_truth(raw_truth, user_index, item_index, threshold))
         lists = {}  # (each model's rows are placed while the ground truth is encoded, and joined to it then)
@@ -668,7 +667,8 @@ def _in_two_steps(source, columns: Columns, encoding: Encoding, several: bool) -
     with several models, a Parquet file with both id columns, of any type (their rows are then
     not all held at once; a file without them is read whole, whose message lists its columns);
     with one, a Parquet file whose rank and score may be streamed into the cells
-    (:mod:`metrics_core.inputs.stream`: ordered by rank, from :data:`KERNEL_MIN` rows). A file
+    (:mod:`metrics_core.inputs.stream`: ordered by rank, rows enough for the compiled loops,
+    :func:`~metrics_core.inputs.encoded.compiled_for`). A file
     that cannot be opened is read the usual way, which names the problem."""
     if several:
         return _ids_in_parquet(source, columns)
@@ -679,7 +679,7 @@ def _in_two_steps(source, columns: Columns, encoding: Encoding, several: bool) -
     try:
         with pq.ParquetFile(source) as file:
             rows = file.metadata.num_rows
-        return rows >= KERNEL_MIN and longest_list(source, columns) is not None
+        return compiled_for(rows) and longest_list(source, columns) is not None
     except (OSError, ValueError):
         return False
 
@@ -734,13 +734,13 @@ class _LaterLists:
 
     def encode(self, users: IdIndex, items: IdIndex, truth: Callable[[], Truth], columns: Columns,
                notes: list[Note], encoding: Encoding, score_positions: int | None) -> Lists:
-        """The model's lists: ordered by rank, with at least :data:`KERNEL_MIN` cells, its rank
+        """The model's lists: ordered by rank, with cells enough for the compiled loops, its rank
         and score are streamed into the cells (:func:`~metrics_core.inputs.stream.encode_streamed`),
         in any row order; otherwise, or when that path declines the file, they are read whole
         (:meth:`read`) and encoded as any table's. ``truth`` gives the ground truth (waiting for
         it), asked for once the cells are placed."""
         positions = longest_list(self.source, columns) if encoding.order == "rank" else None
-        if positions is not None and len(users) * positions >= KERNEL_MIN:
+        if positions is not None and compiled_for(len(users) * positions):
             user_rows, item_rows = self._rows_ids()
             lists = encode_streamed(self.name, self.source, columns, _row_codes(users, self.user, user_rows),
                                     _row_codes(items, self.item, item_rows), len(users), len(items), positions,
