@@ -8,7 +8,8 @@ the range. The read and the CLI run in rounds, one right after the other, and th
 the median of the rounds' ratios. Peers are timed in rounds, each a fresh process for rankscope and one for the peer,
 one after the other, both timing their second call (the first warms caches and JIT): the
 ratio is the median of the rounds' ratios, so both sides of a ratio see the same state of the
-machine (timings on a VM drift). Usage::
+machine (timings on a VM drift). Both compute the same six metrics at K = 10 (precision,
+recall, NDCG, MAP, MRR, hit rate): rankscope's ``Dataset.build`` and ``Dataset.metrics_at``. Usage::
 
     python bench/run.py --data /tmp/syn100k --data /tmp/syn1m [--repeat 5] \\
         [--peers-python .venv/bin/python] [--rectools-python /path/to/venv/bin/python]
@@ -69,10 +70,11 @@ import time, pyarrow.parquet as pq
 from metrics_core import Dataset, Settings
 recs = pq.read_table('{d}/recs.parquet').to_pandas()
 truth = pq.read_table('{d}/ground_truth.parquet').to_pandas()
+six = ["precision", "recall", "ndcg", "map", "mrr", "hit_rate"]  # (what the peers compute)
 for call in range(2):  # the second call is timed, as the peers' is
     t = time.perf_counter()
     ds = Dataset.build(recs, truth)
-    ds.evaluate(ds.models[0], Settings(k=10), curves=False, beyond=False)
+    ds.metrics_at(ds.models[0], Settings(k=10), six)
     seconds = time.perf_counter() - t
     del ds
 print(seconds)
