@@ -33,7 +33,8 @@ metric_label = f"{PER_USER_LABELS[column]}@{settings.k}"
 
 def drawn() -> tuple:
     """The distribution chart, the slices' name and table, and the chosen model's share without a
-    hit, median and users in order."""
+    hit, median, users counted and five worst and best served users (the first in the table's
+    order among equal values)."""
     slices = state.segments(segment) if segment != choices[0] else None
     by = None if slices is None else slices.name
     per_user = state.per_user_at_k([column])
@@ -52,9 +53,9 @@ def drawn() -> tuple:
     summary = summary.reindex(order) if order else summary  # (activity: least to most active)
     mine = per_user[model]
     gap = served(mine[column], slices, resamples=GAP_RESAMPLES).sentence(metric_label) if by else None
-    ranked = mine[column].dropna().sort_values()
-    return chart, by, summary, gap, share_without_hit_in(mine), ranked.median(), len(ranked), ranked.head(5), \
-        ranked.tail(5)[::-1]
+    counted = mine[column].dropna()  # (the five at each end by selection, not a sort of 1M users: 0.16 s)
+    return chart, by, summary, gap, share_without_hit_in(mine), counted.median(), len(counted), \
+        counted.nsmallest(5), counted.nlargest(5)
 
 
 chart, by, summary, gap, without_hit, median, counted, worst, best = state.memo("users", (model, column, segment),
