@@ -20,8 +20,9 @@ def mean_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, floa
     n = len(values)
     if n < 2:
         return float("nan"), float("nan")
-    half = float(stats.t.ppf((1 + level) / 2, n - 1) * values.std(ddof=1) / np.sqrt(n))
-    return float(values.mean() - half), float(values.mean() + half)
+    mean = float(values.mean())
+    half = float(stats.t.ppf((1 + level) / 2, n - 1) * values.std(ddof=1, mean=mean) / np.sqrt(n))
+    return mean - half, mean + half
 
 
 def normal_interval(mean: float, sd: float, n: int, level: float = 0.95) -> tuple[float, float]:

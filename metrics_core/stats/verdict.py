@@ -27,7 +27,7 @@ import numpy as np
 from metrics_core.intervals import LEVEL, mean_interval
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
-from metrics_core.stats.compare import paired_values
+from metrics_core.stats.compare import paired_arrays
 
 SUMMARY_METRICS = ("ndcg", "recall", "precision", "map", "coverage", "novelty")  # what a stakeholder reads first
 LEAD_METRIC = SUMMARY_METRICS[0]  # the one the report's curves, cases and headline verdict follow
@@ -93,23 +93,24 @@ def verdict(results: dict[str, Evaluation], metric: str, level: float = LEVEL) -
     if summary.higher_is_better is None:
         return Verdict(metric, label, k, level, None, (), {}, 0,
                        f"Neither a higher nor a lower {label} is better, so no model is called best on it.")
-    paired = paired_values(results, metric, models)
-    means = {model: float(paired[model].mean()) if len(paired) else float("nan") for model in models}
+    paired = paired_arrays(results, metric, models)
+    users = len(paired[models[0]])
+    means = {model: float(paired[model].mean()) if users else float("nan") for model in models}
     if len(models) < 2:
-        return Verdict(metric, label, k, level, None, (), means, len(paired),
+        return Verdict(metric, label, k, level, None, (), means, users,
                        f"Only {models[0]} is loaded: there is no other model to compare on {label}.")
-    if len(paired) < 2:
-        return Verdict(metric, label, k, level, None, (), means, len(paired),
-                       f"Too few users have {label} in every model ({len(paired)}) to tell the models apart.")
+    if users < 2:
+        return Verdict(metric, label, k, level, None, (), means, users,
+                       f"Too few users have {label} in every model ({users}) to tell the models apart.")
     sign = 1.0 if summary.higher_is_better else -1.0
     leader = max(models, key=lambda model: sign * means[model])
-    differences = tuple(_difference(paired[leader].to_numpy(), paired[other].to_numpy(), other, level)
+    differences = tuple(_difference(paired[leader], paired[other], other, level)
                         for other in sorted((m for m in models if m != leader), key=lambda m: -sign * means[m]))
-    return Verdict(metric, label, k, level, leader, differences, means, len(paired))
+    return Verdict(metric, label, k, level, leader, differences, means, users)
 
 
 def _difference(leader: np.ndarray, other: np.ndarray, name: str, level: float) -> Difference:
-    d = leader.astype(np.float64) - other.astype(np.float64)
+    d = np.subtract(leader, other, dtype=np.float64)
     low, high = mean_interval(d, level)
     return Difference(name, float(d.mean()), low, high, len(d))
 
@@ -121,6 +122,5 @@ def half_width(result: Evaluation, metric: str, level: float = LEVEL) -> float |
     column = registry.per_user_columns().get(metric)
     if column is None or column not in result.per_user.columns:
         return None
-    low, high = mean_interval(paired_values({result.model: result}, metric, [result.model]).iloc[:, 0].to_numpy(),
-                              level)
+    low, high = mean_interval(paired_arrays({result.model: result}, metric, [result.model])[result.model], level)
     return None if np.isnan(low) else (high - low) / 2

@@ -281,14 +281,14 @@ def test_the_signed_rank_test_above_50_pairs_is_scipys(n):
 
 
 @pytest.mark.parametrize("metric", ["ndcg", "map", "unexpectedness"])
-def test_paired_values_are_pandas_alignment_of_the_evaluated_users(results, metric):
+def test_paired_values_and_arrays_are_pandas_alignment_of_the_evaluated_users(results, metric):
     """Models of one dataset share their users' index (no aligning); models whose tables hold
     other users (as runs from elsewhere) are aligned by id. Either way: the users with a value in
     every model (and, for accuracy metrics, evaluated in every model), in the index's order."""
     from dataclasses import replace
 
     from metrics_core.metrics import registry
-    from metrics_core.stats.compare import paired_values
+    from metrics_core.stats.compare import paired_arrays, paired_values
 
     def by_alignment(chosen):
         column = registry.per_user_columns()[metric]
@@ -304,3 +304,8 @@ def test_paired_values_are_pandas_alignment_of_the_evaluated_users(results, metr
     fewer = {**results, "C": replace(results["C"], per_user=results["C"].per_user.iloc[::2])}
     assert not fewer["C"].per_user.index.equals(results["A"].per_user.index)
     pd.testing.assert_frame_equal(paired_values(fewer, metric, list(fewer)), by_alignment(fewer), check_freq=False)
+    for chosen in (results, fewer):  # (paired_arrays: the same values without the users' ids, for the verdicts)
+        arrays = paired_arrays(chosen, metric, list(chosen))
+        assert list(arrays) == list(chosen)
+        for name, values in arrays.items():
+            np.testing.assert_array_equal(values, by_alignment(chosen)[name].to_numpy())
