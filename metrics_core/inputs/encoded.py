@@ -35,6 +35,13 @@ def compiled_for(cells: int) -> bool:
     return cells >= max(KERNEL_MIN, 1) and (cells >= LOAD_MIN or compiled_loaded())
 
 
+def compiled_for_lists(rows: list[int]) -> bool:
+    """Whether models with ``rows`` rows each are worth loading the compiled loops for: one of
+    them is large enough for them (:data:`KERNEL_MIN`) and together they repay the loading
+    (:func:`compiled_for` of their sum)."""
+    return bool(rows) and max(rows) >= max(KERNEL_MIN, 1) and compiled_for(sum(rows))
+
+
 def compiled_loaded() -> bool:
     """Whether this process has imported numba for the compiled loops (or is importing it)."""
     return "metrics_core.inputs.jit" in sys.modules

@@ -361,6 +361,10 @@ def test_the_compiled_loops_do_a_step_once_loaded_and_load_only_for_a_large_one(
     for loaded, expected in ((True, [False, True, True, True]), (False, [False, False, False, True])):
         monkeypatch.setattr(encoded_module, "compiled_loaded", lambda loaded=loaded: loaded)
         assert [encoded_module.compiled_for(cells) for cells in (9, 10, 99, 100)] == expected
+    monkeypatch.setattr(encoded_module, "compiled_loaded", lambda: False)
+    # (models worth loading for: one large enough for the loops, and all of them together past LOAD_MIN)
+    assert [encoded_module.compiled_for_lists(rows) for rows in ([60, 60], [9] * 12, [50], [])] == \
+        [True, False, False, False]
     monkeypatch.setattr(encoded_module, "KERNEL_MIN", 0)
     assert not encoded_module.compiled_for(0)
 

@@ -28,7 +28,7 @@ from metrics_core.inputs.encode import (
     read_truth,
     whole_list_heads,
 )
-from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Truth, compiled_for
+from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Truth, compiled_for, compiled_for_lists
 from metrics_core.inputs.features import ItemVectors, default_feature_columns, item_vectors
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.matching import id_kind, mismatch_note
@@ -199,8 +199,8 @@ class Dataset(Analyses):
         user_index = IdIndex.union([raw.user if raw.heads is None else raw.heads for raw in raw_lists]
                                    + [ids for key, ids in user_ids.items() if not isinstance(key, tuple)])
         item_index = IdIndex.union(list(item_ids.values()))
-        if compiled_for(sum(len(raw.user_rows if isinstance(raw, _LaterLists) else raw.user) for raw in raw_lists)):
-            load_kernels_meanwhile()  # (the models' rows together are worth loading the compiled loops for)
+        if compiled_for_lists([len(raw.user_rows if isinstance(raw, _LaterLists) else raw.user) for raw in raw_lists]):
+            load_kernels_meanwhile()
         threshold = columns.threshold if raw_truth.grade is not None else 1.0
         truth_encoded = meanwhile(lambda: encode_truth(raw_truth, user_index, item_index, threshold))
         lists = {}  # (each model's rows are placed while the ground truth is encoded, and joined to it then)
