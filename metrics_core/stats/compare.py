@@ -19,6 +19,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from metrics_core._numeric.parallel import map_threads
 from metrics_core.errors import input_error
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
@@ -425,6 +426,9 @@ def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics
         if metric not in registry.smooth_of_means():
             paired[metric] = paired_values(results, metric, models)
     bounds = _paired_bounds(paired, models, baseline, resamples, seed, level)
+    pairs = [(metric, model) for metric in paired for model in others]  # (tests on threads: a sort of 1M users each)
+    tested_pairs = dict(zip(pairs, map_threads(lambda pair: _tested(paired[pair[0]], pair[1], baseline, test), pairs),
+                            strict=True))
     rows, intervals = [], []
     for metric in metrics:
         if metric in registry.smooth_of_means():
@@ -439,8 +443,7 @@ def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics
                               "users": len(values_of)})
         for j, model in enumerate(others):
             values = values_of[model].to_numpy()
-            p, effect = paired_test(values, base, test)
-            wins, ties, losses = win_tie_loss(values, base)
+            p, effect, (wins, ties, losses) = tested_pairs[metric, model]
             at = len(models) + j
             rows.append({"model": model, "metric": metric, "value": float(values.mean()),
                          "baseline_value": float(base.mean()), "delta": float(values.mean() - base.mean()),
@@ -452,6 +455,13 @@ def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics
     if tested.any():
         frame.loc[tested, "p_adjusted"] = adjust(frame.loc[tested, "p_value"].to_numpy(dtype=float), correction)
     return Comparison(k, baseline, test, correction, level, frame, pd.DataFrame(intervals))
+
+
+def _tested(values_of: pd.DataFrame, model: str, baseline: str, test: str) -> tuple[float, float, tuple]:
+    """``model`` against ``baseline`` over their paired users: :func:`paired_test`'s p-value and
+    effect, and :func:`win_tie_loss`."""
+    values, base = values_of[model].to_numpy(), values_of[baseline].to_numpy()
+    return (*paired_test(values, base, test), win_tie_loss(values, base))
 
 
 def _paired_bounds(paired: dict[str, pd.DataFrame], models: list[str], baseline: str, resamples: int, seed: int,
