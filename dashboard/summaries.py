@@ -17,6 +17,7 @@ DISCRETE_MAX = 30  # at most this many distinct values: one bar per value
 BINS = 20
 SCORE_BINS = 30  # the Scores page's histograms of the scores in the top K and the rest
 SAMPLE = 5_000
+NARROWEST_STEP = 1e-12  # the narrowest bin nice_edges rounds to (its edges keep 14 decimals)
 
 
 def histogram(values: pd.DataFrame, bins: int = BINS) -> pd.DataFrame:
@@ -78,8 +79,16 @@ def nice_edges(low: float, high: float, bins: int) -> tuple[np.ndarray, int]:
     >>> edges, decimals = nice_edges(3.0, 1_407.0, 20)
     >>> edges[[0, 1, -1]].tolist(), decimals
     ([0.0, 50.0, 1450.0], 0)
+
+    A range too narrow for round steps (under :data:`NARROWEST_STEP` a bin: subnormal numbers,
+    say, where the step's logarithm is undefined) gets one bin from ``low`` to ``high``.
+
+    >>> nice_edges(0.0, 5e-324, 2)
+    (array([0.e+000, 5.e-324]), 12)
     """
     raw = (high - low) / max(bins, 1)
+    if not (math.isfinite(raw) and raw >= NARROWEST_STEP):
+        return np.array([low, high]), 12
     magnitude = 10.0 ** math.floor(math.log10(raw))
     multiple = min((1, 2, 2.5, 5, 10), key=lambda m: abs(math.log(m * magnitude / raw)))
     step = multiple * magnitude
