@@ -25,7 +25,6 @@ ONE_RUN_LOAD_MIN = 1 << 24  # LOAD_MIN in a process that evaluates once (the com
 KERNEL_ITEMS_MAX = 1 << 24  # the compiled join's tables take up to 8 bytes per item and thread: 128 MiB each here
 
 
-
 def compiled_for(cells: int) -> bool:
     """Whether a step over ``cells`` cells (or rows) runs on the compiled loops rather than numpy:
     from :data:`KERNEL_MIN` cells once this process has loaded them, and from :data:`LOAD_MIN`

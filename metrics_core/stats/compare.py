@@ -332,10 +332,10 @@ def _records(frame: pd.DataFrame) -> list[dict]:
 def paired_values(results: dict[str, Evaluation], metric: str, models: list[str]) -> pd.DataFrame:
     """Per-user values of ``metric`` for ``models``, users in every model only (paired)."""
     column, accuracy = _per_user_column(results, metric, models)
-    index = results[models[0]].per_user.index
-    if all(results[model].per_user.index.equals(index) for model in models):  # (one dataset's users: no aligning)
+    if _one_dataset(results, models):
         values, kept = _values_kept(results, column, accuracy, models)
-        return pd.DataFrame({model: v[kept] for model, v in values.items()}, index=index[kept])
+        return pd.DataFrame({model: v[kept] for model, v in values.items()},
+                            index=results[models[0]].per_user.index[kept])
     return _aligned(results, column, accuracy, models)
 
 
@@ -344,12 +344,18 @@ def paired_arrays(results: dict[str, Evaluation], metric: str, models: list[str]
     interval or a verdict needs (building the index of a million kept users took longer than
     their arithmetic)."""
     column, accuracy = _per_user_column(results, metric, models)
-    index = results[models[0]].per_user.index
-    if all(results[model].per_user.index.equals(index) for model in models):
+    if _one_dataset(results, models):
         values, kept = _values_kept(results, column, accuracy, models)
         return {model: v[kept] for model, v in values.items()}
     aligned = _aligned(results, column, accuracy, models)
     return {model: aligned[model].to_numpy(dtype=np.float64) for model in models}
+
+
+def _one_dataset(results: dict[str, Evaluation], models: list[str]) -> bool:
+    """Whether every model's per-user table holds the same users in the same order (models of one
+    dataset: their values pair up without aligning)."""
+    index = results[models[0]].per_user.index
+    return all(results[model].per_user.index.equals(index) for model in models)
 
 
 def _per_user_column(results: dict[str, Evaluation], metric: str, models: list[str]) -> tuple[str, bool]:
