@@ -304,6 +304,38 @@ class Lists:
 
         return row_sums(self.items >= 0, np.int64).astype(np.float64)
 
+    def listed_at(self, k: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """Items in the first ``k`` places of each list (int64), of the users ``rows`` (ascending
+        codes; None: every user). Counted along the first ``k`` columns of every list and then
+        taken at ``rows`` when they are most users (gathering most rows of a large array copies
+        them first: 0.1 s at 1M users, the count itself 0.02 s), else counted on their rows alone.
+
+        >>> lists = Lists("m", np.array([[4, -1], [5, 6], [-1, -1]]), np.zeros((3, 2), bool), None, None,
+        ...               np.ones(3, bool), "rank")
+        >>> lists.listed_at(2).tolist(), lists.listed_at(1, np.array([1, 2])).tolist()
+        ([1, 2, 0], [1, 0])
+        """
+        from metrics_core._numeric.sums import row_sums
+
+        top = self.items[:, :k]
+        if rows is not None and 2 * len(rows) < len(top):
+            return row_sums(top[rows] >= 0, np.int64)
+        counts = row_sums(top >= 0, np.int64)
+        return counts if rows is None else counts[rows]
+
+    def hits_at(self, k: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """Relevant items in the first ``k`` places of each list (int64), of the users ``rows``
+        (None: every user): counted from :attr:`hit_coordinates`, not from the cells.
+
+        >>> lists = Lists("m", np.array([[4, 5], [6, 7]]), np.array([[False, True], [True, True]]), None, None,
+        ...               np.ones(2, bool), "rank")
+        >>> lists.hits_at(1).tolist(), lists.hits_at(2, np.array([1])).tolist()
+        ([0, 1], [2])
+        """
+        user, position = self.hit_coordinates
+        counts = np.bincount(user[position < k], minlength=len(self.items)).astype(np.int64, copy=False)
+        return counts if rows is None else counts[rows]
+
     @cached_property
     def gapless(self) -> bool:
         """Whether every list's items fill its first positions, with no empty cell between two

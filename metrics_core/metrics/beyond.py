@@ -74,7 +74,7 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs, only: se
     k, training = settings.k, inputs.training
     wanted = (lambda names: True) if only is None else (lambda names: bool(only.intersection(names)))
     top_all = lists.items[:, :k]
-    listed = row_sums(top_all >= 0, np.int64)
+    listed = lists.listed_at(k)
     rows = np.flatnonzero(listed)
     every_user = len(rows) == len(top_all)
     top = top_all if every_user else top_all[rows]  # a view when every user has a list

@@ -93,9 +93,7 @@ def accuracy_pass(lists: Lists, truth: Truth, rows: np.ndarray, settings: Settin
         return AccuracyPass(cut.k, {m.per_user: empty for m in entries},
                             {m.per_user: np.zeros(len(cut.k)) for m in entries if m.curve}, empty, empty)
     if not entries:  # (hits and items listed at K alone, as the app's pages of other metrics ask: no hit cells)
-        at, width = user_rows(rows), min(settings.k, lists.positions)
-        return AccuracyPass(cut.k, {}, {}, row_sums(lists.hit[at, :width], np.int64),
-                            row_sums(lists.items[at, :width] >= 0, np.int64))
+        return AccuracyPass(cut.k, {}, {}, lists.hits_at(settings.k, rows), lists.listed_at(settings.k, rows))
     if totals_follow_from_hits(settings, None):  # (the metrics over candidates aside: below)
         from_hits = [m for m in entries if not isinstance(m.kernel, OverCandidates)]
         part = at_k_from_hit_cells(lists, truth, rows, settings, from_hits)
@@ -191,7 +189,7 @@ def at_k_from_hit_cells(lists: Lists, truth: Truth, rows: np.ndarray, settings: 
     weighted = _memo(lambda weight, cells: cells.per_row(weight(cells)), _Cells(hits, lists, rows, settings))
     values = {m.per_user: _sum_of_terms(m.kernel, scaled, weighted, first, hits.R, k, settings)
               for m in _terms(entries)}
-    listed = row_sums(lists.items[user_rows(rows), :width] >= 0, np.int64)
+    listed = lists.listed_at(width, rows)
     return PartResult({name: value[:, 0].astype(np.float64, copy=False) for name, value in values.items()},
                       {m.per_user: column_sums(values[m.per_user]) for m in _terms(entries, curves_only=True)},
                       H[:, 0].astype(np.int64), listed)
