@@ -75,6 +75,7 @@ class Key:
     SCATTER_METRIC = "scatter_metric"
     OVERLAP_MEASURE = "overlap_measure"
     COMPARE_CURVE = "compare_curve"
+    COMPARE_TAB = "compare_tab"
     CARD_INTERVALS = "card_intervals"
     EVERY_METRIC = "every_metric"
     PRESENT = "present"
@@ -94,6 +95,9 @@ WORKSPACE, MISSING = "workspace", "missing_workspace"
 WORKSPACE_PARAM = "ws"
 STARTED, PUBLISHED = "_started", "_published"
 BASELINE_IS_PRIMITIVE = "(the baseline)"
+# the Compare page's tabs, in order (only the open one runs)
+COMPARE_TABS = ("Side by side", "Is the difference real?", "Who gains, who loses", "Who is served", "User by user",
+                "Every cut-off", "Export")
 UPLOAD_KEYS = (Key.UPLOAD_RECS, Key.UPLOAD_TRUTH, Key.UPLOAD_TRAIN, Key.UPLOAD_ITEMS, Key.UPLOAD_USERS)
 # every choice a page offers: kept across page switches and written in the URL
 SHARED_KEYS = tuple(v for k, v in vars(Key).items() if k.isupper() and v not in UPLOAD_KEYS)
@@ -126,6 +130,7 @@ VALID = {Key.K: (lambda v: 1 <= v <= 100_000, "a whole number from 1"),
          Key.RESAMPLES: (lambda v: 0 <= v <= 100_000, "a whole number from 0 to 100,000"),
          Key.SEED: (lambda v: 0 <= v < 2**32, "a whole number from 0"),
          Key.PRESET: _one_of(tuple(PRESETS)), Key.TEST: _one_of(TESTS), Key.CORRECTION: _one_of(CORRECTIONS),
+         Key.COMPARE_TAB: _one_of(COMPARE_TABS),
          **{key: _one_of(_named_values(FIELD_TYPES[key])) for key in (
              Key.AP_DENOMINATOR, Key.GAIN, Key.USERS_WITHOUT_RELEVANT, Key.USERS_WITHOUT_LIST, Key.SIMILARITY,
              Key.NOVELTY_UNKNOWN, Key.PRIMITIVE_SCALE)}}

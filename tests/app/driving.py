@@ -22,6 +22,14 @@ def start(page: str | None = "views/overview.py", **query) -> AppTest:
     return at
 
 
+def open_tab(at: AppTest, name: str) -> AppTest:
+    """The Compare page's tab ``name`` opened (as a click on it does: only the open tab runs)."""
+    at.session_state["compare_tab"] = name
+    at.run()
+    assert_clean(at)
+    return at
+
+
 def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]

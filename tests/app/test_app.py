@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from driving import assert_clean, shown, start
+from driving import assert_clean, open_tab, shown, start
 from streamlit.testing.v1 import AppTest
 
 from dashboard.glossary import fmt, label
+from dashboard.state import COMPARE_TABS
 from dashboard.workspace import demo_workspace
 from metrics_core import Settings
 
@@ -27,6 +28,14 @@ def test_every_page_renders_on_the_demo_workspace(page):
     at.switch_page(page).run()
     assert_clean(at)
     assert at.title, "every page has a title"
+
+
+@pytest.mark.parametrize("tab", COMPARE_TABS)
+def test_every_compare_tab_renders_and_is_kept_in_the_link(tab):
+    at = start("views/compare.py", compare_tab=tab)
+    assert_clean(at)
+    assert at.query_params["compare_tab"] == tab
+    assert at.dataframe or at.get("arrow_vega_lite_chart") or at.get("vega_lite_chart") or at.get("download_button")
 
 
 def test_overview_cards_equal_metrics_core(demo_results):
@@ -146,12 +155,15 @@ def test_cases_page_opens_a_linked_user():
 
 
 def test_compare_page_tests_significance_and_reads_it_out():
-    at = start(baseline="popularity")
+    at = start(baseline="popularity", compare_tab="Is the difference real?")
     at.switch_page("views/compare.py").run()
     assert_clean(at)
     sentences = [shown(m.value) for m in at.markdown if "beats popularity" in shown(m.value)]
     assert any("personalised beats popularity on ndcg@10" in s and "Holm" in s for s in sentences)
-    assert any(e.label == "HTML report (works offline)" for e in at.get("download_button"))
+    assert not at.get("download_button") or not any(e.label == "HTML report (works offline)"
+                                                    for e in at.get("download_button")), "the other tabs do not run"
+    assert any(e.label == "HTML report (works offline)" for e in open_tab(at, "Export").get("download_button"))
+    open_tab(at, "Is the difference real?")
     at.radio(key="test").set_value("t").run()
     assert_clean(at)
     at.selectbox(key="correction").set_value("bonferroni").run()
@@ -161,7 +173,7 @@ def test_compare_page_tests_significance_and_reads_it_out():
 def test_compare_page_shows_how_alike_the_lists_are():
     from metrics_core.stats.overlap import per_user
 
-    at = start(baseline="popularity", model_b="diverse")
+    at = start(baseline="popularity", model_b="diverse", compare_tab="User by user")
     at.switch_page("views/compare.py").run()
     assert_clean(at)
     dataset = demo_workspace().build()
@@ -204,6 +216,9 @@ def test_each_peer_preset_renders_the_analysis_pages(preset):
     for page in ("views/overview.py", "views/compare.py", "views/users.py"):
         at.switch_page(page).run()
         assert_clean(at)
+    at.switch_page("views/compare.py").run()
+    for tab in COMPARE_TABS:
+        open_tab(at, tab)
 
 
 def test_similarity_and_primitive_model_choices_reach_the_numbers():
@@ -324,7 +339,7 @@ def test_popularity_page_shows_how_head_mid_and_tail_items_are_served():
 
 
 def test_compare_page_shows_who_is_served_among_popular_and_niche_items():
-    at = start()
+    at = start(compare_tab="Who is served")
     at.switch_page("views/compare.py").run()
     assert_clean(at)
     assert any("Who is served" in h.value for h in at.subheader)
@@ -335,7 +350,8 @@ def test_compare_page_shows_who_is_served_among_popular_and_niche_items():
 def test_compare_page_says_how_far_apart_the_segments_are_for_both_models():
     from metrics_core.stats.segments import ACTIVITY
 
-    at = start(baseline="popularity", segment_model="personalised", compare_segment=ACTIVITY)
+    at = start(baseline="popularity", segment_model="personalised", compare_segment=ACTIVITY,
+               compare_tab="Who gains, who loses")
     at.switch_page("views/compare.py").run()
     assert_clean(at)
     lines = [m.value for m in at.markdown if "higher for" in m.value]

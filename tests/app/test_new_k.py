@@ -5,9 +5,9 @@ not hold (every metric, the bootstrap intervals) evaluates at K."""
 from __future__ import annotations
 
 import pandas as pd
-from driving import assert_clean, shown, start
+from driving import assert_clean, open_tab, shown, start
 
-from dashboard.state import Key
+from dashboard.state import COMPARE_TABS, Key
 from metrics_core import Dataset
 
 
@@ -20,13 +20,14 @@ def evaluations_made(monkeypatch) -> list[int]:
     return evaluated
 
 
-def new_k_on(page: str | None, k: int, monkeypatch):
-    """``page`` opened afresh (an empty cache), then K = ``k`` chosen, without an error and without
-    any evaluation; returns the app and the K of the evaluations made from then on."""
+def new_k_on(page: str | None, k: int, monkeypatch, **query):
+    """``page`` opened afresh (an empty cache) from a link with ``query``, then K = ``k`` chosen,
+    without an error and without any evaluation; returns the app and the K of the evaluations made
+    from then on."""
     from dashboard import state
 
     state.CACHE.clear()
-    at = start(page)
+    at = start(page, **query)
     assert_clean(at)
     evaluated = evaluations_made(monkeypatch)
     at.slider(key="k").set_value(k).run()
@@ -206,41 +207,51 @@ def test_the_scores_page_at_a_new_k_computes_score_entropy_alone_and_draws_what_
 
 def test_compare_at_a_new_k_computes_its_tested_metrics_alone_and_shows_what_an_evaluation_shows(monkeypatch):
     """A new K on Compare: the table's metrics read or computed alone, the tested metrics' and the
-    scatter's per-user values computed alone; every table, sentence and chart is the one an
+    scatter's per-user values computed alone; every tab's tables, sentences and charts are those an
     evaluation at K draws."""
     at, evaluated = new_k_on("views/compare.py", 4, monkeypatch)
-    at.multiselect(key=Key.TESTED_METRICS).set_value(["ndcg", "novelty", "calibration"]).run()
-    at.selectbox(key=Key.SCATTER_METRIC).set_value("score_entropy").run()
+    open_tab(at, "Is the difference real?").multiselect(key=Key.TESTED_METRICS).set_value(
+        ["ndcg", "novelty", "calibration"]).run()
+    open_tab(at, "User by user").selectbox(key=Key.SCATTER_METRIC).set_value("score_entropy").run()
     assert_clean(at)
     assert evaluated == []
-    options = at.multiselect(key=Key.TESTED_METRICS).options, at.selectbox(key=Key.SCATTER_METRIC).options
-    drawn = drawn_by(at)
-    assert any("Score entropy" in str(frame.columns.tolist()) for frame in drawn[3])
+    drawn = {tab: drawn_by(open_tab(at, tab)) for tab in COMPARE_TABS}
+    options = (open_tab(at, "Is the difference real?").multiselect(key=Key.TESTED_METRICS).options,
+               open_tab(at, "User by user").selectbox(key=Key.SCATTER_METRIC).options)
+    assert any("Score entropy" in str(frame.columns.tolist()) for frame in drawn["Side by side"][3])
+    assert any("novelty" in text for text in drawn["Is the difference real?"][0])
     from dashboard import state
 
     forget_drawn(("compare_pair:", "compare_segments:", "segment_gaps:"))
     state._comparison.clear()  # (the paired tests and intervals: again, from the evaluation)
     evaluate_at_k(at, "views/compare.py")
     assert evaluated == [4]
-    assert (at.multiselect(key=Key.TESTED_METRICS).options, at.selectbox(key=Key.SCATTER_METRIC).options) == options
-    assert_drawn_alike(drawn_by(at), drawn)
+    assert (open_tab(at, "Is the difference real?").multiselect(key=Key.TESTED_METRICS).options,
+            open_tab(at, "User by user").selectbox(key=Key.SCATTER_METRIC).options) == options
+    for tab in COMPARE_TABS:
+        assert_drawn_alike(drawn_by(open_tab(at, tab)), drawn[tab])
 
 
-def test_compare_computes_who_is_served_and_the_overlap_once_per_k(monkeypatch):
+def test_compare_computes_who_is_served_and_the_overlap_once_per_k_and_only_on_their_tabs(monkeypatch):
     """Who is served and the overlap matrix depend on K alone: Compare computes each once per K
-    (kept with what the page drew), whatever else the page reruns for."""
+    (kept with what the page drew), whatever else the page reruns for, and only when their tab is open."""
     from metrics_core.stats import overlap, served
 
     calls = []
     items_by_model, matrix = served.items_by_model, overlap.matrix
     monkeypatch.setattr(served, "items_by_model", lambda *a, **kw: calls.append("served") or items_by_model(*a, **kw))
     monkeypatch.setattr(overlap, "matrix", lambda *a, **kw: calls.append("overlap") or matrix(*a, **kw))
-    at, _ = new_k_on("views/compare.py", 6, monkeypatch)  # (opened at K = 10, then K = 6)
-    assert sorted(calls) == ["overlap"] * 2 + ["served"] * 2, calls
-    assert any("Who is served" in h.value for h in at.subheader) and len(at.dataframe) >= 4
+    at, _ = new_k_on("views/compare.py", 6, monkeypatch, compare_tab="Who is served")  # (at K = 10, then K = 6)
+    assert calls == ["served"] * 2, calls
+    assert any("Who is served" in h.value for h in at.subheader) and len(at.dataframe) == 2
+    open_tab(at, "User by user")
+    open_tab(at, "Who is served")
+    assert calls == ["served"] * 2 + ["overlap"], calls
     at.slider(key="k").set_value(4).run()
     assert_clean(at)
-    assert sorted(calls) == ["overlap"] * 3 + ["served"] * 3, calls
+    open_tab(at, "User by user")
+    open_tab(at, "Side by side")
+    assert calls == ["served"] * 2 + ["overlap"] + ["served", "overlap"], calls
 
 
 def test_scores_under_pooled_score_entropy_shows_one_value_per_model_at_every_k(monkeypatch):

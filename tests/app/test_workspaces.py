@@ -217,6 +217,7 @@ def test_every_page_choice_survives_page_switches_and_is_in_the_url():
     metric_box = at.selectbox(key="users_metric")
     other = "recall" if metric_box.value != "recall" else "precision"
     metric_box.set_value(other).run()
+    at.session_state["compare_tab"] = "Is the difference real?"
     at.switch_page("views/compare.py").run()
     at.radio(key="test").set_value("t").run()
     at.sidebar.number_input(key="beta").set_value(2.0).run()
