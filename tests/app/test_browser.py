@@ -76,7 +76,10 @@ def test_upload_map_overview_and_compare(server, browser, tmp_path):
         page.get_by_role("button", name="Download models (CSV)").click()
     saved = pd.read_csv(download.value.path(), index_col="model")
     assert saved.loc[model, label("ndcg", 10)] == pytest.approx(expected[model].metrics["ndcg"])
+    page.get_by_role("tab", name="Is the difference real?").click()
+    settle(page)
     assert page.get_by_text("recs_personalised beats recs_popularity on ndcg@10").count() == 1
+    page.get_by_role("tab", name="Export").click()
     settle(page)
     with page.expect_download(timeout=90_000) as download:
         page.get_by_role("button", name="HTML report (works offline)").click()

@@ -16,6 +16,7 @@ import pytest
 from browsing import CHROMIUM, settle, shot, start_server, stop_server
 from large import save_large_workspace
 
+from dashboard.state import COMPARE_TABS
 from dashboard.summaries import MAX_CHART_ROWS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
@@ -47,6 +48,9 @@ def downloaded_chart_rows(page) -> list[int]:
         if isinstance(inline, dict) and "values" in inline:
             rows.append(len(inline["values"]))
     return rows
+
+
+VIEWS = [(title, tab) for title in PAGES for tab in (COMPARE_TABS if title == "Compare" else [None])]
 
 
 def downloaded_files(page) -> list[str]:
@@ -109,17 +113,21 @@ def test_every_page_at_20000_users_and_4_models_draws_and_downloads_within_5000_
                 settle(page)
                 move_k(page, steps)
             seen_k.append(k_in_link(page))
-            for title in PAGES:
-                page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
+            for title, tab in VIEWS:
+                if tab in (None, COMPARE_TABS[0]):
+                    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
+                if tab is not None:  # (Compare's tabs, each opened: only the open one runs)
+                    page.get_by_role("tab", name=tab).click()
                 settle(page)
-                assert page.get_by_text("Something went wrong").count() == 0, title
-                assert page.locator('[data-testid="stException"]').count() == 0, title
+                where = (title, tab)
+                assert page.get_by_text("Something went wrong").count() == 0, where
+                assert page.locator('[data-testid="stException"]').count() == 0, where
                 rows = downloaded_chart_rows(page)
-                assert all(n <= MAX_CHART_ROWS for n in rows), (title, rows)
+                assert all(n <= MAX_CHART_ROWS for n in rows), (where, rows)
                 charts += len(rows)
                 if steps == 0:
                     files += downloaded_files(page)
-                    shot(page, f"scale_{title.split()[0].lower()}")
+                    shot(page, f"scale_{title.split()[0].lower()}" + (f"_{COMPARE_TABS.index(tab)}" if tab else ""))
                 elif steps == -2 and title in ("Compare", "Users"):  # (a K read from the curves: evaluated on a click)
                     files += downloaded_files(page)
         assert charts >= 10, "the pages drew their charts"
