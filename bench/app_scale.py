@@ -178,7 +178,13 @@ def main() -> None:
     step("reopened: Summary at K = 7 (its verdict metrics per user at K, alone)", lambda: at.switch_page(
         "views/summary.py").run())
     step("reopened: K = 8 on the Summary (new)", lambda: at.slider(key="k").set_value(8).run())
-    step("reopened: Compare at K = 8", lambda: at.switch_page("views/compare.py").run())
+    step("reopened: Compare at K = 8 (its first tab, the table)", lambda: at.switch_page("views/compare.py").run())
+    for k, tab in ((9, "Is the difference real?"), (11, "Who gains, who loses"), (12, "Who is served"),
+                   (13, "User by user")):
+        def opened(k=k, tab=tab):
+            at.session_state["compare_tab"] = tab
+            return at.slider(key="k").set_value(k).run()
+        step(f"reopened: Compare's {tab!r} tab at K = {k} (new)", opened)
     print(json.dumps({"idle_rss_mib": round(idle), "open_rss_mib": round(current), "cached_mib": round(cached),
                       "peak_rss_mib": round(peak),
                       "after_close_rss_mib": round(after), "most_chart_rows": most_rows_seen[0]}), flush=True)
