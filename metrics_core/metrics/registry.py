@@ -190,7 +190,7 @@ REGISTRY: tuple[Metric, ...] = (
               "pooled but unjudged (trec_eval)", "infap",
               ("judgements",), kernel=_sum(f.infap_term, f.per_relevant)),
     _accuracy("relative_precision", "Relative precision", "hits in the top K / min(K, R)", "relative_precision",
-              curve=False, kernel=_sum(f.one, f.per_best_possible)),
+              kernel=_sum(f.one, f.per_best_possible)),
     _accuracy("r_precision_at_k", "R-precision@K", "hits among the first min(K, R) items / min(K, R): R-precision "
               "when R ≤ K, precision@K when R > K", "r_precision_at_k", headline=False,
               kernel=_sum(f.within_relevant_count, f.per_best_possible)),
