@@ -1,0 +1,51 @@
+"""Each list's items and hits in its first k places, as a new K reads them (Lists.listed_at,
+Lists.hits_at), equal the count along the cells, for lists with and without empty places."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from metrics_core.inputs import encoded
+from metrics_core.inputs.encoded import Lists
+
+
+def lists_of(items: np.ndarray, hit: np.ndarray) -> Lists:
+    return Lists("m", items, hit, None, None, np.ones(len(items), dtype=bool), "rank")
+
+
+@st.composite
+def problems(draw):
+    users, width = draw(st.integers(0, 30)), draw(st.integers(1, 12))
+    seed, empty = draw(st.integers(0, 2**32 - 1)), draw(st.sampled_from([0.0, 0.05, 0.3, 0.9]))
+    rng = np.random.default_rng(seed)
+    items = rng.integers(0, 50, (users, width))
+    items[rng.random((users, width)) < empty] = -1
+    if draw(st.booleans()):  # (shorter lists: empty places at the end only)
+        lengths = rng.integers(0, width + 1, users)
+        items[np.arange(width) >= lengths[:, None]] = -1
+    hit = (items >= 0) & (rng.random((users, width)) < 0.4)
+    rows = np.flatnonzero(rng.random(users) < draw(st.sampled_from([0.2, 0.8, 1.0])))
+    return items, hit, rows, draw(st.integers(1, width + 3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(problems())
+@example((np.array([[3, -1, 4, -1]]), np.array([[True, False, False, False]]), np.array([0]), 3))
+def test_items_and_hits_in_the_first_k_places_are_those_counted_along_the_cells(problem):
+    items, hit, rows, k = problem
+    lists = lists_of(items, hit)
+    assert lists.listed_at(k).tolist() == (items[:, :k] >= 0).sum(axis=1).tolist()
+    assert lists.listed_at(k, rows).tolist() == (items[rows, :k] >= 0).sum(axis=1).tolist()
+    assert lists.hits_at(k).tolist() == hit[:, :k].sum(axis=1).tolist()
+    assert lists.hits_at(k, rows).tolist() == hit[rows, :k].sum(axis=1).tolist()
+
+
+def test_lists_with_many_holes_are_counted_and_agree(monkeypatch):
+    """Past one hole in MOST_HOLES places the holes are not kept: the count along the cells."""
+    items = np.array([[1, -1, 2, -1, 3], [-1, -1, -1, -1, 4]])
+    lists = lists_of(items, items >= 0)
+    monkeypatch.setattr(encoded, "MOST_HOLES", 4)
+    assert lists._extent_and_holes is None
+    assert lists.listed_at(3).tolist() == [2, 0] and lists.listed_at(5, np.array([1])).tolist() == [1]
