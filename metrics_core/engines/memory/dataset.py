@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 
 from metrics_core._numeric.parallel import map_threads, meanwhile
-from metrics_core._numeric.sums import row_sums
 from metrics_core.cutoff_notes import counts_at_every_k, seen_note, short_note, ties_note
 from metrics_core.engines.memory.analyses import Analyses
 from metrics_core.errors import InputError, Note, input_error, setting
@@ -531,8 +530,7 @@ class Dataset(Analyses):
                 per_user[name] = values
         elif extra.per_user:
             per_user = _outer_join(per_user, extra.per_user, extra.rows)
-            codes = per_user.index.to_numpy()
-            per_user["listed"] = row_sums(lists.items[codes, :settings.k] >= 0, np.int64)
+            per_user["listed"] = lists.listed_at(settings.k, per_user.index.to_numpy())
         per_user.index = pd.Index(self.users.ids[per_user.index.to_numpy()], name=self.columns.user)
         curves = pd.DataFrame({name: result.sums[column] / n if n else np.full(len(result.k), np.nan)
                                for name, column in columns.items() if column in result.sums})
