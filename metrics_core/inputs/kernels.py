@@ -307,6 +307,36 @@ def shared_depth_rows(a, b, n_items, by_depth, grows, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
+def shared_pair_rows(block, width, n_models, n_items, shared, first_row):
+    """For each row of ``block`` (rows x models·width item codes: each model's first ``width``
+    places side by side, -1 empty, items distinct within a model's places): ``shared[first_row +
+    row, pair]`` += 1 for each item two models both hold, pair (m1, m2) with m1 < m2 numbered in
+    reading order (0-1, 0-2, .., 1-2, ..). One pass over the row: an item's bit set of the models
+    seen holding it so far, in a table indexed by item code stamped with ``row + 1`` (never
+    cleared); fewer than 64 models."""
+    stamp = np.zeros(n_items, dtype=np.int64)
+    bits = np.zeros(n_items, dtype=np.int64)
+    for row in range(block.shape[0]):
+        for model in range(n_models):
+            for position in range(width):
+                item = block[row, model * width + position]
+                if item < 0:
+                    continue
+                if stamp[item] != row + 1:
+                    stamp[item] = row + 1
+                    bits[item] = 0
+                held = bits[item]
+                first = 0
+                while held:
+                    if held & 1:
+                        pair = first * (2 * n_models - first - 1) // 2 + model - first - 1
+                        shared[first_row + row, pair] += 1
+                    held >>= 1
+                    first += 1
+                bits[item] |= 1 << model
+
+
+@numba.njit(cache=True, nogil=True)
 def sparse_entries(indptr, indices, data, rows, columns, out, start, stop):
     """``out[i]`` = the entry at (``rows[i]``, ``columns[i]``) of a CSR matrix (``indptr``,
     ``indices`` sorted within each row, ``data``), 0 where it has none, for ``i`` in ``start ..
@@ -382,6 +412,8 @@ def compile_all() -> None:
         lists.flags.writeable = writeable
         for by_depth in (True, False):
             shared_depth_rows(lists[:, :2], lists[:, :2], 1, by_depth, np.zeros((1, 2), np.int64), 0, 1)
+    for item_type in ints:  # (the models' first K places side by side: a fresh block, int32 or int64 codes)
+        shared_pair_rows(np.zeros((1, 4), item_type), 2, 2, 1, np.zeros((1, 1), np.int32), 0)
     codes = read_only_view(np.zeros(1, np.int32))
     for rank_type in ints:
         for score_type in (np.float32, np.float64):

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 
 from metrics_core._numeric.sums import row_sums
-from metrics_core.metrics.shared_items import shared_counts, shared_depths
+from metrics_core.inputs.encoded import compiled_for
+from metrics_core.metrics.shared_items import shared_counts, shared_depths, shared_pair_counts
 
 MEASURES = ("jaccard", "rbo")
 
@@ -25,10 +26,16 @@ def jaccard(a: np.ndarray, b: np.ndarray, listed: tuple[np.ndarray, np.ndarray] 
     >>> jaccard(np.array([[1, 2, 3], [4, -1, -1]]), np.array([[3, 2, 9], [-1, -1, -1]]))
     array([0.5, 0. ])
     """
-    shared = shared_counts(a, b, n_items).astype(np.float64)
     in_a, in_b = listed if listed is not None else (listed_items(a), listed_items(b))
+    return jaccard_of_counts(shared_counts(a, b, n_items), in_a, in_b)
+
+
+def jaccard_of_counts(shared: np.ndarray, in_a: np.ndarray, in_b: np.ndarray) -> np.ndarray:
+    """Per user shared / (in_a + in_b − shared): Jaccard from the items two lists share and the
+    items each lists (NaN when both are empty)."""
+    shared = shared.astype(np.float64)
     union = in_a + in_b - shared
-    return np.divide(shared, union, out=np.full(len(a), np.nan), where=union > 0)
+    return np.divide(shared, union, out=np.full(len(shared), np.nan), where=union > 0)
 
 
 def rank_biased_overlap(a: np.ndarray, b: np.ndarray, p: float = 0.9,
@@ -74,12 +81,27 @@ def per_user(dataset, first: str, second: str, k: int, measure: str = "jaccard",
 
 
 def matrix(dataset, k: int, measure: str = "jaccard", p: float = 0.9) -> pd.DataFrame:
-    """Model x model mean of ``measure`` over users (1 on the diagonal)."""
+    """Model x model mean of ``measure`` over users (1 on the diagonal). Jaccard on large lists
+    (:func:`~metrics_core.inputs.encoded.compiled_for` their cells, fewer than 64 models) counts the
+    shared items of every pair in one compiled pass over each user's lists
+    (:func:`~metrics_core.metrics.shared_items.shared_pair_counts`), the same counts as pair by pair."""
     models = dataset.models
     out = pd.DataFrame(np.eye(len(models)), index=pd.Index(models, name="model"), columns=models)
-    listed = {name: listed_items(dataset.lists[name].items[:, :k]) for name in models}
-    for i, first in enumerate(models):
-        for second in models[i + 1:]:
-            out.loc[first, second] = out.loc[second, first] = float(per_user(dataset, first, second, k, measure,
-                                                                             p, listed).mean())
+    tops = [dataset.lists[name].items[:, :k] for name in models]
+    listed = {name: dataset.lists[name].listed_at(k) for name in models}
+    pairs = [(first, second) for i, first in enumerate(models) for second in models[i + 1:]]
+    if measure == "jaccard" and len(pairs) > 1 and len(models) < 64 and compiled_for(sum(top.size for top in tops)):
+        shared = shared_pair_counts(tops, len(dataset.items))
+        means = [_mean(jaccard_of_counts(shared[:, column], listed[first], listed[second]))
+                 for column, (first, second) in enumerate(pairs)]
+    else:
+        means = [float(per_user(dataset, first, second, k, measure, p, listed).mean()) for first, second in pairs]
+    for (first, second), mean in zip(pairs, means, strict=True):
+        out.loc[first, second] = out.loc[second, first] = mean
     return out
+
+
+def _mean(values: np.ndarray) -> float:
+    """The mean of the values that are not NaN (NaN when none is), as a Series' ``mean``."""
+    present = values[~np.isnan(values)]
+    return float(present.mean()) if len(present) else np.nan

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from metrics_core import Dataset
 from metrics_core.stats.overlap import jaccard, matrix, per_user, rank_biased_overlap
+from tests.compiled import compiled_loops
 
 
 def slow_rbo(a: list, b: list, p: float) -> float:
@@ -52,3 +53,34 @@ def test_matrix_and_per_user_from_a_dataset():
     assert table.loc["B", "A"] == table.loc["A", "B"]
     assert per_user(data, "A", "B", 2).to_dict() == {1: 1.0, 2: 0.0}
     assert per_user(data, "A", "B", 2, "rbo", p=0.5).loc[1] == pytest.approx(0.5)
+
+
+@st.composite
+def workspaces(draw):
+    """2 to 5 models' lists of up to 6 items over 40 items for some users (some without a list,
+    some lists with empty places), and a K."""
+    seed, models, users = draw(st.integers(0, 2**32 - 1)), draw(st.integers(2, 5)), draw(st.integers(1, 25))
+    rng = np.random.default_rng(seed)
+    tables = {}
+    for m in range(models):
+        rows = [(u, item, rank) for u in range(users) if rng.random() < 0.85
+                for rank, item in enumerate(rng.choice(40, rng.integers(1, 7), replace=False), start=1)
+                if rng.random() < 0.9]
+        tables[f"m{m}"] = pd.DataFrame(rows or [(0, 1, 1)], columns=["user_id", "item_id", "rank"])
+    truth = pd.DataFrame({"user_id": np.arange(users), "item_id": rng.integers(0, 40, users)})
+    return Dataset.build(tables, truth), draw(st.integers(1, 8))
+
+
+@settings(max_examples=60, deadline=None)
+@given(workspaces())
+def test_the_matrix_in_one_compiled_pass_equals_its_pairs(problem):
+    """Every pair's mean Jaccard counted in one pass over each user's lists of all the models
+    (shared_pair_counts) equals the pair's own per-user Jaccard's mean."""
+    data, k = problem
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        compiled_loops(monkeypatch)
+        table = matrix(data, k)
+    for first in data.models:
+        for second in data.models:
+            expected = 1.0 if first == second else per_user(data, first, second, k).mean()
+            assert table.loc[first, second] == pytest.approx(expected, abs=1e-12, nan_ok=True), (first, second)
