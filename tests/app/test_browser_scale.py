@@ -114,6 +114,8 @@ def test_every_page_at_20000_users_and_4_models_draws_and_downloads_within_5000_
                 move_k(page, steps)
             seen_k.append(k_in_link(page))
             for title, tab in VIEWS:
+                if steps == -4 and tab not in (None, COMPARE_TABS[0]):  # (Compare's other tabs: at two K of three)
+                    continue
                 if tab in (None, COMPARE_TABS[0]):
                     page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
                 if tab is not None:  # (Compare's tabs, each opened: only the open one runs)
