@@ -93,6 +93,7 @@ def test_a_colon_or_a_dot_in_a_model_name_draws_the_compare_charts(hostile_works
     ({"k": "-1"}, "k=-1"), ({"k": "ten"}, "k=ten"), ({"beta": "nan"}, "beta=nan"), ({"beta": "inf"}, "beta=inf"),
     ({"rbp_p": "7"}, "rbp_p=7"), ({"gain": "cubic"}, "gain=cubic"), ({"preset": "<b>x</b>"}, "preset=<b>x</b>"),
     ({"resamples": "-5"}, "resamples=-5"), ({"card_intervals": "maybe"}, "card_intervals=maybe"),
+    ({"compare_tab": "<b>tab</b>"}, "compare_tab=<b>tab</b>"),
 ])
 def test_a_link_value_that_is_not_valid_falls_back_to_the_default_with_a_message(query, problem):
     at = start(**query)
