@@ -320,6 +320,7 @@ class Lists:
         >>> lists.listed_at(2).tolist(), lists.listed_at(3, np.array([0, 2])).tolist()
         ([1, 2, 0], [2, 0])
         """
+        k = min(k, self.items.shape[1])  # (a K past the lists: their whole width, the same K)
         first = self.__dict__.setdefault("_listed_first", {})  # (the K counted: {k: counts}, one at most)
         one_k_so_far = "extent_and_holes" not in self.__dict__ and (not first or k in first)
         if one_k_so_far or self.extent_and_holes is None:

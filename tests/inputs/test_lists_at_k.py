@@ -61,3 +61,6 @@ def test_the_first_k_is_counted_once_and_another_k_reads_the_extents(monkeypatch
     assert "extent_and_holes" not in lists.__dict__
     assert lists.listed_at(4).tolist() == [3, 2] and lists.extent_and_holes[0].tolist() == [4, 2]
     assert lists.listed_at(1, np.array([0])).tolist() == [1]
+    again = lists_of(items, items >= 0)
+    assert again.listed_at(4).tolist() == again.listed_at(9).tolist() == [3, 2]  # (a K past the lists: the same K)
+    assert "extent_and_holes" not in again.__dict__
