@@ -13,6 +13,7 @@ beyond-accuracy per-user metrics are compared over users that have a value in bo
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -169,11 +170,19 @@ def normal_limit_means(values: np.ndarray, resamples: int, seed: int) -> np.ndar
     γ = 3 at 100,000 users, 0.005 standard errors at 95%, against 0.08 from drawing 1,000
     resamples (the 2.5% quantile's own noise), so the intervals agree within the bootstrap's
     own repeatability (tested). A column without any value gives NaN."""
-    n, columns = values.shape
+    return normal_limit_means_of(lambda start, stop: values[start:stop], *values.shape, resamples, seed)
+
+
+def normal_limit_means_of(rows: Callable[[int, int], np.ndarray], n: int, columns: int, resamples: int,
+                          seed: int) -> np.ndarray:
+    """:func:`normal_limit_means` of the n x ``columns`` values whose rows ``start .. stop``
+    ``rows(start, stop)`` gives, a block of :data:`NORMAL_LIMIT_BLOCK` rows at a time (the
+    values are never whole in memory: :func:`_paired_bounds` makes each block of its columns as
+    it is read)."""
     present_count = np.zeros(columns)
     total = np.zeros(columns)
     for start in range(0, n, NORMAL_LIMIT_BLOCK):  # (blocks of rows: memory stays small)
-        block = values[start:start + NORMAL_LIMIT_BLOCK]
+        block = rows(start, min(start + NORMAL_LIMIT_BLOCK, n))
         present = ~np.isnan(block)
         present_count += present.sum(axis=0)
         total += np.where(present, block, 0.0).sum(axis=0)
@@ -182,7 +191,7 @@ def normal_limit_means(values: np.ndarray, resamples: int, seed: int) -> np.ndar
     share = np.maximum(present_count, 1) / n
     covariance = np.zeros((columns, columns))
     for start in range(0, n, NORMAL_LIMIT_BLOCK):
-        block = values[start:start + NORMAL_LIMIT_BLOCK]
+        block = rows(start, min(start + NORMAL_LIMIT_BLOCK, n))
         influence = np.where(np.isnan(block), 0.0, block - means) / share
         covariance += influence.T @ influence
     covariance /= float(n) ** 2
@@ -484,15 +493,26 @@ def _paired_bounds(paired: dict[str, pd.DataFrame], models: list[str], baseline:
         if metric in bounds:
             continue
         group = [m for m in paired if m not in bounds and paired[m].index.equals(paired[metric].index)]
-        columns = np.empty((len(paired[metric]), width * len(group)), order="F")  # (one copy, a column at a time)
-        for i, member in enumerate(group):
+        made = []  # (each column: a model's values, or its difference from the baseline's)
+        for member in group:
             values = paired[member]
             base = values[baseline].to_numpy()
-            for j, model in enumerate(models):
-                columns[:, i * width + j] = values[model].to_numpy()
-            for j, model in enumerate(others):
-                np.subtract(values[model].to_numpy(), base, out=columns[:, i * width + len(models) + j])
-        shared = bootstrap_means(columns, resamples, seed, level)
+            made += [(values[model].to_numpy(), None) for model in models]
+            made += [(values[model].to_numpy(), base) for model in others]
+
+        def rows(start: int, stop: int, made: list = made) -> np.ndarray:
+            """Rows ``start .. stop`` of the columns (Fortran order, as the whole was made before)."""
+            block = np.empty((stop - start, len(made)), order="F")
+            for j, (values, base) in enumerate(made):
+                if base is None:
+                    block[:, j] = values[start:stop]
+                else:
+                    np.subtract(values[start:stop], base[start:stop], out=block[:, j])
+            return block
+
+        n = len(paired[metric])
+        shared = percentile_interval(normal_limit_means_of(rows, n, len(made), resamples, seed), level) \
+            if n > NORMAL_LIMIT_USERS and resamples >= 1 else bootstrap_means(rows(0, n), resamples, seed, level)
         for i, member in enumerate(group):
             bounds[member] = shared[i * width:(i + 1) * width]
     return bounds
