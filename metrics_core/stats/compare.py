@@ -25,7 +25,7 @@ from metrics_core.errors import input_error
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
 from metrics_core.stats.choices import CORRECTIONS, TESTS
-from metrics_core.stats.segments import UNKNOWN, natural_order
+from metrics_core.stats.segments import group_codes
 
 RESAMPLE_BATCH_CELLS = 1 << 24
 CACHED_RESAMPLE_CELLS = 1 << 25  # ~256 MB of float64 counts at most
@@ -563,14 +563,14 @@ def compare_segments(results: dict[str, Evaluation], baseline: str, model: str, 
     to most active), else by name. Columns: segment, users, baseline_value, value, delta, wins,
     ties, losses, p_value."""
     paired = paired_values(results, metric, [baseline, model])
-    groups = segments.reindex(paired.index).fillna(UNKNOWN).astype(str)
+    codes, names = group_codes(segments.reindex(paired.index))  # (codes of a few segments: no text per user)
+    every_a, every_b = paired[baseline].to_numpy(), paired[model].to_numpy()
     out = []
-    order = natural_order(groups.unique())
-    for segment, users in paired.groupby(pd.Categorical(groups.to_numpy(), categories=order) if order else
-                                         groups.to_numpy(), observed=True):
-        a, b = users[baseline].to_numpy(), users[model].to_numpy()
+    for code, segment in names:
+        mine = codes == code
+        a, b = every_a[mine], every_b[mine]
         wins, ties, losses = win_tie_loss(b, a)
-        out.append({"segment": segment, "users": len(users), "baseline_value": float(a.mean()),
+        out.append({"segment": segment, "users": len(a), "baseline_value": float(a.mean()),
                     "value": float(b.mean()), "delta": float(b.mean() - a.mean()), "wins": wins, "ties": ties,
                     "losses": losses, "p_value": paired_test(b, a, test)[0]})
     return pd.DataFrame(out)

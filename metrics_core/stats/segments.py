@@ -3,6 +3,7 @@ attribute from the user table."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 ACTIVITY = "activity (training interactions)"
@@ -23,6 +24,23 @@ def natural_order(values) -> list[str] | None:
     if not present or not present <= {*ACTIVITY_LABELS, UNKNOWN}:
         return None
     return [label for label in (*ACTIVITY_LABELS, UNKNOWN) if label in present]
+
+
+def group_codes(labels: pd.Series) -> tuple[np.ndarray, list[tuple[int, str]]]:
+    """Each user's group as a code, and (code, name) of each group in reading order: the labels as
+    text (a missing one: ``(unknown)``), coded by hashing (sorting a million strings took 0.5 s).
+
+    >>> group_codes(pd.Series(["b", None, "a", "b"]))
+    (array([0, 2, 1, 0]), [(2, '(unknown)'), (1, 'a'), (0, 'b')])
+    """
+    codes, uniques = pd.factorize(labels, use_na_sentinel=True)
+    text = [str(u) for u in uniques] + [UNKNOWN]
+    merged, names = pd.factorize(np.array(text, dtype=object))  # (two labels with one text are one group)
+    codes = merged[np.where(codes < 0, len(uniques), codes)]
+    present = [str(names[c]) for c in np.unique(codes)]
+    order = natural_order(present) or sorted(present)
+    at = {str(name): code for code, name in enumerate(names)}
+    return codes, [(at[name], name) for name in order]
 
 
 def segment_choices(dataset) -> list[str]:

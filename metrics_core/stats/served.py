@@ -21,7 +21,7 @@ from metrics_core._numeric.sums import column_sums
 from metrics_core.errors import input_error
 from metrics_core.intervals import LEVEL, mean_interval
 from metrics_core.stats.compare import percentile_interval, resampled_means
-from metrics_core.stats.segments import UNKNOWN, natural_order
+from metrics_core.stats.segments import group_codes
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def served(values: pd.Series, groups: pd.Series, resamples: int = 1000, seed: in
                           f"{', '.join(map(repr, twice.unique()[:3].tolist()))}.",
                           "give one group per user (drop the repeated rows of the user table).")
     present = values.dropna()
-    codes, names = _group_codes(groups.reindex(present.index))
+    codes, names = group_codes(groups.reindex(present.index))
     numbers = present.to_numpy(dtype=np.float64)
     rows, draws = [], []
     for number, (code, name) in enumerate(names):
@@ -87,23 +87,6 @@ def served(values: pd.Series, groups: pd.Series, resamples: int = 1000, seed: in
         np.column_stack([gap_samples, spread_samples]), level)
     return Served(table, float(means.max() - means.min()), float(gap_low), float(gap_high),
                   float(np.abs(means - means.mean()).mean()), float(spread_low), float(spread_high), level, resamples)
-
-
-def _group_codes(labels: pd.Series) -> tuple[np.ndarray, list[tuple[int, str]]]:
-    """Each user's group as a code, and (code, name) of each group in reading order: the labels as
-    text (a missing one: ``(unknown)``), coded by hashing (sorting a million strings took 0.5 s).
-
-    >>> _group_codes(pd.Series(["b", None, "a", "b"]))
-    (array([0, 2, 1, 0]), [(2, '(unknown)'), (1, 'a'), (0, 'b')])
-    """
-    codes, uniques = pd.factorize(labels, use_na_sentinel=True)
-    text = [str(u) for u in uniques] + [UNKNOWN]
-    merged, names = pd.factorize(np.array(text, dtype=object))  # (two labels with one text are one group)
-    codes = merged[np.where(codes < 0, len(uniques), codes)]
-    present = [str(names[c]) for c in np.unique(codes)]
-    order = natural_order(present) or sorted(present)
-    at = {str(name): code for code, name in enumerate(names)}
-    return codes, [(at[name], name) for name in order]
 
 
 POPULARITY_GROUPS = ("head", "mid", "tail", "not in training")

@@ -309,3 +309,26 @@ def test_paired_values_and_arrays_are_pandas_alignment_of_the_evaluated_users(re
         assert list(arrays) == list(chosen)
         for name, values in arrays.items():
             np.testing.assert_array_equal(values, by_alignment(chosen)[name].to_numpy())
+
+
+@pytest.mark.parametrize("labels", [["b", "a", None, "c"], ["most active", "least active", None, "more active"],
+                                    [2.0, 1.0, None, 10.0]])
+def test_segments_equal_a_groupby_of_the_users_labels(results, labels):
+    """Each segment's users, means, wins and p-value are those of the users whose label reads as
+    the segment (a pandas groupby of the labels as text; users without one: (unknown)), in the
+    segments' natural order or by name."""
+    from metrics_core.stats.compare import paired_values
+    from metrics_core.stats.segments import UNKNOWN, natural_order
+
+    rng = np.random.default_rng(2)
+    segments = pd.Series(np.array(labels, dtype=object)[rng.integers(0, 4, 300)], index=range(300)).iloc[5:]
+    frame = compare_segments(results, "A", "C", "ndcg", segments, "t")
+    paired = paired_values(results, "ndcg", ["A", "C"])
+    text = segments.reindex(paired.index).astype(object).where(lambda s: s.notna(), UNKNOWN).map(str)
+    order = natural_order(text.unique()) or sorted(text.unique())
+    assert list(frame.segment) == order
+    for row in frame.itertuples():
+        mine = paired[(text == row.segment).to_numpy()]
+        assert row.users == len(mine) and row.baseline_value == mine["A"].mean() and row.value == mine["C"].mean()
+        assert (row.wins, row.ties, row.losses) == win_tie_loss(mine["C"].to_numpy(), mine["A"].to_numpy())
+        assert row.p_value == paired_test(mine["C"].to_numpy(), mine["A"].to_numpy(), "t")[0]
