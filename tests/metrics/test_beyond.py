@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from metrics_core import Dataset, InputError, Settings, evaluate
+from metrics_core.metrics import popularity
 from tests.compiled import compiled_loops
 
 
@@ -248,3 +249,22 @@ def test_accuracy_only_evaluation_lists_every_beyond_metric_as_skipped(three_use
     assert {m: only.metrics[m] for m in only.metrics} == {m: full.metrics[m] for m in only.metrics}
     assert "coverage" in full.metrics and "coverage" not in only.metrics
     assert only.skipped["coverage"] == "not requested (beyond=False)"
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("unknown", ["leave_out", "one_user"])
+def test_novelty_and_its_unknown_recommendations_are_the_same_on_the_compiled_loops(seed, unknown, monkeypatch):
+    """Novelty per user at K and the recommendations of items unknown to training, counted in
+    the same compiled pass (prefix_kernels.cell_means_at_k), equal numpy's gathers; so does ARP."""
+    rng = np.random.default_rng(seed)
+    top = rng.integers(0, 30, (40, 7))
+    top[rng.random(top.shape) < 0.2] = -1
+    users_of = np.where(rng.random(30) < 0.3, 0, rng.integers(1, 50, 30))  # (a third of the items unknown)
+    by_numpy = popularity.novelty(top[:, :5], users_of, 60, unknown)
+    arp_numpy = popularity.average_recommendation_popularity(top[:, :5], users_of, "leave_out")
+    compiled_loops(monkeypatch)
+    compiled = popularity.novelty(top[:, :5], users_of, 60, unknown)
+    assert compiled[1] == by_numpy[1] == int(((top[:, :5] >= 0) & (users_of[top[:, :5]] == 0)).sum()) > 0
+    np.testing.assert_array_equal(compiled[0], by_numpy[0])
+    np.testing.assert_array_equal(popularity.average_recommendation_popularity(top[:, :5], users_of, "leave_out"),
+                                  arp_numpy)
