@@ -333,7 +333,7 @@ def _read_or_build(ws: Workspace, chosen: Encoding, say: progress.Say) -> Datase
         kept = load_dataset(store().home, kept_as)
         if kept is not None:
             load_kernels_meanwhile()  # (numba for the pages' compiled passes: a read dataset had it loaded)
-            progress.in_background(lambda: _count_ahead(kept), f"counting ahead for workspace {ws.id}")
+            progress.in_background(lambda: _count_scores(kept), f"counting the scores of workspace {ws.id}")
             return kept
     data = ws.build(chosen, say)
     if kept_as is not None and not store().read_only and worth_keeping(data):
@@ -343,21 +343,15 @@ def _read_or_build(ws: Workspace, chosen: Encoding, say: progress.Say) -> Datase
     return data
 
 
-def _count_ahead(data: Dataset) -> None:
-    """What the pages read first at a new K, counted meanwhile on a reopened workspace (its arrays
-    mapped from disk: the first count reads them all). Each scored model's scores counted per
-    position for the Scores page's histograms, kept beside its lists
-    (:meth:`~metrics_core.Dataset.score_distribution`; 1.7 s at 1M users x 100 x 4 models); each
-    list's extent and empty places (:attr:`~metrics_core.inputs.encoded.Lists.extent_and_holes`); the
-    training users and rows of each item (novelty and popularity at any K; 1 s for 40M rows); the
-    users' category mix of their history (calibration)."""
+def _count_scores(data: Dataset) -> None:
+    """Each scored model's scores counted per position for the Scores page's histograms, kept
+    beside its lists (:meth:`~metrics_core.Dataset.score_distribution`): on a reopened workspace
+    the first count reads every mapped score, 1.7 s at 1M users x 100 x 4 models, done meanwhile.
+    (Nothing else is counted ahead: the lists' extents, the training per-item counts and the
+    category mix, 3 s more on both cores, slowed the first pages a reopened workspace shows.)"""
     for name, lists in data.lists.items():
         if lists.scores is not None and lists.scores.shape[1] >= lists.positions:
             data.score_distribution(name, 1, bins=SCORE_BINS)
-        _ = lists.extent_and_holes  # (found once: a new K reads each list's items at K from them)
-    if data.training is not None:
-        _ = data.training.users_per_item, data.training.interactions_per_item  # (cached properties: computed once)
-        data.categories(None)  # (the users' category mix of their history, for calibration: 0.8 s for 40M rows)
 
 
 def reading_words(ws: Workspace) -> str:
