@@ -347,8 +347,8 @@ def _count_scores(data: Dataset) -> None:
     """Each scored model's scores counted per position for the Scores page's histograms, kept
     beside its lists (:meth:`~metrics_core.Dataset.score_distribution`): on a reopened workspace
     the first count reads every mapped score, 1.7 s at 1M users x 100 x 4 models, done meanwhile.
-    (Nothing else is counted ahead: the lists' extents, the training per-item counts and the
-    category mix, 3 s more on both cores, slowed the first pages a reopened workspace shows.)"""
+    (Nothing else is counted ahead: the training per-item counts and the category mix, with
+    more, took 3 s on both cores and slowed the first pages a reopened workspace shows.)"""
     for name, lists in data.lists.items():
         if lists.scores is not None and lists.scores.shape[1] >= lists.positions:
             data.score_distribution(name, 1, bins=SCORE_BINS)

@@ -156,7 +156,7 @@ class Truth:
         return np.bincount(self.judged // max(self.n_items, 1), minlength=len(self.relevant_count))
 
 
-MOST_HOLES = 64  # at most one empty place in this many before the lists' last items: kept (Lists.listed_at)
+LISTED_KEPT = 2  # the K whose items listed per list Lists.listed_at keeps (8 bytes per user each)
 
 
 @dataclass
@@ -309,55 +309,30 @@ class Lists:
 
     def listed_at(self, k: int, rows: np.ndarray | None = None) -> np.ndarray:
         """Items in the first ``k`` places of each list (int64), of the users ``rows`` (ascending
-        codes; None: every user). The first K asked is counted along the cells, once (an evaluation
-        asks it several times); from another K on, ``min(k, extent) - holes before k``, where a
-        list's extent runs to its last item and its holes are the empty places before it
-        (:attr:`extent_and_holes`, found once), so a new K reads them instead of counting along
-        every row (0.05 s per model at 1M users x 20, several times per page).
+        codes; None: every user): counted along the first ``k`` places of every list once per K
+        (the last :data:`LISTED_KEPT` K are kept: an evaluation asks its K three times, and the
+        pages at one K ask it again) and taken at ``rows``; for a few of the users, counted on
+        their rows alone (gathering most rows of a large array copies them first: 0.1 s at 1M
+        users, the count itself 0.02-0.05 s).
 
         >>> lists = Lists("m", np.array([[4, -1, 7], [5, 6, -1], [-1, -1, -1]]), np.zeros((3, 3), bool), None, None,
         ...               np.ones(3, bool), "rank")
         >>> lists.listed_at(2).tolist(), lists.listed_at(3, np.array([0, 2])).tolist()
         ([1, 2, 0], [2, 0])
         """
+        from metrics_core._numeric.sums import row_sums
+
         k = min(k, self.items.shape[1])  # (a K past the lists: their whole width, the same K)
-        first = self.__dict__.setdefault("_listed_first", {})  # (the K counted: {k: counts}, one at most)
-        one_k_so_far = "extent_and_holes" not in self.__dict__ and (not first or k in first)
-        if one_k_so_far or self.extent_and_holes is None:
-            counts = first.get(k)
-            if counts is None:
-                from metrics_core._numeric.sums import row_sums
-
-                counts = row_sums(self.items[:, :k] >= 0, np.int64)
-                first.clear()
-                first[k] = counts
-        else:
-            extent, hole_user, hole_position = self.extent_and_holes
-            counts = np.minimum(extent, k) - np.bincount(hole_user[hole_position < k], minlength=len(extent))
+        top = self.items[:, :k]
+        if rows is not None and 2 * len(rows) < len(top):
+            return row_sums(top[rows] >= 0, np.int64)
+        kept = self.__dict__.setdefault("_listed_at", {})  # (not a field: never stored with the lists)
+        counts = kept.get(k)
+        if counts is None:
+            counts = kept[k] = row_sums(top >= 0, np.int64)
+            for older in list(kept)[:-LISTED_KEPT]:
+                kept.pop(older, None)  # (another thread may have dropped it)
         return counts if rows is None else counts[rows]
-
-    @cached_property
-    def extent_and_holes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """Each list's extent (its last item's place + 1, int64) and the (user, place) of every
-        empty place before it, found in one pass over blocks of rows; None when the holes pass one
-        in :data:`MOST_HOLES` places (lists a score threshold emptied here and there: their
-        places, 16 bytes a hole, would take more memory than counting takes time)."""
-        extents, users, places, holes = [], [], [], 0
-        block = 1 << 16  # (rows at a time: a small copy whatever the lists' size)
-        width = self.items.shape[1]
-        for start in range(0, len(self.items), block):
-            filled = self.items[start:start + block] >= 0
-            extent = np.where(filled.any(axis=1), width - np.argmax(filled[:, ::-1], axis=1), 0)
-            user, place = np.nonzero(~filled & (np.arange(width) < extent[:, None]))
-            holes += len(user)
-            if holes * MOST_HOLES > self.items.size:
-                return None
-            extents.append(extent.astype(np.int64))
-            users.append(user + start)
-            places.append(place)
-        if not extents:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp)
-        return np.concatenate(extents), np.concatenate(users), np.concatenate(places)
 
     def hits_at(self, k: int, rows: np.ndarray | None = None) -> np.ndarray:
         """Relevant items in the first ``k`` places of each list (int64), of the users ``rows``

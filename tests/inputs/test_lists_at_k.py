@@ -7,7 +7,6 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from metrics_core.inputs import encoded
 from metrics_core.inputs.encoded import Lists
 
 
@@ -36,31 +35,22 @@ def problems(draw):
 def test_items_and_hits_in_the_first_k_places_are_those_counted_along_the_cells(problem):
     items, hit, rows, k = problem
     lists = lists_of(items, hit)
-    assert lists.listed_at(1).tolist() == (items[:, :1] >= 0).sum(axis=1).tolist()  # (then k: from the extents)
+    assert lists.listed_at(1).tolist() == (items[:, :1] >= 0).sum(axis=1).tolist()  # (then k: another K)
     assert lists.listed_at(k).tolist() == (items[:, :k] >= 0).sum(axis=1).tolist()
     assert lists.listed_at(k, rows).tolist() == (items[rows, :k] >= 0).sum(axis=1).tolist()
     assert lists.hits_at(k).tolist() == hit[:, :k].sum(axis=1).tolist()
     assert lists.hits_at(k, rows).tolist() == hit[rows, :k].sum(axis=1).tolist()
 
 
-def test_lists_with_many_holes_are_counted_and_agree(monkeypatch):
-    """Past one hole in MOST_HOLES places the holes are not kept: the count along the cells."""
-    items = np.array([[1, -1, 2, -1, 3], [-1, -1, -1, -1, 4]])
-    lists = lists_of(items, items >= 0)
-    monkeypatch.setattr(encoded, "MOST_HOLES", 4)
-    assert lists.extent_and_holes is None
-    assert lists.listed_at(3).tolist() == [2, 0] and lists.listed_at(5, np.array([1])).tolist() == [1]
-
-
-def test_the_first_k_is_counted_once_and_another_k_reads_the_extents(monkeypatch):
-    """An evaluation asks one K several times: counted once; another K finds the extents and holes."""
-    monkeypatch.setattr(encoded, "MOST_HOLES", 1)  # (one hole in 8 places: kept)
+def test_each_k_is_counted_once_and_the_last_two_are_kept():
+    """An evaluation asks its K several times and the pages at one K ask it again: counted once per
+    K, the last LISTED_KEPT K kept; a K past the lists is their width."""
     items = np.array([[1, -1, 2, 5], [4, 6, -1, -1]])
     lists = lists_of(items, items >= 0)
-    assert lists.listed_at(3).tolist() == [2, 2] and lists.listed_at(3).tolist() == [2, 2]
-    assert "extent_and_holes" not in lists.__dict__
-    assert lists.listed_at(4).tolist() == [3, 2] and lists.extent_and_holes[0].tolist() == [4, 2]
-    assert lists.listed_at(1, np.array([0])).tolist() == [1]
-    again = lists_of(items, items >= 0)
-    assert again.listed_at(4).tolist() == again.listed_at(9).tolist() == [3, 2]  # (a K past the lists: the same K)
-    assert "extent_and_holes" not in again.__dict__
+    assert lists.listed_at(3).tolist() == [2, 2] and lists.listed_at(3, np.array([0, 1])).tolist() == [2, 2]
+    first = lists.__dict__["_listed_at"][3]
+    assert lists.listed_at(3) is first, "counted once"
+    assert lists.listed_at(9).tolist() == lists.listed_at(4).tolist() == [3, 2]
+    assert lists.listed_at(1).tolist() == [1, 1]
+    assert sorted(lists.__dict__["_listed_at"]) == [1, 4]
+    assert lists.listed_at(2, np.array([1])).tolist() == [2]  # (a few users: counted on their rows)
