@@ -374,11 +374,16 @@ import json, os, sys
 from metrics_core.cli import entry
 from metrics_core.inputs import encoded
 encoded.KERNEL_MIN, encoded.ONE_RUN_LOAD_MIN = 100, int(sys.argv[3])
-end = os._exit
-def ended(code):  # (the command ends its process at once: say first whether it imported numba)
+end, leave = os._exit, sys.exit
+def said(code):  # (say whether the command imported numba, as it ends)
     print(json.dumps([code, "numba" in sys.modules, encoded.LOAD_MIN]), file=sys.stderr, flush=True)
+def ended(code):  # (the command ends its process at once)
+    said(code)
     end(code)
-os._exit = ended
+def left(code=None):  # (or, with the loops still loading on their thread, as Python ends, which waits for it)
+    said(code)
+    leave(code)
+os._exit, sys.exit = ended, left
 sys.argv = ["rankscope", "evaluate", "--recommendations", sys.argv[1], "--ground-truth", sys.argv[2], "--k", "5"]
 entry()
 """
