@@ -125,10 +125,17 @@ def bootstrap_means(values: np.ndarray, resamples: int = 1000, seed: int = 0, le
     values = np.asarray(values, dtype=np.float64)
     if values.ndim == 1:
         values = values[:, None]
-    n = len(values)
+    return bootstrap_means_of(lambda start, stop: values[start:stop], *values.shape, resamples, seed, level)
+
+
+def bootstrap_means_of(rows: Callable[[int, int], np.ndarray], n: int, columns: int, resamples: int = 1000,
+                       seed: int = 0, level: float = 0.95) -> np.ndarray:
+    """:func:`bootstrap_means` of the n x ``columns`` values whose rows ``start .. stop``
+    ``rows(start, stop)`` gives (float64): read a block at a time above :data:`NORMAL_LIMIT_USERS`
+    users (:func:`normal_limit_means_of`: the values are never whole in memory), made whole below."""
     if n == 0 or resamples < 1:
-        return np.full((values.shape[1], 2), np.nan)
-    return percentile_interval(resampled_means(values, resamples, seed), level)
+        return np.full((columns, 2), np.nan)
+    return percentile_interval(resampled_means_of(rows, n, columns, resamples, seed), level)
 
 
 def resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
@@ -138,9 +145,15 @@ def resampled_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray
     means are drawn from their normal limit (:func:`normal_limit_means`), which the draws of
     users approach as users grow: at 100,000 users its percentiles differ from theirs by less
     than their own resampling noise (see the function), and drawing 1,000 x 1M users took 20 s."""
-    if len(values) > NORMAL_LIMIT_USERS:
-        return normal_limit_means(values, resamples, seed)
-    return drawn_means(values, resamples, seed)
+    return resampled_means_of(lambda start, stop: values[start:stop], *values.shape, resamples, seed)
+
+
+def resampled_means_of(rows: Callable[[int, int], np.ndarray], n: int, columns: int, resamples: int,
+                       seed: int) -> np.ndarray:
+    """:func:`resampled_means` of the values ``rows(start, stop)`` gives (see :func:`bootstrap_means_of`)."""
+    if n > NORMAL_LIMIT_USERS:
+        return normal_limit_means_of(rows, n, columns, resamples, seed)
+    return drawn_means(rows(0, n), resamples, seed)
 
 
 def drawn_means(values: np.ndarray, resamples: int, seed: int) -> np.ndarray:
@@ -510,9 +523,7 @@ def _paired_bounds(paired: dict[str, pd.DataFrame], models: list[str], baseline:
                     np.subtract(values[start:stop], base[start:stop], out=block[:, j])
             return block
 
-        n = len(paired[metric])
-        shared = percentile_interval(normal_limit_means_of(rows, n, len(made), resamples, seed), level) \
-            if n > NORMAL_LIMIT_USERS and resamples >= 1 else bootstrap_means(rows(0, n), resamples, seed, level)
+        shared = bootstrap_means_of(rows, len(paired[metric]), len(made), resamples, seed, level)
         for i, member in enumerate(group):
             bounds[member] = shared[i * width:(i + 1) * width]
     return bounds

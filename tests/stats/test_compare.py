@@ -222,12 +222,12 @@ def test_metrics_share_the_draws_and_keep_the_bounds_of_one_metric_at_a_time(res
     from metrics_core.stats import compare as module
 
     calls = []
-    shared = module.bootstrap_means
-    monkeypatch.setattr(module, "bootstrap_means", lambda values, *args: calls.append(values.shape) or
-                        shared(values, *args))
+    shared = module.bootstrap_means_of
+    monkeypatch.setattr(module, "bootstrap_means_of", lambda rows, n, columns, *args: calls.append(columns) or
+                        shared(rows, n, columns, *args))
     together = compare(results, "A", ["ndcg", "recall", "unexpectedness", "map"], correction="none",
                        resamples=resamples)
-    assert [shape[1] for shape in calls] == [3 * 5, 5]  # ndcg, recall and map at once; unexpectedness alone
+    assert calls == [3 * 5, 5]  # ndcg, recall and map at once; unexpectedness alone
     for metric in ("ndcg", "recall", "unexpectedness", "map"):
         alone = compare(results, "A", [metric], correction="none", resamples=resamples)
         for frame in ("rows", "intervals"):
