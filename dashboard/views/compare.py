@@ -167,6 +167,9 @@ def who_gains() -> None:
         st.info("Segments need training interactions (user activity) or a user table.")
         return
     comparable = state.comparable_metrics(read)
+    if not comparable:
+        st.info("No metric has per-user values in every model: there is nothing to compare segment by segment.")
+        return
     a, b, c = st.columns(3)
     segment = a.selectbox("Segment users by", choices, key=Key.COMPARE_SEGMENT)
     challenger = b.selectbox("Model", [m for m in models if m != baseline], key=Key.SEGMENT_MODEL)
@@ -221,6 +224,9 @@ def user_by_user() -> None:
         return
     read = read_at_k([])
     per_user_metrics = [c for c in PER_USER_LABELS if c in state.per_user_columns_of(read[baseline])]
+    if not per_user_metrics:
+        st.info(f"{plain(baseline)} has no per-user values to compare user by user.")
+        return
     if st.session_state.get(Key.SCATTER_METRIC) not in per_user_metrics:
         st.session_state[Key.SCATTER_METRIC] = per_user_metrics[0]
     columns = st.columns(3)
@@ -277,7 +283,10 @@ def user_by_user() -> None:
 def every_cut_off() -> None:
     """Each model's metric at k = 1 .. its longest list (the first evaluation's curves)."""
     read = read_at_k([])
-    curve_metrics = [m for m in curves_of_registry() if m in read[baseline].curves]
+    curve_metrics = [m for m in curves_of_registry() if all(m in r.curves for r in read.values())]
+    if not curve_metrics:
+        st.info("No metric has a curve in every model.")
+        return
     metric = st.selectbox("Metric", curve_metrics, key=Key.COMPARE_CURVE, format_func=lambda m: METRICS[m].label)
     curves = pd.concat([r.curves[[metric]].rename(columns={metric: "value"}).assign(model=name).reset_index()
                         for name, r in read.items()], ignore_index=True)
