@@ -94,6 +94,33 @@ def settle(page, quiet: float = 1.5) -> None:
         page.wait_for_timeout(200)
 
 
+def views(pages: list[str]) -> list[tuple[str, str | None]]:
+    """(page title, Compare tab or None) of every view a browser test opens: each page, and each
+    of the Compare page's tabs (only the open one is drawn)."""
+    from dashboard.state import COMPARE_TABS
+
+    return [(title, tab) for title in pages for tab in (COMPARE_TABS if title == "Compare" else [None])]
+
+
+def open_view(page, title: str, tab: str | None) -> None:
+    """Open page ``title`` from the sidebar (when it is not open: another of Compare's tabs),
+    then its ``tab``, and wait until it has drawn."""
+    from dashboard.state import COMPARE_TABS
+
+    if tab in (None, COMPARE_TABS[0]):
+        page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
+    if tab is not None:
+        page.get_by_role("tab", name=tab).click()
+    settle(page)
+
+
+def view_name(prefix: str, title: str, tab: str | None) -> str:
+    """A screenshot's name for a view: ``prefix_page`` and, for Compare's tabs, the tab's number."""
+    from dashboard.state import COMPARE_TABS
+
+    return f"{prefix}_{title.split()[0].lower()}" + (f"_{COMPARE_TABS.index(tab)}" if tab else "")
+
+
 def click_and_wait(page, button: str, text: str, timeout_ms: int = 180_000) -> None:
     """Click the button named ``button`` and wait until ``text`` shows, then settle: on a loaded
     machine the click's rerun can start after ``settle`` alone has seen a quiet page and returned."""

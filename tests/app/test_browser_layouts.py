@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from browsing import CHROMIUM, settle, shot, start_server, stop_server
+from browsing import CHROMIUM, open_view, settle, shot, start_server, stop_server, view_name, views
 from large import save_large_workspace
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
@@ -33,16 +33,16 @@ def test_every_page_holds_its_layout_for_2_to_8_models(browser, tmp_path, count)
         page = browser.new_context(viewport={"width": 1440, "height": 900}).new_page()
         page.goto(f"{url}/?ws={workspace_id}&every_metric=True")
         settle(page)
-        for title in PAGES:
-            page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
-            settle(page)
-            assert page.get_by_text("Something went wrong").count() == 0, title
+        for title, tab in views(PAGES):
+            open_view(page, title, tab)
+            where = (count, title, tab)
+            assert page.get_by_text("Something went wrong").count() == 0, where
             measured = page.evaluate(MEASURE)
-            assert measured["overflow"] <= 0, (count, title, measured)
-            assert measured["cut"] == [], (count, title, measured)
+            assert measured["overflow"] <= 0, (where, measured)
+            assert measured["cut"] == [], (where, measured)
             if title == "Overview":  # (every metric's card, from the link)
                 assert page.locator('[data-testid="stMetric"]').count() >= 18
             if count == 8:
-                shot(page, f"models8_{title.split()[0].lower()}")
+                shot(page, view_name("models8", title, tab))
     finally:
         stop_server(process)

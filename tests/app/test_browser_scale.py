@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browsing import CHROMIUM, settle, shot, start_server, stop_server
+from browsing import CHROMIUM, open_view, settle, shot, start_server, stop_server, view_name, views
 from large import save_large_workspace
 
 from dashboard.state import COMPARE_TABS
@@ -48,9 +48,6 @@ def downloaded_chart_rows(page) -> list[int]:
         if isinstance(inline, dict) and "values" in inline:
             rows.append(len(inline["values"]))
     return rows
-
-
-VIEWS = [(title, tab) for title in PAGES for tab in (COMPARE_TABS if title == "Compare" else [None])]
 
 
 def downloaded_files(page) -> list[str]:
@@ -113,14 +110,10 @@ def test_every_page_at_20000_users_and_4_models_draws_and_downloads_within_5000_
                 settle(page)
                 move_k(page, steps)
             seen_k.append(k_in_link(page))
-            for title, tab in VIEWS:
+            for title, tab in views(PAGES):
                 if steps == -4 and tab not in (None, COMPARE_TABS[0]):  # (Compare's other tabs: at two K of three)
                     continue
-                if tab in (None, COMPARE_TABS[0]):
-                    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
-                if tab is not None:  # (Compare's tabs, each opened: only the open one runs)
-                    page.get_by_role("tab", name=tab).click()
-                settle(page)
+                open_view(page, title, tab)
                 where = (title, tab)
                 assert page.get_by_text("Something went wrong").count() == 0, where
                 assert page.locator('[data-testid="stException"]').count() == 0, where
@@ -129,7 +122,7 @@ def test_every_page_at_20000_users_and_4_models_draws_and_downloads_within_5000_
                 charts += len(rows)
                 if steps == 0:
                     files += downloaded_files(page)
-                    shot(page, f"scale_{title.split()[0].lower()}" + (f"_{COMPARE_TABS.index(tab)}" if tab else ""))
+                    shot(page, view_name("scale", title, tab))
                 elif steps == -2 and title in ("Compare", "Users"):  # (a K read from the curves: evaluated on a click)
                     files += downloaded_files(page)
         assert charts >= 10, "the pages drew their charts"
