@@ -234,25 +234,27 @@ def primitive_rows(items, other, hit, scores, other_scores, minmax, rows, k, n_i
 
 
 @numba.njit(cache=True, nogil=True)
-def miscalibration_rows(top, shares, has, indptr, indices, data, alpha, out, start, stop):
-    """C_KL (as :func:`metrics_core.metrics.calibration.miscalibration` defines it) of rows
-    ``start .. stop`` of ``top`` (rows x K item codes, -1 empty): the row's list mix q is the
-    mean of ``shares`` (items x categories, dense) over its items with a category (``has``), its
-    history mix p row i of a CSR matrix (``indptr``, ``indices``, ``data``), and ``out[i]`` =
-    Σ over p > 0 of p·log(p / ((1 − α)·q + α·p)); NaN when the list has no item with a category or
-    the history none. One pass over each row's items into a mix of its own."""
+def miscalibration_rows(items, rows, width, shares, has, indptr, indices, data, alpha, out, start, stop):
+    """C_KL (as :func:`metrics_core.metrics.calibration.miscalibration` defines it) of users
+    ``rows[start:stop]``' first ``width`` places of ``items`` (users x positions item codes, -1
+    empty): the user's list mix q is the mean of ``shares`` (items x categories, dense) over its
+    items with a category (``has``), its history mix p the user's row of a CSR matrix (``indptr``,
+    ``indices``, ``data``), and ``out[i]`` = Σ over p > 0 of p·log(p / ((1 − α)·q + α·p)) for user
+    ``rows[i]``; NaN when the list has no item with a category or the history none. One pass over
+    each user's items into a mix of its own."""
     mix = np.zeros(shares.shape[1])
     for i in range(start, stop):
+        user = rows[i]
         mix[:] = 0.0
         counted = 0
-        for position in range(top.shape[1]):
-            item = top[i, position]
+        for position in range(width):
+            item = items[user, position]
             if item >= 0 and has[item]:
                 counted += 1
                 for category in range(shares.shape[1]):
                     mix[category] += shares[item, category]
         total, positive = 0.0, False
-        for entry in range(indptr[i], indptr[i + 1]):
+        for entry in range(indptr[user], indptr[user + 1]):
             p = data[entry]
             if p > 0:
                 positive = True
@@ -430,8 +432,10 @@ def compile_all() -> None:
         histogram_rows(read_only_view(np.zeros((1, 2), score_type)), one, one, one, one,
                        np.zeros(2, score_type), np.zeros((2, 1), np.int64), 0, 1)
     for index_type in ints:  # (scipy's CSR index arrays: int32, or int64 from 2^31 entries)
-        miscalibration_rows(items, np.ones((1, 1)), np.ones(1, bool), np.zeros(2, index_type), np.zeros(1, index_type),
-                            np.ones(1), 0.01, np.zeros(1), 0, 1)
+        for item_type in ints:  # (the lists' own codes, read where they are)
+            miscalibration_rows(read_only_view(np.zeros((1, 2), item_type)), np.zeros(1, np.int64), 2, np.ones((1, 1)),
+                                np.ones(1, bool), np.zeros(2, index_type), np.zeros(1, index_type), np.ones(1), 0.01,
+                                np.zeros(1), 0, 1)
         zero = np.zeros(1, np.int64)
         sparse_entries(read_only_view(np.zeros(2, index_type)), read_only_view(np.zeros(1, index_type)), np.ones(1),
                        zero, zero, np.zeros(1), 0, 1)

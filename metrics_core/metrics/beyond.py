@@ -85,7 +85,7 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs, only: se
     groups = ((CATALOG, lambda: _catalog_metrics(out, counts, inputs, settings)),
               (POPULARITY, lambda: _popularity_metrics(out, top, hit_top, counts, inputs, settings, wanted)),
               (SIMILARITY, lambda: _similarity_metrics(out, top, hit_top, rows, inputs, settings)),
-              (("calibration",), lambda: _calibration(out, top, rows, inputs, settings)),
+              (("calibration",), lambda: _calibration(out, lists, rows, inputs, settings)),
               (("exposure_distance",), lambda: _exposure(out, top, inputs, settings)),
               (PRIMITIVE, lambda: _primitive_metrics(out, lists, rows, hit_top, inputs, settings)),
               (("score_entropy",), lambda: _score_entropy(out, lists, None if every_user else rows, settings)))
@@ -144,15 +144,15 @@ def _score_entropy(out: BeyondPass, lists: Lists, rows: np.ndarray | None, setti
         out.per_user["score_entropy"] = scores.score_entropy(lists.scores, rows, settings.k)
 
 
-def _calibration(out: BeyondPass, top: np.ndarray, rows: np.ndarray, inputs: BeyondInputs,
+def _calibration(out: BeyondPass, lists: Lists, rows: np.ndarray, inputs: BeyondInputs,
                  settings: Settings) -> None:
     """Each user's miscalibration: the category mix of its top K against its history's."""
     categories = inputs.categories
     if categories is None or categories.history is None:
         out.skipped["calibration"] = inputs.no_categories if categories is None else NEEDS_TRAINING
         return
-    out.per_user["calibration"] = calibration.list_miscalibration(top, categories.history[rows], categories.shares,
-                                                                  settings.calibration_alpha)
+    out.per_user["calibration"] = calibration.list_miscalibration(lists.items, rows, settings.k, categories.history,
+                                                                  categories.shares, settings.calibration_alpha)
 
 
 def _exposure(out: BeyondPass, top: np.ndarray, inputs: BeyondInputs, settings: Settings) -> None:

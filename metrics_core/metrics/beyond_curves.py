@@ -14,7 +14,8 @@ gives at K = k (the tests compare every k of random data and settings):
   similarity and serendipity when ``similarity="cosine"``; score entropy per user, when the lists
   keep every place's score), from one compiled pass over each user's places
   (:mod:`metrics_core.metrics.prefix_kernels`): at every k the sum over users of their value, of
-  its square (for intervals), and the users with a value.
+  its square (for intervals), and the users with a value. Serendipity against the primitive model
+  and unexpectedness too, from both models' lists (each user's hits looked at again at every k).
 
 Besides them, the first evaluation adds expected exposure's three means (accuracy metrics over
 the evaluated users without an accuracy curve:
@@ -23,8 +24,9 @@ the evaluated users without an accuracy curve:
 Not covered, so absent from the columns (a K change computes them alone at K:
 :meth:`metrics_core.Dataset.metrics_at`): calibration (its value at every k would take a
 logarithm per category of the history at each place: 3 s per model at 1M users x 100), the
-primitive-model metrics, pooled score entropy, and diversity and serendipity under the Hamming
-or co-occurrence similarity.
+primitive-model metrics under ``primitive_scale="minmax"`` when the lists keep the scores of their
+first places only, pooled score entropy, and diversity and serendipity under the Hamming or
+co-occurrence similarity.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core._numeric.parallel import map_chunks, thread_shares
-from metrics_core.inputs.encoded import Lists
+from metrics_core.inputs.encoded import KERNEL_ITEMS_MAX, Lists
 from metrics_core.metrics import catalog, exposure, popularity
 from metrics_core.settings import Settings
 
@@ -152,10 +154,11 @@ def beyond_curves(lists: Lists, settings: Settings, inputs) -> BeyondCurves:
                                             settings.serendipity_over == "list")
     scores = lists.scores
     if scores is not None and settings.score_entropy == "per_user" and scores.shape[1] >= positions:
-        from metrics_core.inputs.kernels import read_only_view
-
         means["score_entropy"], = _summed(kernels.score_entropy, n_users, positions, 1,
-                                          read_only_view(np.ascontiguousarray(scores))[:, :positions], True, unused)
+                                          _contiguous(scores)[:, :positions], True, unused)
+    if _primitive_covered(lists, inputs, settings):
+        means["serendipity_primitive"], means["unexpectedness"] = _primitive_means(lists, inputs.primitive, settings,
+                                                                                   inputs.n_items)
     values.update({name: m.mean() for name, m in means.items()})
     if "arp" in values:
         scale = training.n_users if settings.arp_normalisation == "users" else training.n_interactions
@@ -165,6 +168,37 @@ def beyond_curves(lists: Lists, settings: Settings, inputs) -> BeyondCurves:
                         pd.DataFrame({name: m.users for name, m in means.items()}, index=index),
                         pd.DataFrame({name: m.sd() for name, m in means.items()}, index=index),
                         pd.Series(listed_users, index=index, name="listed"))
+
+
+def _primitive_covered(lists: Lists, inputs, settings: Settings) -> bool:
+    """Whether the primitive-model metrics have curves: a primitive model, item tables the
+    compiled loops take (:data:`~metrics_core.inputs.encoded.KERNEL_ITEMS_MAX`) and, for
+    ``primitive_scale="minmax"``, both models' scores at every place."""
+    primitive = inputs.primitive
+    if primitive is None or inputs.n_items > KERNEL_ITEMS_MAX:
+        return False
+    return settings.primitive_scale == "rank" or all(
+        model.scores is not None and model.scores.shape[1] >= model.items.shape[1] for model in (lists, primitive))
+
+
+def _primitive_means(lists: Lists, primitive: Lists, settings: Settings, n_items: int) -> list[_Means]:
+    """Serendipity against the primitive model and unexpectedness at every k
+    (:func:`~metrics_core.metrics.prefix_kernels.primitive_lists`)."""
+    from metrics_core.metrics import prefix_kernels as kernels
+
+    minmax = settings.primitive_scale == "minmax"
+    scores = (lists.scores[:, :lists.items.shape[1]], primitive.scores[:, :primitive.items.shape[1]]) if minmax \
+        else (np.zeros((0, 0)),) * 2
+    cells = (_contiguous(cells) for cells in (lists.items, primitive.items, lists.hit, *scores))
+    return _summed(kernels.primitive_lists, len(lists.items), lists.items.shape[1], 2, *cells, minmax, n_items)
+
+
+def _contiguous(cells: np.ndarray) -> np.ndarray:
+    """``cells`` as a read-only C array (a view when they are one already): the type the loops
+    are compiled for, whoever made the arrays."""
+    from metrics_core.inputs.kernels import read_only_view
+
+    return read_only_view(np.ascontiguousarray(cells))
 
 
 def _place_counts(items: np.ndarray, n_items: int) -> np.ndarray | None:

@@ -185,6 +185,79 @@ def history_serendipity(items, hit, unit, has_vector, history_mean, history_coun
 
 
 @numba.njit(cache=True, nogil=True)
+def _scaled(value, low, high):
+    """A score scaled to [0, 1] by its list's lowest and highest (1 when they are equal)."""
+    return (value - low) / (high - low) if high > low else 1.0
+
+
+@numba.njit(cache=True, nogil=True)
+def primitive_lists(items, other, hit, scores, other_scores, minmax, n_items, serendipity, unexpected, start, stop):
+    """Serendipity against the primitive model and unexpectedness (as
+    :mod:`metrics_core.metrics.primitive` defines them) of the first k places at every k, from both
+    models' lists (``other``: the primitive's, its width may differ) and, with ``minmax``, their scores.
+
+    Per user, each model's places are written into a table indexed by item code. Going down the
+    places, the items both top k hold grow by the model's item at place k when the primitive holds it
+    at place k or before, and by the primitive's item at place k when the model holds it before place
+    k: unexpectedness at k is (n − shared) / n of the n listed items. Serendipity at k sums, over the
+    hit places so far, max(Pr − Prim, 0) with both scales of the top k (rank: (n − p) / n of place p;
+    minmax: by the lowest and highest score so far), Prim 0 when the primitive's top k lacks the item:
+    a pass over the hits at each k (a few per user). A user without a listed item has no value."""
+    width, other_width = items.shape[1], other.shape[1]
+    mine = np.full(n_items, -1, dtype=np.int32)
+    theirs = np.full(n_items, -1, dtype=np.int32)
+    hits = np.empty(width, dtype=np.int64)
+    for u in range(start, stop):
+        for j in range(width):
+            if items[u, j] >= 0:
+                mine[items[u, j]] = j
+        for j in range(other_width):
+            if other[u, j] >= 0:
+                theirs[other[u, j]] = j
+        n, m, shared, found = 0, 0, 0, 0
+        low, high, other_low, other_high = np.inf, -np.inf, np.inf, -np.inf
+        for j in range(width):
+            item = items[u, j]
+            if item >= 0:
+                n += 1
+                if minmax:
+                    low, high = min(low, scores[u, j]), max(high, scores[u, j])
+                if 0 <= theirs[item] <= j:
+                    shared += 1
+                if hit[u, j]:
+                    hits[found] = j
+                    found += 1
+            if j < other_width:
+                item = other[u, j]
+                if item >= 0:
+                    m += 1
+                    if minmax:
+                        other_low, other_high = min(other_low, other_scores[u, j]), max(other_high, other_scores[u, j])
+                    if 0 <= mine[item] < j:
+                        shared += 1
+            if n == 0:
+                continue
+            total = 0.0
+            for h in range(found):
+                place = hits[h]
+                at = theirs[items[u, place]]
+                model = _scaled(scores[u, place], low, high) if minmax else (n - place) / n
+                primitive = 0.0
+                if 0 <= at <= j:
+                    primitive = _scaled(other_scores[u, at], other_low, other_high) if minmax else (m - at) / m
+                if model > primitive:
+                    total += model - primitive
+            _add(total, j, serendipity[0], serendipity[1], serendipity[2])
+            _add((n - shared) / n, j, unexpected[0], unexpected[1], unexpected[2])
+        for j in range(width):
+            if items[u, j] >= 0:
+                mine[items[u, j]] = -1
+        for j in range(other_width):
+            if other[u, j] >= 0:
+                theirs[other[u, j]] = -1
+
+
+@numba.njit(cache=True, nogil=True)
 def place_counts(items, out, start, stop):
     """``out[j, item] += 1`` for every item at place j of users ``start .. stop`` (one pass over the
     lists by rows; counting each place's column apart reads the lists across their rows)."""
@@ -267,6 +340,10 @@ def compile_all() -> None:
             for count_type in (np.int32, np.int64):  # (history sizes: a sparse matrix's counts are int32)
                 history_serendipity(items, hit, np.zeros((1, 2)), np.ones(1, bool), np.zeros((2, 2)),
                                     np.ones(2, count_type), False, *out, 0, 1)
+            if not writeable:  # (the primitive-model loop takes read-only C arrays, scores too)
+                for score_type in (np.float32, np.float64):
+                    scores = read_only_view(np.zeros((2, 3), dtype=score_type))
+                    primitive_lists(items, items, hit, scores, scores, True, 1, out, out, 0, 1)
             first_listed(items, np.zeros(2, np.int64), 0, 1)
             place_counts(items, np.zeros((3, 1), np.int32), 0, 1)
     for score_type in (np.float32, np.float64):

@@ -4,6 +4,8 @@ features or category, users without history, lists of one item) and every conven
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -75,6 +77,54 @@ def test_every_k_equals_the_metric_evaluated_at_k(seed, conventions):
             assert count == len(column), (k, name)
             expected = column.std(ddof=1) if len(column) > 1 else np.nan
             assert sd[name] == pytest.approx(expected, rel=1e-6, abs=1e-9, nan_ok=True), (k, name)
+
+
+def two_models(seed: int, gaps: bool, n_users: int = 60, n_items: int = 30, length: int = 8) -> Dataset:
+    """Two models' lists over the same users, the first the primitive model by default: the second
+    holds some of the first's items at other places, items of its own, and lists of other lengths;
+    rank gaps (every fifth user of the first), lists of one item, users only one model lists, and
+    scores that tie (minmax's equal lowest and highest)."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for user in range(n_users):
+        mine = rng.choice(n_items, 1 if user % 7 == 0 else int(rng.integers(1, length + 1)), replace=False)
+        ranks = np.sort(rng.choice(np.arange(1, length + 1), len(mine), replace=False)) \
+            if gaps and user % 5 == 0 else np.arange(1, len(mine) + 1)
+        rows += [("base", f"u{user}", f"i{item}", int(rank), float(length - rank + rng.random()))
+                 for rank, item in zip(ranks, mine, strict=True)]
+        if user % 11 == 3:
+            continue  # (no list from the second model)
+        kept = rng.permutation(mine)[:int(rng.integers(0, len(mine) + 1))]
+        theirs = rng.permutation(np.union1d(kept, rng.choice(n_items, int(rng.integers(0, 4)))))[:length]
+        rows += [("other", f"u{user}", f"i{item}", rank, float(rng.integers(0, 3)))
+                 for rank, item in enumerate(theirs, start=1)]
+    recs = pd.DataFrame(rows, columns=["model", "user_id", "item_id", "rank", "score"])
+    truth = recs.sample(frac=0.4, random_state=seed)[["user_id", "item_id"]].drop_duplicates()
+    return Dataset.build({name: frame.drop(columns="model") for name, frame in recs.groupby("model")}, truth)
+
+
+@pytest.mark.parametrize("scale", ["rank", "minmax"])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_primitive_model_metrics_at_every_k_equal_them_at_k(seed, scale):
+    """Serendipity against the primitive model and unexpectedness at every k, for each model (the
+    primitive itself scores 0) and either primitive model, equal the metrics evaluated at K = k."""
+    data = two_models(seed, gaps=seed != 2)
+    for primitive in data.models:
+        for model in data.models:
+            settings = Settings(k=3, primitive_scale=scale, primitive_model=primitive)
+            curves = data.evaluate(model, settings, beyond_curves=True).beyond_curves
+            for k in curves.values.index:
+                at_k = data.evaluate(model, replace(settings, k=int(k)), curves=False)
+                values, users, sd = curves.at(int(k))
+                for name in ("serendipity_primitive", "unexpectedness"):
+                    assert values[name] == pytest.approx(at_k.metrics[name], rel=1e-12, abs=1e-12), (k, name)
+                    column = at_k.per_user[name].dropna()
+                    assert users[name] == len(column), (k, name)
+                    assert sd[name] == pytest.approx(column.std(ddof=1) if len(column) > 1 else np.nan, rel=1e-6,
+                                                     abs=1e-9, nan_ok=True), (k, name)
+                    if model == primitive:
+                        assert values[name] == 0.0, (k, name)
+            assert curves.values["unexpectedness"].notna().all()
 
 
 def test_not_asked_for_there_is_none():
@@ -173,6 +223,10 @@ def test_the_loops_meet_the_types_make_compiled(read_only, monkeypatch):
     for model in data.models:
         for k in (3, 8):
             data.evaluate(model, Settings(k=k), beyond_curves=True)
+    both = two_models(0, gaps=True)  # (the primitive-model loop: two models, scores float64 here)
+    for model in both.models:
+        for scale in ("rank", "minmax"):
+            both.evaluate(model, Settings(k=3, primitive_scale=scale), beyond_curves=True)
     assert {name: len(loop.signatures) - before[name] for name, loop in loops.items()} == dict.fromkeys(loops, 0)
 
 

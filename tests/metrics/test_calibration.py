@@ -110,11 +110,16 @@ def test_few_and_many_categories_give_the_same_values(seed, monkeypatch):
                     for m in rng.integers(0, k + 1, n_users)])
     history = calibration.mean_shares(rng.integers(0, n_users, 90), rng.integers(0, n_items, 90), n_users,
                                       sp.csr_matrix(shares)).tocsr()
-    dense = calibration.list_miscalibration(top, history, sp.csr_matrix(shares), 0.05)
-    compiled_loops(monkeypatch)
-    compiled = calibration.list_miscalibration(top, history, sp.csr_matrix(shares), 0.05)
-    monkeypatch.setattr(calibration, "DENSE_CATEGORIES", 0)
-    sparse = calibration.list_miscalibration(top, history, sp.csr_matrix(shares), 0.05)
-    np.testing.assert_allclose(dense, sparse, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose(compiled, sparse, rtol=1e-12, atol=1e-15)
-    assert np.isnan(dense).any() and (~np.isnan(dense)).sum() > 5
+    rows = np.flatnonzero(rng.random(n_users) < 0.7)  # (some users; then every one)
+    for users, cut in ((rows, 4), (np.arange(n_users), k)):
+        monkeypatch.undo()
+        dense = calibration.list_miscalibration(top, users, cut, history, sp.csr_matrix(shares), 0.05)
+        compiled_loops(monkeypatch)
+        compiled = calibration.list_miscalibration(top, users, cut, history, sp.csr_matrix(shares), 0.05)
+        monkeypatch.setattr(calibration, "DENSE_CATEGORIES", 0)
+        sparse = calibration.list_miscalibration(top, users, cut, history, sp.csr_matrix(shares), 0.05)
+        np.testing.assert_allclose(dense, sparse, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(compiled, sparse, rtol=1e-12, atol=1e-15)
+        assert len(dense) == len(users) and np.isnan(dense).any() and (~np.isnan(dense)).sum() > 5
+        every = calibration.list_miscalibration(top, np.arange(n_users), cut, history, sp.csr_matrix(shares), 0.05)
+        np.testing.assert_array_equal(sparse, every[users])  # (some users: the rows of every user's values)
