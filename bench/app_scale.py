@@ -180,7 +180,7 @@ def main() -> None:
     step("reopened: K = 8 on the Summary (new)", lambda: at.slider(key="k").set_value(8).run())
     step("reopened: Compare at K = 8 (its first tab, the table)", lambda: at.switch_page("views/compare.py").run())
     for k, tab in ((9, "Is the difference real?"), (11, "Who gains, who loses"), (12, "Who is served"),
-                   (13, "User by user")):
+                   (13, "User by user"), (14, "Side by side")):  # (the table at a K no page computed before)
         def opened(k=k, tab=tab):
             at.session_state["compare_tab"] = tab
             return at.slider(key="k").set_value(k).run()

@@ -258,6 +258,36 @@ def primitive_lists(items, other, hit, scores, other_scores, minmax, n_items, se
 
 
 @numba.njit(cache=True, nogil=True)
+def recall_level_curves(start, position, need, levels, sums, squares, first, stop):
+    """Interpolated precision at recall levels at every k (as
+    :func:`metrics_core.metrics.accuracy.whole_list.precision_at_recall_levels` gives it at one
+    K), for rows ``first .. stop``: row i's hits are cells ``start[i] .. start[i + 1]`` (places
+    ``position``, ascending); a level needing ``need[level, i]`` hits takes, from that hit on, the
+    highest precision j / rank_j so far. A row's values change only at its hits, so each change is
+    added at the hit's place (``levels``: levels x places; ``sums`` and ``squares``: the mean over
+    the levels and its square): their running sums over places are the sums over rows at every k."""
+    n_levels = need.shape[0]
+    best = np.zeros(n_levels)
+    for i in range(first, stop):
+        best[:] = 0.0
+        before = 0.0
+        for cell in range(start[i], start[i + 1]):
+            j = cell - start[i] + 1
+            place = position[cell]
+            precision = j / (place + 1.0)
+            total = 0.0
+            for level in range(n_levels):
+                if j >= need[level, i] and precision > best[level]:
+                    levels[level, place] += precision - best[level]
+                    best[level] = precision
+                total += best[level]
+            value = total / n_levels
+            sums[place] += value - before
+            squares[place] += value * value - before * before
+            before = value
+
+
+@numba.njit(cache=True, nogil=True)
 def place_counts(items, out, start, stop):
     """``out[j, item] += 1`` for every item at place j of users ``start .. stop`` (one pass over the
     lists by rows; counting each place's column apart reads the lists across their rows)."""
@@ -346,6 +376,9 @@ def compile_all() -> None:
                     primitive_lists(items, items, hit, scores, scores, True, 1, out, out, 0, 1)
             first_listed(items, np.zeros(2, np.int64), 0, 1)
             place_counts(items, np.zeros((3, 1), np.int32), 0, 1)
+    for position_type in (np.int32, np.int64):  # (hit places: int32 or int64 coordinates)
+        recall_level_curves(np.zeros(2, np.int64), np.zeros(1, position_type), np.ones((11, 1), np.int64),
+                            np.zeros((11, 3)), np.zeros(3), np.zeros(3), 0, 1)
     for score_type in (np.float32, np.float64):
         for writeable in (True, False):
             scores = np.zeros((2, 3), dtype=score_type)

@@ -27,7 +27,8 @@ COVERED_ALWAYS = {"aggregate_diversity", "personalization", "coverage", "gini", 
                   "novelty", "novelty_interactions", "arp", "arp_normalised", "serendipity_popularity",
                   "exposure_distance", "score_entropy"}
 COVERED_BY_COSINE = {"diversity", "intra_list_similarity", "serendipity"}
-EXPECTED_EXPOSURE = {"ee_disparity", "ee_relevance", "ee_loss"}  # (accuracy metrics without a curve, beside them)
+EXPECTED_EXPOSURE = {"ee_disparity", "ee_relevance", "ee_loss",  # (accuracy metrics without a curve, beside them)
+                     "11pt_avg", *(f"iprec_at_recall_{level / 10:.2f}" for level in range(11))}
 
 
 def random_data(seed: int, n_users: int = 60, n_items: int = 40, length: int = 8, gaps: bool = True,

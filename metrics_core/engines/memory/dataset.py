@@ -319,6 +319,11 @@ class Dataset(Analyses):
         if beyond_every_k is not None and "ee_loss" in evaluation.metrics:  # (no accuracy curve: beside them)
             for name, values in accuracy.expected_exposure_curves(lists, self.truth, rows, settings).items():
                 beyond_every_k.values[name] = values
+        if beyond_every_k is not None and "11pt_avg" in evaluation.metrics:  # (the same, with its intervals)
+            levels, spread = accuracy.interpolated_precision_curves(lists, self.truth, rows, settings)
+            for name, values in levels.items():
+                beyond_every_k.values[name] = values
+            beyond_every_k.users["11pt_avg"], beyond_every_k.sd["11pt_avg"] = len(rows), spread
         if beyond_every_k is not None:  # (and the notes' counts at every k: another K says them without the tables)
             beyond_every_k.notes = counts_at_every_k(
                 lists, rows, None if self.training is None else lists.seen_per_place(self.training))

@@ -21,4 +21,5 @@ __getattr__ = lazy_names(__name__, {
     "user_rows": "cutoffs",
     "hits_for_recall_levels": "whole_list",
     "expected_exposure_curves": "whole_list",
+    "interpolated_precision_curves": "whole_list",
 }, globals())
