@@ -264,6 +264,40 @@ def miscalibration_rows(items, rows, width, shares, has, indptr, indices, data, 
 
 
 @numba.njit(cache=True, nogil=True)
+def mix_rows(indptr, indices, shares, has, sizes, out_indptr, out_indices, out_data, count_only, start, stop):
+    """The mean of ``shares`` (items x categories, dense) over the items of rows ``start .. stop``
+    of a CSR matrix (``indptr``, ``indices``) that have a category (``has``): with
+    ``count_only``, each row's categories with a share into ``sizes[row]``; else the row's mix
+    written from ``out_indptr[row]`` (categories ascending; the sums in the row's item order times
+    1 / its items with a category, as scipy's products give them)."""
+    categories = shares.shape[1]
+    mix = np.zeros(categories)
+    for row in range(start, stop):
+        mix[:] = 0.0
+        counted = 0
+        for entry in range(indptr[row], indptr[row + 1]):
+            item = indices[entry]
+            if has[item]:
+                counted += 1
+                for category in range(categories):
+                    mix[category] += shares[item, category]
+        if count_only:
+            size = 0
+            for category in range(categories):
+                if mix[category] != 0.0:
+                    size += 1
+            sizes[row] = size
+            continue
+        scale = 1.0 / counted if counted > 0 else 0.0
+        at = out_indptr[row]
+        for category in range(categories):
+            if mix[category] != 0.0:
+                out_indices[at] = category
+                out_data[at] = scale * mix[category]
+                at += 1
+
+
+@numba.njit(cache=True, nogil=True)
 def histogram_rows(scores, first, last, span, bins, edges, counts, start, stop):
     """Count the scores of rows ``start .. stop`` (NaN: empty) in equal bins from ``first`` to
     ``last`` (``edges``, ``span`` = last − first and ``bins`` in the scores' own type), each
@@ -432,6 +466,9 @@ def compile_all() -> None:
         histogram_rows(read_only_view(np.zeros((1, 2), score_type)), one, one, one, one,
                        np.zeros(2, score_type), np.zeros((2, 1), np.int64), 0, 1)
     for index_type in ints:  # (scipy's CSR index arrays: int32, or int64 from 2^31 entries)
+        sizes = np.zeros(2, np.int64)
+        mix_rows(np.zeros(2, index_type), np.zeros(1, index_type), np.ones((1, 1)), np.ones(1, bool), sizes[1:], sizes,
+                 np.zeros(1, np.int32), np.zeros(1), True, 0, 1)
         for item_type in ints:  # (the lists' own codes, read where they are)
             miscalibration_rows(read_only_view(np.zeros((1, 2), item_type)), np.zeros(1, np.int64), 2, np.ones((1, 1)),
                                 np.ones(1, bool), np.zeros(2, index_type), np.zeros(1, index_type), np.ones(1), 0.01,

@@ -123,3 +123,30 @@ def test_few_and_many_categories_give_the_same_values(seed, monkeypatch):
         assert len(dense) == len(users) and np.isnan(dense).any() and (~np.isnan(dense)).sum() > 5
         every = calibration.list_miscalibration(top, np.arange(n_users), cut, history, sp.csr_matrix(shares), 0.05)
         np.testing.assert_array_equal(sparse, every[users])  # (some users: the rows of every user's values)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compiled_history_mix_is_scipys(seed, monkeypatch):
+    """Each row's category mix of its items (the history's p(g|u)) by the compiled pass equals
+    scipy's products: the same entries (none for a row without an item with a category) and values."""
+    import scipy.sparse as sp
+
+    from metrics_core.metrics import calibration
+
+    rng = np.random.default_rng(seed)
+    n_items, n_rows = 30, 50
+    shares = sp.csr_matrix(rng.random((n_items, 6)) * (rng.random((n_items, 6)) < 0.3))
+    shares = sp.diags(1 / np.maximum(np.asarray(shares.sum(axis=1)).ravel(), 1e-300)) @ shares
+    dense = rng.random((n_rows, n_items)) * (rng.random((n_rows, n_items)) < 0.15)
+    dense[:3] = 0.0  # (rows without items, and with items that have no category)
+    dense[3:6] = np.where(np.asarray(shares.sum(axis=1)).ravel() > 0, 0.0, 1.0)
+    matrix = sp.csr_matrix(dense)
+    compiled_loops(monkeypatch, False)
+    by_scipy = calibration.mix_of_rows(matrix, shares)
+    compiled_loops(monkeypatch)
+    compiled = calibration.mix_of_rows(matrix, shares)
+    by_scipy.sort_indices()
+    np.testing.assert_array_equal(compiled.indptr, by_scipy.indptr)
+    np.testing.assert_array_equal(compiled.indices, by_scipy.indices)
+    np.testing.assert_array_equal(compiled.data, by_scipy.data)
+    assert (np.diff(compiled.indptr) == 0).any() and (np.diff(compiled.indptr) > 1).any()
