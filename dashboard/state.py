@@ -456,9 +456,9 @@ def read_at_k(names: list[str]) -> dict[str, AtK] | None:
     data = dataset()
 
     def computed(say: progress.Say) -> dict[str, Evaluation]:
-        return dict(zip(at_k, map_threads(lambda model: data.metrics_at(  # (the notes: read already)
-            model, current, [name for name in wanted if name in at_k[model].missing], notes=False), list(at_k)),
-            strict=True))
+        return dict(zip(at_k, map_threads(lambda model: data.metrics_at(  # (the notes: read already; no per-user join)
+            model, current, [name for name in wanted if name in at_k[model].missing], notes=False, joined=False),
+            list(at_k)), strict=True))
 
     alone = progress.cached(CACHE, f"metrics_at:{data_key()}:{tuple(asdict(current).items())}:{tuple(wanted)}",
                             f"Computing {', '.join(wanted)} at K = {current.k} for {len(at_k)} model(s)…", computed)

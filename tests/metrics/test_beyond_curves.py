@@ -254,7 +254,10 @@ def test_a_few_per_user_columns_at_k_equal_the_whole_evaluations():
 @pytest.mark.parametrize("conventions", CONVENTIONS, ids=range(len(CONVENTIONS)))
 def test_what_a_read_k_misses_is_computed_alone_and_fills_it(conventions):
     """``Dataset.metrics_at`` with a read K's ``missing`` computes those metrics alone, and the read
-    K it fills has every metric of the evaluation at K with its value, users and t interval."""
+    K it fills has every metric of the evaluation at K with its value, users and t interval; so
+    does the read K filled with its accuracy metrics and, without the per-user join, its others."""
+    from metrics_core.metrics import registry
+
     data = random_data(2)
     model = data.models[0]
     base = data.evaluate(model, Settings(k=3, **conventions), beyond_curves=True)
@@ -264,18 +267,22 @@ def test_what_a_read_k_misses_is_computed_alone_and_fills_it(conventions):
         assert read.missing  # (score entropy, calibration, the whole-list accuracy metrics, ...)
         alone = data.metrics_at(model, settings, read.missing)
         assert set(alone.metrics) | set(alone.skipped) == set(read.missing), k
-        whole = filled(read, alone)
-        assert whole.missing == [] and set(whole.metrics) == set(at_k.metrics), k
-        frame = at_k.to_frame()
-        for name, value in at_k.metrics.items():
-            assert whole.metrics[name] == pytest.approx(value, rel=1e-12, abs=1e-12, nan_ok=True), (k, name)
-            assert whole.users_of(name) == at_k.users_of(name), (k, name)
-            expected = frame.loc[name, ["low", "high"]].to_numpy(dtype=float)
-            interval = whole.interval(name)
-            if interval is not None:
-                assert interval == pytest.approx(tuple(expected), rel=1e-6), (k, name)
-            elif name in alone.metrics:  # (computed: an interval wherever the evaluation gives one)
-                assert np.isnan(expected).all(), (k, name)
+        beyond = [name for name in read.missing if registry.METRICS[name].family != "accuracy"]
+        assert beyond  # (without the join: the beyond-accuracy metrics the app's read K lacks)
+        unjoined = data.metrics_at(model, settings, beyond, notes=False, joined=False)
+        accuracy = data.metrics_at(model, settings, [name for name in read.missing if name not in beyond])
+        for whole in (filled(read, alone), filled(filled(read, accuracy), unjoined)):
+            assert whole.missing == [] and set(whole.metrics) == set(at_k.metrics), k
+            frame = at_k.to_frame()
+            for name, value in at_k.metrics.items():
+                assert whole.metrics[name] == pytest.approx(value, rel=1e-12, abs=1e-12, nan_ok=True), (k, name)
+                assert whole.users_of(name) == at_k.users_of(name), (k, name)
+                expected = frame.loc[name, ["low", "high"]].to_numpy(dtype=float)
+                interval = whole.interval(name)
+                if interval is not None:
+                    assert interval == pytest.approx(tuple(expected), rel=1e-6), (k, name)
+                elif name in alone.metrics:  # (computed: an interval wherever the evaluation gives one)
+                    assert np.isnan(expected).all(), (k, name)
 
 
 @pytest.mark.parametrize("conventions", CONVENTIONS, ids=range(len(CONVENTIONS)))

@@ -330,7 +330,8 @@ class Dataset(Analyses):
         evaluation.beyond_curves = beyond_every_k
         return evaluation
 
-    def metrics_at(self, model: str, settings: Settings, names: Iterable[str], notes: bool = True) -> Evaluation:
+    def metrics_at(self, model: str, settings: Settings, names: Iterable[str], notes: bool = True,
+                   joined: bool = True) -> Evaluation:
         """``names`` (metric names) of ``model`` at ``settings``, computed alone, as :meth:`evaluate`
         gives them: their aggregates and per-user columns (with ``relevant``, ``hits``, ``listed`` and
         ``evaluated``), their skipped reasons, the users and the notes; curves at K only. The accuracy
@@ -339,8 +340,14 @@ class Dataset(Analyses):
         of the others, or neither (what a K read from the curves lacks, and the app's pages that
         show a few metrics at a new K). Its per-user users are those the passes run give values to
         (the evaluated users, with the beyond-accuracy pass also the users with a list). Without
-        ``notes``, no notes (a K read from the curves has them already)."""
+        ``notes``, no notes (a K read from the curves has them already). Without ``joined``, when
+        ``names`` are beyond-accuracy metrics only, no accuracy pass and no per-user table joined
+        with the evaluated users': the per-user columns of ``names`` over the users they have a value
+        for (the aggregates, users and intervals a K read from the curves lacks; at 1M users the join
+        took more time than the metrics)."""
         names = set(names)
+        if not joined and not names & set(registry.names("accuracy")):
+            return self._beyond_alone(model, settings, names)
         lists = self.retrieved(model, settings.score_threshold, settings.max_list_length, settings.judged_only)
         lists.require_scores(settings.score_positions or lists.positions, f"k = {settings.k}")
         rows, counts = self._averaged(lists, settings)
@@ -358,6 +365,17 @@ class Dataset(Analyses):
         evaluation.metrics = {name: value for name, value in evaluation.metrics.items() if name in names}
         evaluation.skipped = {name: reason for name, reason in evaluation.skipped.items() if name in names}
         return evaluation
+
+    def _beyond_alone(self, model: str, settings: Settings, names: set[str]) -> Evaluation:
+        """The beyond-accuracy ``names`` of ``model`` at ``settings``, their per-user columns over
+        their own users (:meth:`metrics_at` without ``joined``); no notes, no curves."""
+        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length, settings.judged_only)
+        lists.require_scores(settings.score_positions or lists.positions, f"k = {settings.k}")
+        _, counts = self._averaged(lists, settings)
+        extra = beyond_accuracy.beyond_pass(lists, settings, self.beyond_inputs(model, settings, names), only=names)
+        per_user = pd.DataFrame(extra.per_user, index=pd.Index(self.users.ids[extra.rows], name=self.columns.user))
+        return Evaluation(model, settings, dict(extra.metrics), per_user, pd.DataFrame(index=pd.Index([], name="k")),
+                          counts, [], dict(extra.skipped), extra.left_out, self.encoding)
 
     def per_user_at(self, model: str, settings: Settings, columns: list[str]) -> pd.DataFrame:
         """The per-user ``columns`` of ``model`` at ``settings`` (with ``hits`` and ``evaluated``),
