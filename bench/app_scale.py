@@ -185,6 +185,12 @@ def main() -> None:
             at.session_state["compare_tab"] = tab
             return at.slider(key="k").set_value(k).run()
         step(f"reopened: Compare's {tab!r} tab at K = {k} (new)", opened)
+    at.switch_page("views/summary.py").run()  # (not timed: the next steps change K on a page already open)
+    step("reopened: K = 25 on the Summary (new, deeper: the work at a new K grows with K)",
+         lambda: at.slider(key="k").set_value(25).run())
+    at.switch_page("views/compare.py").run()
+    step("reopened: K = 26 on Compare's 'Side by side' tab (new, deeper)",
+         lambda: at.slider(key="k").set_value(26).run())
     print(json.dumps({"idle_rss_mib": round(idle), "open_rss_mib": round(current), "cached_mib": round(cached),
                       "peak_rss_mib": round(peak),
                       "after_close_rss_mib": round(after), "most_chart_rows": most_rows_seen[0]}), flush=True)
