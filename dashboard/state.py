@@ -481,6 +481,24 @@ def per_user_at_k(columns: list[str]) -> dict[str, pd.DataFrame]:
                                lambda name: data.per_user_at(name, current, columns), data.models), strict=True)))
 
 
+def values_at_k(results: dict[str, Evaluation | AtK], names: list[str]) -> dict[str, pd.DataFrame]:
+    """Every model's per-user columns of the beyond-accuracy ``names`` over the users they have a
+    value for, at the current settings: from ``results`` when they are evaluations at K, else
+    computed alone without the accuracy pass or the join with the evaluated users
+    (:meth:`~metrics_core.Dataset.metrics_at` with ``joined=False``: what a page that draws only
+    their distribution needs; Scores' score entropy at a new K), kept per settings and names."""
+    if all(isinstance(result, Evaluation) for result in results.values()):
+        return {name: result.per_user[[column for column in names if column in result.per_user.columns]]
+                for name, result in results.items()}
+    current = settings()
+    data = dataset()
+    words = f"Computing {', '.join(names)} per user at K = {current.k} for {len(results)} model(s)…"
+    return progress.cached(CACHE, f"values:{data_key()}:{tuple(asdict(current).items())}:{tuple(names)}", words,
+                           lambda say: dict(zip(results, map_threads(lambda name: data.metrics_at(
+                               name, current, names, notes=False, joined=False).per_user, list(results)),
+                               strict=True)))
+
+
 def with_per_user(results: dict[str, Evaluation | AtK], columns: list[str]) -> dict[str, Evaluation]:
     """Every model's evaluation as a page that tests or draws ``columns`` per user needs it:
     ``results`` themselves when they are evaluations at K, else the aggregates read at K with

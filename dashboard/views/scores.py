@@ -32,8 +32,8 @@ if scored:
                                ignore_index=True)
         if pooled:
             return charts.score_histograms(histograms, scored), None
-        results = state.with_per_user(read, ["score_entropy"])
-        entropies = {name: results[name].per_user["score_entropy"].dropna().to_numpy() for name in scored}
+        per_user = state.values_at_k(read, ["score_entropy"])
+        entropies = {name: per_user[name]["score_entropy"].dropna().to_numpy() for name in scored}
         values = pd.concat([pd.DataFrame({"model": model_column(name, models, len(column)), "value": column})
                             for name, column in entropies.items()], ignore_index=True)
         return (charts.score_histograms(histograms, scored),
