@@ -298,6 +298,18 @@ def mix_rows(indptr, indices, shares, has, sizes, out_indptr, out_indices, out_d
 
 
 @numba.njit(cache=True, nogil=True)
+def ideal_rows(starts, depth, gains, discounts, out, start, stop):
+    """The ideal DCG of rows ``start .. stop``: ``out[i]`` = Σ over rank r < ``depth[i]`` of
+    ``gains[starts[i] + r]`` (a user's gains, highest first) times ``discounts[r]``, added in rank order."""
+    for i in range(start, stop):
+        total = 0.0
+        first = starts[i]
+        for rank in range(depth[i]):
+            total += gains[first + rank] * discounts[rank]
+        out[i] = total
+
+
+@numba.njit(cache=True, nogil=True)
 def histogram_rows(scores, first, last, span, bins, edges, counts, start, stop):
     """Count the scores of rows ``start .. stop`` (NaN: empty) in equal bins from ``first`` to
     ``last`` (``edges``, ``span`` = last − first and ``bins`` in the scores' own type), each
@@ -461,6 +473,7 @@ def compile_all() -> None:
             scores, other_scores = (read_only_view(np.zeros((1, 2), kind)) for kind in (score_type, other_type))
             primitive_rows(items, items, hit, scores, other_scores, True, np.zeros(1, np.int64), 2, 1, 0, 1,
                            np.zeros(1), np.zeros(1))
+    ideal_rows(np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1), np.ones(1), np.zeros(1), 0, 1)
     for score_type in (np.float32, np.float64):
         one = score_type(1)
         histogram_rows(read_only_view(np.zeros((1, 2), score_type)), one, one, one, one,

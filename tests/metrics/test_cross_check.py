@@ -210,3 +210,25 @@ def test_graded_ndcg_curves_with_users_far_more_relevant_items_than_ranks(monkey
         from_hits, per_user = both_paths(dataset, settings, monkeypatch)
         pd.testing.assert_frame_equal(from_hits.curves, per_user.curves, rtol=1e-12, atol=1e-14)
         pd.testing.assert_frame_equal(from_hits.per_user, per_user.per_user, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("gain", ["linear", "exponential", ((1.0, 3.0), (2.0, 9.0), (4.0, 4.5))])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_compiled_ideal_dcg_is_the_rank_by_rank_sum(seed, gain, monkeypatch):
+    """IDCG at a few ranks deep of graded truth (users with fewer relevant items than the depth,
+    and more; none), by the compiled pass and by numpy's sum rank by rank: the same values."""
+    from metrics_core.metrics.accuracy import ideal
+    from tests.compiled import compiled_loops
+
+    rows, truth_rows = messy_data(seed)
+    truth = Dataset.build(pd.DataFrame(rows, columns=["user_id", "item_id", "rank", "score"]).drop(columns="score"),
+                          pd.DataFrame(truth_rows, columns=["user_id", "item_id", "grade"]),
+                          columns=Columns(relevance="grade", threshold=1)).truth
+    part = np.arange(len(truth.relevant_count))[::-1].copy()[: len(truth.relevant_count) - 3]
+    for depth in (1, 3, 7):
+        compiled_loops(monkeypatch, False)
+        by_numpy = ideal.ideal_dcg_at(truth, part, depth, gain)
+        compiled_loops(monkeypatch)
+        compiled = ideal.ideal_dcg_at(truth, part, depth, gain)
+        np.testing.assert_array_equal(compiled, by_numpy)
+        assert (by_numpy == 0).any() and (by_numpy > 1).any()
