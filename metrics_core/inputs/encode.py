@@ -23,7 +23,16 @@ from metrics_core._numeric.parallel import THREADS, chunks, map_chunks, meanwhil
 from metrics_core.errors import Note, input_error, setting
 from metrics_core.inputs import validate
 from metrics_core.inputs.columns import Columns
-from metrics_core.inputs.encoded import KERNEL_ITEMS_MAX, Lists, RawLists, RawTruth, Training, Truth, compiled_for
+from metrics_core.inputs.encoded import (
+    KERNEL_ITEMS_MAX,
+    Lists,
+    RawLists,
+    RawTruth,
+    Training,
+    Truth,
+    compiled_for,
+    compiled_loaded,
+)
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.read import QRELS_GRADE, is_qrels
 from metrics_core.inputs.text_ids import TextIds, is_text
@@ -246,6 +255,9 @@ def _in_grade_order(user: np.ndarray, item: np.ndarray, grade: np.ndarray, n_use
     return user, item, grades[level]
 
 
+SEGMENT_SORT_MIN = 1 << 16  # rows from which a process that has the compiled loops sorts by user on them
+
+
 def _sort_grouped(key: np.ndarray, user: np.ndarray, by_user: bool | None = None) -> None:
     """Sort ``key`` (ascending with ``user``) in place: by pieces when the rows are grouped by
     user (``by_user``, found here when None), else whole."""
@@ -257,8 +269,18 @@ def _sort_grouped(key: np.ndarray, user: np.ndarray, by_user: bool | None = None
 
 def _sort_within_users(key: np.ndarray, user: np.ndarray) -> None:
     """Sort ``key`` in place when rows are grouped by ``user`` (ascending): pieces that start
-    at a user boundary are sorted separately, on a few threads."""
+    at a user boundary are sorted separately, on a few threads; or, once this process has the
+    compiled loops (from :data:`SEGMENT_SORT_MIN` rows), each user's rows apart in one compiled
+    pass (:func:`~metrics_core.inputs.kernels.sort_segments`: a few items per user sort by
+    insertion; 1.1M ground-truth rows of 100k users in 16 ms on one core, where numpy's sorts
+    of the pieces took 26-38 ms on two)."""
     n = len(key)
+    if compiled_for(n) or (n >= SEGMENT_SORT_MIN and compiled_loaded()):
+        from metrics_core.inputs.kernels import sort_segments
+
+        bounds = np.concatenate(([0], np.flatnonzero(user[1:] != user[:-1]) + 1, [n])).astype(np.int64)
+        map_chunks(lambda start, stop: sort_segments(key, bounds, start, stop), thread_shares(len(bounds) - 1))
+        return
     cuts = np.unique(np.searchsorted(user, user[np.linspace(0, n - 1, THREADS + 1).astype(np.int64)[1:-1]]))
     bounds = list(zip([0, *cuts.tolist()], [*cuts.tolist(), n], strict=True))
     map_chunks(lambda start, stop: key[start:stop].sort(), [b for b in bounds if b[1] > b[0]])

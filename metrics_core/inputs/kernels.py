@@ -298,6 +298,24 @@ def mix_rows(indptr, indices, shares, has, sizes, out_indptr, out_indices, out_d
 
 
 @numba.njit(cache=True, nogil=True)
+def sort_segments(key, bounds, start, stop):
+    """Sort in place each segment ``key[bounds[s]:bounds[s + 1]]`` for s in ``start .. stop``: by
+    insertion up to 32 values (a user's few ground-truth items), by numpy's sort beyond."""
+    for segment in range(start, stop):
+        low, high = bounds[segment], bounds[segment + 1]
+        if high - low > 32:
+            key[low:high].sort()
+            continue
+        for j in range(low + 1, high):
+            value = key[j]
+            i = j - 1
+            while i >= low and key[i] > value:
+                key[i + 1] = key[i]
+                i -= 1
+            key[i + 1] = value
+
+
+@numba.njit(cache=True, nogil=True)
 def ideal_rows(starts, depth, gains, discounts, out, start, stop):
     """The ideal DCG of rows ``start .. stop``: ``out[i]`` = Σ over rank r < ``depth[i]`` of
     ``gains[starts[i] + r]`` (a user's gains, highest first) times ``discounts[r]``, added in rank order."""
@@ -474,6 +492,8 @@ def compile_all() -> None:
             primitive_rows(items, items, hit, scores, other_scores, True, np.zeros(1, np.int64), 2, 1, 0, 1,
                            np.zeros(1), np.zeros(1))
     ideal_rows(np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1), np.ones(1), np.zeros(1), 0, 1)
+    for key_type in ints:  # (the ground truth's pair keys: int64, or the users' own type)
+        sort_segments(np.zeros(2, key_type), np.array([0, 2], np.int64), 0, 1)
     for score_type in (np.float32, np.float64):
         one = score_type(1)
         histogram_rows(read_only_view(np.zeros((1, 2), score_type)), one, one, one, one,

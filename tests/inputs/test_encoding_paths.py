@@ -607,3 +607,28 @@ def test_grade_cells_take_a_byte_when_every_grade_is_a_small_whole_number(monkey
     settings_ = Settings(k=5, gain="exponential")
     a, b = small.evaluate(settings=settings_), wide.evaluate(settings=settings_)
     assert a.metrics == b.metrics
+
+
+@pytest.mark.parametrize("graded", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_the_ground_truth_sorted_user_by_user_on_the_compiled_loops_is_numpys(seed, graded, monkeypatch):
+    """Ground-truth rows grouped by user, items in no order (a few users with more than 32 items,
+    duplicate pairs, grades): sorted by one compiled pass over the users or by numpy's sorts of
+    the pieces, the encoded truth is the same."""
+    rng = np.random.default_rng(seed)
+    sizes = np.where(rng.random(300) < 0.05, rng.integers(33, 80, 300), rng.integers(0, 12, 300))
+    user = np.repeat(np.arange(300), sizes)
+    truth = pd.DataFrame({"user_id": user, "item_id": rng.integers(0, 200, len(user)),
+                          "grade": rng.integers(1, 4, len(user))})
+    recs = pd.DataFrame({"user_id": np.repeat(np.arange(300), 5), "item_id": rng.integers(0, 200, 1500),
+                         "rank": np.tile(np.arange(1, 6), 300)})
+    kept = truth if graded else truth.drop(columns="grade")
+    columns = Columns(relevance="grade", threshold=1) if graded else Columns()
+    monkeypatch.setattr(encode, "SEGMENT_SORT_MIN", 1 << 40)
+    compiled_loops(monkeypatch, False)
+    by_numpy = Dataset.build(recs, kept, columns=columns).truth
+    compiled_loops(monkeypatch)
+    compiled = Dataset.build(recs, kept, columns=columns).truth
+    for field in ("item", "grade", "relevant_count"):
+        np.testing.assert_array_equal(getattr(compiled, field), getattr(by_numpy, field), err_msg=field)
+    assert any(note.code == "duplicate_truth" for note in by_numpy.notes) and sizes.max() > 32
