@@ -316,6 +316,17 @@ def sort_segments(key, bounds, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
+def listed_rows(items, width, out, start, stop):
+    """``out[u]``: the items (codes >= 0) in the first ``width`` places of rows ``start .. stop``."""
+    for user in range(start, stop):
+        count = 0
+        for position in range(width):
+            if items[user, position] >= 0:
+                count += 1
+        out[user] = count
+
+
+@numba.njit(cache=True, nogil=True)
 def ideal_rows(starts, depth, gains, discounts, out, start, stop):
     """The ideal DCG of rows ``start .. stop``: ``out[i]`` = Σ over rank r < ``depth[i]`` of
     ``gains[starts[i] + r]`` (a user's gains, highest first) times ``discounts[r]``, added in rank order."""
@@ -492,6 +503,10 @@ def compile_all() -> None:
             primitive_rows(items, items, hit, scores, other_scores, True, np.zeros(1, np.int64), 2, 1, 0, 1,
                            np.zeros(1), np.zeros(1))
     ideal_rows(np.zeros(1, np.int64), np.zeros(1, np.int64), np.ones(1), np.ones(1), np.zeros(1), 0, 1)
+    for item_type in ints:  # (the lists' codes, read-only when mapped from a kept dataset)
+        for writeable in (True, False):
+            cells = np.zeros((1, 2), item_type)
+            listed_rows(cells if writeable else read_only_view(cells), 2, np.zeros(1, np.int64), 0, 1)
     for key_type in ints:  # (the ground truth's pair keys: int64, or the users' own type)
         sort_segments(np.zeros(2, key_type), np.array([0, 2], np.int64), 0, 1)
     for score_type in (np.float32, np.float64):

@@ -54,3 +54,22 @@ def test_each_k_is_counted_once_and_the_last_two_are_kept():
     assert lists.listed_at(1).tolist() == [1, 1]
     assert sorted(lists.__dict__["_listed_at"]) == [1, 4]
     assert lists.listed_at(2, np.array([1])).tolist() == [2]  # (a few users: counted on their rows)
+
+
+def test_the_compiled_count_of_the_first_k_places_is_numpys(monkeypatch):
+    """Lists with empty places anywhere, int32 and int64 codes, writeable or read-only (mapped): the
+    items in the first k places by the compiled pass equal numpy's count, at every k."""
+    from tests.compiled import compiled_loops
+
+    rng = np.random.default_rng(7)
+    for item_type in (np.int32, np.int64):
+        items = rng.integers(0, 50, (200, 9)).astype(item_type)
+        items[rng.random(items.shape) < 0.3] = -1
+        items.flags.writeable = item_type == np.int32
+        for k in range(1, 12):
+            compiled_loops(monkeypatch, False)
+            by_numpy = lists_of(items, items >= 0).listed_at(k)
+            compiled_loops(monkeypatch)
+            compiled = lists_of(items, items >= 0).listed_at(k)
+            np.testing.assert_array_equal(compiled, by_numpy)
+            assert compiled.dtype == np.int64 and compiled.tolist() == (items[:, :k] >= 0).sum(axis=1).tolist()
