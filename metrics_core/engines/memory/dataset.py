@@ -341,10 +341,10 @@ class Dataset(Analyses):
         show a few metrics at a new K). Its per-user users are those the passes run give values to
         (the evaluated users, with the beyond-accuracy pass also the users with a list). Without
         ``notes``, no notes (a K read from the curves has them already). Without ``joined``, when
-        ``names`` are beyond-accuracy metrics only, no accuracy pass and no per-user table joined
-        with the evaluated users': the per-user columns of ``names`` over the users they have a value
-        for (the aggregates, users and intervals a K read from the curves lacks; at 1M users the join
-        took more time than the metrics)."""
+        ``names`` are beyond-accuracy metrics only, no accuracy pass, no notes and no per-user table
+        joined with the evaluated users': the per-user columns of ``names`` over the users they have a
+        value for (the aggregates, users and intervals a K read from the curves lacks; at 1M users the
+        join took more time than the metrics)."""
         names = set(names)
         if not joined and not names & set(registry.names("accuracy")):
             return self._beyond_alone(model, settings, names)
