@@ -234,6 +234,18 @@ def primitive_rows(items, other, hit, scores, other_scores, minmax, rows, k, n_i
 
 
 @numba.njit(cache=True, nogil=True)
+def _add_shares(item, shares, has, mix):
+    """Add ``item``'s row of ``shares`` (items x categories, dense) to ``mix`` when it is an item
+    (code >= 0) with a category (``has``): 1 when added, else 0 (a list's or a history's mix is
+    these sums over its items, divided by the items added)."""
+    if item < 0 or not has[item]:
+        return 0
+    for category in range(shares.shape[1]):
+        mix[category] += shares[item, category]
+    return 1
+
+
+@numba.njit(cache=True, nogil=True)
 def miscalibration_rows(items, rows, width, shares, has, indptr, indices, data, alpha, out, start, stop):
     """C_KL (as :func:`metrics_core.metrics.calibration.miscalibration` defines it) of users
     ``rows[start:stop]``' first ``width`` places of ``items`` (users x positions item codes, -1
@@ -248,11 +260,7 @@ def miscalibration_rows(items, rows, width, shares, has, indptr, indices, data, 
         mix[:] = 0.0
         counted = 0
         for position in range(width):
-            item = items[user, position]
-            if item >= 0 and has[item]:
-                counted += 1
-                for category in range(shares.shape[1]):
-                    mix[category] += shares[item, category]
+            counted += _add_shares(items[user, position], shares, has, mix)
         total, positive = 0.0, False
         for entry in range(indptr[user], indptr[user + 1]):
             p = data[entry]
@@ -276,11 +284,7 @@ def mix_rows(indptr, indices, shares, has, sizes, out_indptr, out_indices, out_d
         mix[:] = 0.0
         counted = 0
         for entry in range(indptr[row], indptr[row + 1]):
-            item = indices[entry]
-            if has[item]:
-                counted += 1
-                for category in range(categories):
-                    mix[category] += shares[item, category]
+            counted += _add_shares(indices[entry], shares, has, mix)
         if count_only:
             size = 0
             for category in range(categories):
