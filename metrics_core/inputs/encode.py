@@ -421,10 +421,10 @@ def _positions_in_rows_compiled(score: np.ndarray, width: int) -> np.ndarray:
     """:func:`_positions_in_blocks` for lists of one length by
     :func:`~metrics_core.inputs.kernels.positions_in_rows`, a range of lists per thread, with no
     negated copy and no order array."""
-    from metrics_core.inputs.kernels import positions_in_rows, read_only_view
+    from metrics_core.inputs.kernels import positions_in_rows, read_only_c
 
     position = np.empty(len(score), dtype=np.int64)
-    flat = read_only_view(np.ascontiguousarray(score))
+    flat = read_only_c(score)
     map_chunks(lambda start, stop: positions_in_rows(flat, width, position, start, stop),
                thread_shares(len(score) // width))
     return position

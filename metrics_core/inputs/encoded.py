@@ -412,10 +412,10 @@ def _marked_cells(items: np.ndarray, starts: np.ndarray, item_of: np.ndarray, n_
     (a CSR matrix's ``indptr`` and ``indices``, in any order within a user), by one compiled pass per
     range of users (:func:`~metrics_core.inputs.kernels.mark_judged`), on a few threads."""
     from metrics_core._numeric.parallel import map_chunks, thread_shares
-    from metrics_core.inputs.kernels import mark_judged, read_only_view
+    from metrics_core.inputs.kernels import mark_judged, read_only_c, read_only_view
 
     found = np.zeros(items.shape, dtype=bool)
-    view = read_only_view(np.ascontiguousarray(items))
+    view = read_only_c(items)
     starts, item_of = read_only_view(starts), read_only_view(item_of)  # (one type whether mapped from disk or not)
     map_chunks(lambda start, stop: mark_judged(view, starts, item_of, found, n_items, start, stop),
                thread_shares(len(items)))

@@ -443,6 +443,12 @@ def read_only_view(values: np.ndarray) -> np.ndarray:
     return view
 
 
+def read_only_c(values: np.ndarray) -> np.ndarray:
+    """``values`` as a read-only C-contiguous array (a view when they are one already, else a
+    copy): the one layout the loops that take it are compiled for."""
+    return read_only_view(np.ascontiguousarray(values))
+
+
 def load_usual() -> None:
     """Load from numba's cache the loops for the types a large Parquet or DataFrame input
     usually gives (with binary relevance or whole grades), so that the first real call finds

@@ -114,6 +114,7 @@ def _summed(kernel: Callable, n_users: int, positions: int, outputs: int, *argum
 def beyond_curves(lists: Lists, settings: Settings, inputs) -> BeyondCurves:
     """Every covered beyond-accuracy metric of ``lists`` at every k (``inputs``: the
     :class:`~metrics_core.metrics.beyond.BeyondInputs` of :func:`~metrics_core.metrics.beyond.beyond_pass`)."""
+    from metrics_core.inputs.kernels import read_only_c
     from metrics_core.metrics import prefix_kernels as kernels
 
     items, positions = lists.items, lists.items.shape[1]
@@ -155,7 +156,7 @@ def beyond_curves(lists: Lists, settings: Settings, inputs) -> BeyondCurves:
     scores = lists.scores
     if scores is not None and settings.score_entropy == "per_user" and scores.shape[1] >= positions:
         means["score_entropy"], = _summed(kernels.score_entropy, n_users, positions, 1,
-                                          _contiguous(scores)[:, :positions], True, unused)
+                                          read_only_c(scores)[:, :positions], True, unused)
     if _primitive_covered(lists, inputs, settings):
         means["serendipity_primitive"], means["unexpectedness"] = _primitive_means(lists, inputs.primitive, settings,
                                                                                    inputs.n_items)
@@ -184,21 +185,14 @@ def _primitive_covered(lists: Lists, inputs, settings: Settings) -> bool:
 def _primitive_means(lists: Lists, primitive: Lists, settings: Settings, n_items: int) -> list[_Means]:
     """Serendipity against the primitive model and unexpectedness at every k
     (:func:`~metrics_core.metrics.prefix_kernels.primitive_lists`)."""
+    from metrics_core.inputs.kernels import read_only_c
     from metrics_core.metrics import prefix_kernels as kernels
 
     minmax = settings.primitive_scale == "minmax"
     scores = (lists.scores[:, :lists.items.shape[1]], primitive.scores[:, :primitive.items.shape[1]]) if minmax \
         else (np.zeros((0, 0)),) * 2
-    cells = (_contiguous(cells) for cells in (lists.items, primitive.items, lists.hit, *scores))
+    cells = (read_only_c(cells) for cells in (lists.items, primitive.items, lists.hit, *scores))
     return _summed(kernels.primitive_lists, len(lists.items), lists.items.shape[1], 2, *cells, minmax, n_items)
-
-
-def _contiguous(cells: np.ndarray) -> np.ndarray:
-    """``cells`` as a read-only C array (a view when they are one already): the type the loops
-    are compiled for, whoever made the arrays."""
-    from metrics_core.inputs.kernels import read_only_view
-
-    return read_only_view(np.ascontiguousarray(cells))
 
 
 def _place_counts(items: np.ndarray, n_items: int) -> np.ndarray | None:

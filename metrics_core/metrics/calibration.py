@@ -205,10 +205,10 @@ def _compiled_list_miscalibration(items: np.ndarray, rows: np.ndarray, k: int, h
     made K passes over users x categories, 0.33 s at 1M users x K = 5), reading each user's first K
     places and history row where they are (copying the top K of 1M users x K = 35 took 0.24 s)."""
     from metrics_core._numeric.parallel import map_chunks, thread_shares
-    from metrics_core.inputs.kernels import miscalibration_rows, read_only_view
+    from metrics_core.inputs.kernels import miscalibration_rows, read_only_c
 
     history = history.tocsr()
-    items = read_only_view(np.ascontiguousarray(items))
+    items = read_only_c(items)
     rows = np.asarray(rows, dtype=np.int64)
     data = np.asarray(history.data, dtype=np.float64)
     out = np.empty(len(rows))

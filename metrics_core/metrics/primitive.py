@@ -73,13 +73,13 @@ def serendipity_and_unexpectedness(lists: Lists, primitive: Lists, rows: np.ndar
     if not compiled_for(len(rows) * min(k, lists.positions)) or n_items > KERNEL_ITEMS_MAX:
         matched = against(lists, primitive, rows, k, scale)
         return serendipity(matched, hit_top), unexpectedness(matched)
-    from metrics_core.inputs.kernels import primitive_rows, read_only_view
+    from metrics_core.inputs.kernels import primitive_rows, read_only_c
 
     minmax = scale == "minmax"
     no_scores = np.zeros((0, 0))
     # (read-only C arrays, the types make compiles: lists come writeable or read-only, and scores kept for the
     # first positions of longer lists are strided, a copy here; each mix would be compiled at first use)
-    items, other, hit, scores, other_scores = (read_only_view(np.ascontiguousarray(cells)) for cells in (
+    items, other, hit, scores, other_scores = (read_only_c(cells) for cells in (
         lists.items, primitive.items, lists.hit, *((lists.scores, primitive.scores) if minmax else (no_scores,) * 2)))
     gain, unseen = np.empty(len(rows)), np.empty(len(rows))
     map_chunks(lambda start, stop: primitive_rows(items, other, hit, scores, other_scores, minmax, rows, k, n_items,

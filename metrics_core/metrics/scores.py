@@ -39,11 +39,11 @@ def _compiled_score_entropy(scores: np.ndarray, rows: np.ndarray | None, width: 
     """:func:`score_entropy` by the compiled pass over the places, each row's value at its last
     (:func:`~metrics_core.metrics.prefix_kernels.score_entropy`, on a few threads), on the types
     ``make`` compiles: the scores read-only (a copy only when they are not a C array)."""
-    from metrics_core.inputs.kernels import read_only_view
+    from metrics_core.inputs.kernels import read_only_c
     from metrics_core.metrics.prefix_kernels import means_at_last_place
     from metrics_core.metrics.prefix_kernels import score_entropy as entropy_at_every_place
 
-    cells = read_only_view(np.ascontiguousarray(scores))[:, :width]
+    cells = read_only_c(scores)[:, :width]
     every_row = means_at_last_place(entropy_at_every_place, cells, False)
     return every_row if rows is None else every_row[rows]
 
@@ -140,14 +140,14 @@ def _compiled_counts(scores: np.ndarray, edges: np.ndarray, blocks) -> list[np.n
     """:func:`_counts` over equal bins by one compiled pass per block of users
     (:func:`~metrics_core.inputs.kernels.histogram_rows`, which bins as ``np.histogram`` does, in the
     scores' own type)."""
-    from metrics_core.inputs.kernels import histogram_rows, read_only_view
+    from metrics_core.inputs.kernels import histogram_rows, read_only_c
 
     kind = scores.dtype.type
     first, last = kind(edges[0]), kind(edges[-1])
     bins = len(edges) - 1
     bin_edges = np.linspace(first, last, bins + 1, endpoint=True, dtype=scores.dtype)  # (as np.histogram makes them)
     span = np.subtract(last, first, dtype=scores.dtype)
-    cells = read_only_view(np.ascontiguousarray(scores))
+    cells = read_only_c(scores)
 
     def counts(start: int, stop: int) -> np.ndarray:
         table = np.zeros((scores.shape[1], bins), np.int64)
