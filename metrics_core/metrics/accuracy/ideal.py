@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from metrics_core._numeric.counts import stable_order
+from metrics_core.inputs.encoded import compiled_for
 from metrics_core.metrics.accuracy.cutoffs import Cutoffs, ratio
 
 if TYPE_CHECKING:
@@ -211,7 +212,7 @@ def ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray | int, kind,
     disc = discount(deepest, discount_kind)
     if not truth.graded or kind == "binary":
         return np.concatenate([[0.0], np.cumsum(disc)])[shown]
-    if deepest <= RANK_BY_RANK_DEPTH and _compiled_for(len(part) * deepest):
+    if deepest <= RANK_BY_RANK_DEPTH and compiled_for(len(part) * deepest):
         return _compiled_ideal(truth, part, shown, kind, disc)
     if deepest <= RANK_BY_RANK_DEPTH:
         starts, ideal, ranked = truth.starts[part], np.zeros(len(part)), ranked_grades(truth, kind)
@@ -222,12 +223,6 @@ def ideal_dcg_at(truth: Truth, part: np.ndarray, depth: np.ndarray | int, kind,
         return ideal
     row, place, grade = sorted_gains(truth, part, shown, kind)
     return np.bincount(row, weights=grade * disc[place], minlength=len(part))
-
-
-def _compiled_for(cells: int) -> bool:
-    from metrics_core.inputs.encoded import compiled_for
-
-    return compiled_for(cells)
 
 
 def _compiled_ideal(truth: Truth, part: np.ndarray, shown: np.ndarray, kind, disc: np.ndarray) -> np.ndarray:
