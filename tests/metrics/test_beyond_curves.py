@@ -321,3 +321,17 @@ def test_a_metric_computed_alone_refuses_what_the_evaluation_refuses():
     with pytest.raises(InputError, match="no_such_column") as alone:
         data.metrics_at(model, settings, ["novelty"])
     assert str(alone.value) == str(whole.value)
+
+
+def test_metrics_at_refuses_what_evaluate_refuses_joined_or_not():
+    """An unknown model is an InputError naming the models, whether the per-user values are joined
+    with the evaluated users' or not (a KeyError before), as from ``evaluate``."""
+    from metrics_core.errors import InputError
+
+    data = random_data(0)
+    with pytest.raises(InputError, match="no model named 'nope'") as by_evaluate:
+        data.evaluate("nope", Settings(k=3))
+    for joined in (True, False):
+        with pytest.raises(InputError, match="no model named 'nope'") as alone:
+            data.metrics_at("nope", Settings(k=3), ["novelty"], joined=joined)
+        assert str(alone.value) == str(by_evaluate.value)

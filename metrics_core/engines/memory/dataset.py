@@ -296,14 +296,7 @@ class Dataset(Analyses):
         (the part's accuracy aggregates and curves are then NaN)."""
         settings = settings or Settings()
         model = model if model is not None else self.models[0]
-        if model not in self.lists:
-            raise input_error("settings", f"no model named {model!r}.", f"choose one of: {', '.join(self.models)}.")
-        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length, settings.judged_only)
-        lists.require_scores(settings.score_positions or lists.positions, f"k = {settings.k}")
-        rows, counts = self._averaged(lists, settings)
-        if len(rows) == 0 and not part:
-            raise no_evaluated_user(any(note.code == "below_threshold" for note in self.truth.notes),
-                                    self.columns.threshold)
+        lists, rows, counts = self._evaluated(model, settings, part)
         candidates = self.candidates(settings)
         inputs = self.beyond_inputs(model, settings) if beyond else None
 
@@ -348,12 +341,7 @@ class Dataset(Analyses):
         names = set(names)
         if not joined and not names & set(registry.names("accuracy")):
             return self._beyond_alone(model, settings, names)
-        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length, settings.judged_only)
-        lists.require_scores(settings.score_positions or lists.positions, f"k = {settings.k}")
-        rows, counts = self._averaged(lists, settings)
-        if len(rows) == 0:
-            raise no_evaluated_user(any(note.code == "below_threshold" for note in self.truth.notes),
-                                    self.columns.threshold)
+        lists, rows, counts = self._evaluated(model, settings)
         accuracy_names = names & set(registry.names("accuracy"))
         candidates = self.candidates(settings)
         result = accuracy.accuracy_pass(lists, self.truth, rows, settings, candidates, curves=False,
@@ -369,9 +357,7 @@ class Dataset(Analyses):
     def _beyond_alone(self, model: str, settings: Settings, names: set[str]) -> Evaluation:
         """The beyond-accuracy ``names`` of ``model`` at ``settings``, their per-user columns over
         their own users (:meth:`metrics_at` without ``joined``); no notes, no curves."""
-        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length, settings.judged_only)
-        lists.require_scores(settings.score_positions or lists.positions, f"k = {settings.k}")
-        _, counts = self._averaged(lists, settings)
+        lists, _, counts = self._evaluated(model, settings)
         extra = beyond_accuracy.beyond_pass(lists, settings, self.beyond_inputs(model, settings, names), only=names)
         per_user = pd.DataFrame(extra.per_user, index=pd.Index(self.users.ids[extra.rows], name=self.columns.user))
         return Evaluation(model, settings, dict(extra.metrics), per_user, pd.DataFrame(index=pd.Index([], name="k")),
@@ -384,6 +370,20 @@ class Dataset(Analyses):
         named = {column: name for name, column in registry.per_user_columns().items()}
         per_user = self.metrics_at(model, settings, [named[c] for c in columns if c in named], notes=False).per_user
         return per_user[[c for c in dict.fromkeys([*columns, "hits", "evaluated"]) if c in per_user.columns]]
+
+    def _evaluated(self, model: str, settings: Settings, part: bool = False) -> tuple[Lists, np.ndarray, dict]:
+        """The model's lists as ``settings`` retrieve them, the users the accuracy metrics average
+        over and their counts (:meth:`_averaged`), with the refusals every evaluation makes: a model
+        the dataset lacks, scores kept for too few places, no user to average over (unless ``part``)."""
+        if model not in self.lists:
+            raise input_error("settings", f"no model named {model!r}.", f"choose one of: {', '.join(self.models)}.")
+        lists = self.retrieved(model, settings.score_threshold, settings.max_list_length, settings.judged_only)
+        lists.require_scores(settings.score_positions or lists.positions, f"k = {settings.k}")
+        rows, counts = self._averaged(lists, settings)
+        if len(rows) == 0 and not part:
+            raise no_evaluated_user(any(note.code == "below_threshold" for note in self.truth.notes),
+                                    self.columns.threshold)
+        return lists, rows, counts
 
     def _averaged(self, lists: Lists, settings: Settings) -> tuple[np.ndarray, dict[str, int]]:
         """The users the accuracy metrics average over (their codes, ascending), whatever K, and the
