@@ -25,6 +25,20 @@ def mean_interval(values: np.ndarray, level: float = LEVEL) -> tuple[float, floa
     return mean - half, mean + half
 
 
+def sd_of_sums(n, total, squares) -> np.ndarray:
+    """The sample standard deviation of values known by their count ``n``, sum ``total`` and sum
+    of squares, element by element: √(max(Σx² − (Σx)²/n, 0) / (n − 1)) (the maximum keeps rounding
+    from a negative spread), NaN where n < 2: the SD a t or normal interval needs, at every k of a
+    curve or from a Spark engine's partitions' sums.
+
+    >>> sd_of_sums(np.array([3, 1]), np.array([6.0, 2.0]), np.array([14.0, 4.0])).tolist()
+    [1.0, nan]
+    """
+    n, total, squares = np.broadcast_arrays(np.asarray(n, dtype=np.float64), total, squares)
+    spread = np.maximum(squares - np.divide(total ** 2, n, out=np.zeros(n.shape), where=n > 0), 0.0)
+    return np.sqrt(np.divide(spread, n - 1, out=np.full(n.shape, np.nan), where=n > 1))
+
+
 def normal_interval(mean: float, sd: float, n: int, level: float = 0.95) -> tuple[float, float]:
     """mean ± z·sd/√n, the normal interval of a mean of ``n`` values (z = 1.96 at 95%)."""
     if level == 0.95:

@@ -39,6 +39,7 @@ import pandas as pd
 
 from metrics_core._numeric.parallel import map_chunks, thread_shares
 from metrics_core.inputs.encoded import KERNEL_ITEMS_MAX, Lists
+from metrics_core.intervals import sd_of_sums
 from metrics_core.metrics import catalog, exposure, popularity
 from metrics_core.settings import Settings
 
@@ -90,9 +91,7 @@ class _Means:
         return np.divide(self.sums, self.users, out=np.full(len(self.sums), np.nan), where=self.users > 0)
 
     def sd(self) -> np.ndarray:
-        n = self.users.astype(np.float64)
-        spread = np.maximum(self.squares - np.divide(self.sums ** 2, n, out=np.zeros(len(n)), where=n > 0), 0.0)
-        return np.sqrt(np.divide(spread, n - 1, out=np.full(len(n), np.nan), where=n > 1))
+        return sd_of_sums(self.users, self.sums, self.squares)
 
 
 def _summed(kernel: Callable, n_users: int, positions: int, outputs: int, *arguments) -> list[_Means]:

@@ -52,7 +52,7 @@ from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.encode import USER_ITEM_HINT
 from metrics_core.inputs.text_ids import as_text
 from metrics_core.inputs.validate import require_columns
-from metrics_core.intervals import normal_interval
+from metrics_core.intervals import normal_interval, sd_of_sums
 from metrics_core.metrics import catalog, registry
 from metrics_core.settings import Settings
 from metrics_core.stats import poisson_bootstrap
@@ -266,8 +266,7 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     if bootstrap:
         intervals = _bootstrap_intervals(sums, per_user, names, level)
     else:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            sd = np.sqrt(np.maximum(squares - total * total / n, 0.0) / (n - 1))
+        sd = sd_of_sums(n, total, squares)
         intervals = {names.get(c, c): normal_interval(total[i] / n[i], sd[i], int(n[i]), level)
                      for i, c in enumerate(per_user) if n[i] > 1}
     for metric in _transformed(per_user):

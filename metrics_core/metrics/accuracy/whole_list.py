@@ -69,6 +69,7 @@ def interpolated_precision_curves(lists: Lists, truth: Truth, rows: np.ndarray,
     (:func:`~metrics_core.metrics.prefix_kernels.recall_level_curves`): a user's values change
     only at its hits. NaN without users."""
     from metrics_core._numeric.parallel import map_chunks, thread_shares
+    from metrics_core.intervals import sd_of_sums
     from metrics_core.metrics.prefix_kernels import recall_level_curves
 
     width, n, levels = lists.positions, len(rows), np.arange(11) / 10
@@ -88,8 +89,7 @@ def interpolated_precision_curves(lists: Lists, truth: Truth, rows: np.ndarray,
     at_levels, sums, squares = (np.cumsum(sum(part[i] for part in parts), axis=-1) for i in range(3))
     values = dict(zip(RECALL_LEVELS, at_levels / n, strict=True))
     values["11pt_avg"] = sums / n
-    spread = np.maximum(squares - sums ** 2 / n, 0.0)
-    return values, np.sqrt(spread / (n - 1)) if n > 1 else np.full(width, np.nan)
+    return values, sd_of_sums(n, sums, squares)
 
 
 def precision_at_recall_levels(lists: Lists, truth: Truth, rows: np.ndarray, k: int, levels: np.ndarray,
