@@ -45,6 +45,7 @@ def test_what_is_read_back_equals_what_was_kept(ids, tmp_path):
         pd.testing.assert_frame_equal(mine.per_user, result.per_user, check_index_type=False)
         assert [str(u) for u in mine.per_user.index] == [str(u) for u in result.per_user.index]
         pd.testing.assert_frame_equal(mine.curves, result.curves)
+        assert {"serendipity_primitive", "unexpectedness", "11pt_avg"} <= set(result.beyond_curves.sd.columns)
         for part in ("values", "users", "sd"):  # (the beyond-accuracy curves: another K is read from them)
             pd.testing.assert_frame_equal(getattr(mine.beyond_curves, part), getattr(result.beyond_curves, part))
         pd.testing.assert_series_equal(mine.beyond_curves.listed, result.beyond_curves.listed)
