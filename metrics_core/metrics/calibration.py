@@ -119,19 +119,19 @@ def _compiled_mix_of_rows(matrix: sp.csr_matrix, shares: sp.csr_matrix) -> sp.cs
     import scipy.sparse as sp
 
     from metrics_core._numeric.parallel import map_chunks, thread_shares
-    from metrics_core.inputs.kernels import mix_rows
+    from metrics_core.inputs.kernels import mix_rows, share_kinds
 
     dense = shares.toarray()
-    has = dense.sum(axis=1) > 0
+    kinds = share_kinds(dense)
     n_rows = matrix.shape[0]
     indptr, indices = matrix.indptr, matrix.indices
     sizes = np.zeros(n_rows + 1, dtype=np.int64)
     bounds = thread_shares(n_rows)
-    map_chunks(lambda start, stop: mix_rows(indptr, indices, dense, has, sizes[1:], sizes, np.empty(0, np.int32),
+    map_chunks(lambda start, stop: mix_rows(indptr, indices, dense, kinds, sizes[1:], sizes, np.empty(0, np.int32),
                                             np.empty(0), True, start, stop), bounds)
     out_indptr = np.cumsum(sizes)
     out_indices, out_data = np.empty(out_indptr[-1], dtype=np.int32), np.empty(out_indptr[-1])
-    map_chunks(lambda start, stop: mix_rows(indptr, indices, dense, has, sizes[1:], out_indptr, out_indices, out_data,
+    map_chunks(lambda start, stop: mix_rows(indptr, indices, dense, kinds, sizes[1:], out_indptr, out_indices, out_data,
                                             False, start, stop), bounds)
     return sp.csr_matrix((out_data, out_indices, out_indptr), shape=(n_rows, shares.shape[1]))
 
@@ -179,9 +179,9 @@ def list_miscalibration(items: np.ndarray, rows: np.ndarray, k: int, history: sp
         return miscalibration(history if every_user else history[rows], mean_shares(
             row, top[row, position], len(top), shares), alpha)
     dense = shares.toarray()
-    has = dense.sum(axis=1) > 0
     if compiled_for(len(rows) * min(k, items.shape[1])):
-        return _compiled_list_miscalibration(items, rows, k, history, dense, has, alpha)
+        return _compiled_list_miscalibration(items, rows, k, history, dense, alpha)
+    has = dense.sum(axis=1) > 0
     top = items[rows, :k]
     mix, counted = np.zeros((len(top), dense.shape[1])), np.zeros(len(top))
     for column in top.T:
@@ -199,13 +199,13 @@ def list_miscalibration(items: np.ndarray, rows: np.ndarray, k: int, history: sp
 
 
 def _compiled_list_miscalibration(items: np.ndarray, rows: np.ndarray, k: int, history: sp.csr_matrix,
-                                  dense: np.ndarray, has: np.ndarray, alpha: float) -> np.ndarray:
+                                  dense: np.ndarray, alpha: float) -> np.ndarray:
     """:func:`list_miscalibration` in one compiled pass over the rows, on a few threads
     (:func:`~metrics_core.inputs.kernels.miscalibration_rows`: numpy's position-by-position sums
     made K passes over users x categories, 0.33 s at 1M users x K = 5), reading each user's first K
     places and history row where they are (copying the top K of 1M users x K = 35 took 0.24 s)."""
     from metrics_core._numeric.parallel import map_chunks, thread_shares
-    from metrics_core.inputs.kernels import miscalibration_rows, read_only_c
+    from metrics_core.inputs.kernels import miscalibration_rows, read_only_c, share_kinds
 
     history = history.tocsr()
     items = read_only_c(items)
@@ -213,7 +213,8 @@ def _compiled_list_miscalibration(items: np.ndarray, rows: np.ndarray, k: int, h
     data = np.asarray(history.data, dtype=np.float64)
     out = np.empty(len(rows))
     width = min(k, items.shape[1])
-    map_chunks(lambda start, stop: miscalibration_rows(items, rows, width, dense, has, history.indptr, history.indices,
-                                                       data, float(alpha), out, start, stop),
+    kinds = share_kinds(dense)
+    map_chunks(lambda start, stop: miscalibration_rows(items, rows, width, dense, kinds, history.indptr,
+                                                       history.indices, data, float(alpha), out, start, stop),
                thread_shares(len(rows)))
     return out

@@ -249,6 +249,12 @@ def test_a_few_per_user_columns_at_k_equal_the_whole_evaluations():
                                           check_dtype=False,  # (hits: float in the whole, where NaN joins it)
                                           obj=column)
             assert whole.loc[~whole.index.isin(few.index), column].isna().all(), column  # (the rest: no value)
+        mixed = [c for c in ("ndcg", "ap", "novelty", "diversity", "listed", "relevant") if c in whole.columns]
+        few = data.per_user_at(model, settings, mixed)  # (accuracy and beyond-accuracy columns: joined, the rest not)
+        assert list(few.columns) == [*mixed, "hits", "evaluated"] and "novelty" in mixed
+        assert (~few["evaluated"]).any() or settings.users_without_relevant == "zero"  # (then: joined)
+        pd.testing.assert_frame_equal(few, whole.loc[few.index, few.columns], check_exact=False, rtol=1e-12,
+                                      check_dtype=False)
 
 
 @pytest.mark.parametrize("conventions", CONVENTIONS, ids=range(len(CONVENTIONS)))

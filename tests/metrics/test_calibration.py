@@ -106,6 +106,7 @@ def test_few_and_many_categories_give_the_same_values(seed, monkeypatch):
     n_items, n_users, k = 40, 30, 6
     shares = sp.csr_matrix(rng.random((n_items, 5)) * (rng.random((n_items, 5)) < 0.4))
     shares = sp.diags(1 / np.maximum(np.asarray(shares.sum(axis=1)).ravel(), 1e-300)) @ shares  # rows sum to 1 (or 0)
+    shares = sp.csr_matrix(np.vstack([np.eye(5)[rng.integers(0, 5, 10)], shares.toarray()[10:]]))  # (ten: one category)
     top = np.array([np.concatenate([rng.choice(n_items, m, replace=False), -np.ones(k - m, dtype=int)])
                     for m in rng.integers(0, k + 1, n_users)])
     history = calibration.mean_shares(rng.integers(0, n_users, 90), rng.integers(0, n_items, 90), n_users,
@@ -137,6 +138,7 @@ def test_the_compiled_history_mix_is_scipys(seed, monkeypatch):
     n_items, n_rows = 30, 50
     shares = sp.csr_matrix(rng.random((n_items, 6)) * (rng.random((n_items, 6)) < 0.3))
     shares = sp.diags(1 / np.maximum(np.asarray(shares.sum(axis=1)).ravel(), 1e-300)) @ shares
+    shares = sp.csr_matrix(np.vstack([np.eye(6)[rng.integers(0, 6, 8)], shares.toarray()[8:]]))  # (eight: one category)
     dense = rng.random((n_rows, n_items)) * (rng.random((n_rows, n_items)) < 0.15)
     dense[:3] = 0.0  # (rows without items, and with items that have no category)
     dense[3:6] = np.where(np.asarray(shares.sum(axis=1)).ravel() > 0, 0.0, 1.0)

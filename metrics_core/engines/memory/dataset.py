@@ -324,7 +324,7 @@ class Dataset(Analyses):
         return evaluation
 
     def metrics_at(self, model: str, settings: Settings, names: Iterable[str], notes: bool = True,
-                   joined: bool = True) -> Evaluation:
+                   joined: bool = True, kept: Iterable[str] | None = None) -> Evaluation:
         """``names`` (metric names) of ``model`` at ``settings``, computed alone, as :meth:`evaluate`
         gives them: their aggregates and per-user columns (with ``relevant``, ``hits``, ``listed`` and
         ``evaluated``), their skipped reasons, the users and the notes; curves at K only. The accuracy
@@ -337,7 +337,9 @@ class Dataset(Analyses):
         ``names`` are beyond-accuracy metrics only, no accuracy pass, no notes and no per-user table
         joined with the evaluated users': the per-user columns of ``names`` over the users they have a
         value for (the aggregates, users and intervals a K read from the curves lacks; at 1M users the
-        join took more time than the metrics)."""
+        join took more time than the metrics). ``kept``: the per-user columns to keep (``evaluated``
+        always), when not all: the others are not joined (at 1M users each column joined costs 8 MB
+        written, and ``listed`` a pass over the lists)."""
         names = set(names)
         if not joined and not names & set(registry.names("accuracy")):
             return self._beyond_alone(model, settings, names)
@@ -349,7 +351,8 @@ class Dataset(Analyses):
         beyond_names = names - accuracy_names
         extra = beyond_accuracy.beyond_pass(lists, settings, self.beyond_inputs(model, settings, beyond_names),
                                             only=beyond_names) if beyond_names else beyond_accuracy.not_requested()
-        evaluation = self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None, notes)
+        evaluation = self._evaluation(model, settings, lists, rows, result, extra, counts, candidates is None, notes,
+                                      None if kept is None else {*kept, "evaluated"})
         evaluation.metrics = {name: value for name, value in evaluation.metrics.items() if name in names}
         evaluation.skipped = {name: reason for name, reason in evaluation.skipped.items() if name in names}
         return evaluation
@@ -368,8 +371,10 @@ class Dataset(Analyses):
         as :meth:`evaluate` gives them in ``per_user``, computing those alone (:meth:`metrics_at`;
         the app's pages that show one metric per user at a new K)."""
         named = {column: name for name, column in registry.per_user_columns().items()}
-        per_user = self.metrics_at(model, settings, [named[c] for c in columns if c in named], notes=False).per_user
-        return per_user[[c for c in dict.fromkeys([*columns, "hits", "evaluated"]) if c in per_user.columns]]
+        wanted = list(dict.fromkeys([*columns, "hits", "evaluated"]))
+        per_user = self.metrics_at(model, settings, [named[c] for c in columns if c in named], notes=False,
+                                   kept=wanted).per_user
+        return per_user[[c for c in wanted if c in per_user.columns]]
 
     def _evaluated(self, model: str, settings: Settings, part: bool = False) -> tuple[Lists, np.ndarray, dict]:
         """The model's lists as ``settings`` retrieve them, the users the accuracy metrics average
@@ -525,7 +530,7 @@ class Dataset(Analyses):
         return dict(zip(self.models, map_threads(one, self.models), strict=True))
 
     def _evaluation(self, model, settings, lists, rows, result, extra, counts, no_candidates,
-                    notes: bool = True) -> Evaluation:
+                    notes: bool = True, kept: set[str] | None = None) -> Evaluation:
         n = len(rows)
         columns = registry.per_user_columns("accuracy")
         means = {column: float(values.mean()) if n else float("nan") for column, values in result.at_k.items()}
@@ -548,12 +553,15 @@ class Dataset(Analyses):
         per_user["hits"] = result.hits_at_k.astype(np.int64)
         per_user["listed"] = result.items_at_k.astype(np.int64)
         per_user["evaluated"] = True
+        if kept is not None:
+            per_user = per_user[[column for column in per_user.columns if column in kept]]
         if extra.per_user and np.array_equal(extra.rows, rows):  # the same users: no join needed
             for name, values in extra.per_user.items():
                 per_user[name] = values
         elif extra.per_user:
             per_user = _outer_join(per_user, extra.per_user, extra.rows)
-            per_user["listed"] = lists.listed_at(settings.k, per_user.index.to_numpy())
+            if "listed" in per_user.columns:
+                per_user["listed"] = lists.listed_at(settings.k, per_user.index.to_numpy())
         per_user.index = pd.Index(self.users.ids[per_user.index.to_numpy()], name=self.columns.user)
         curves = pd.DataFrame({name: result.sums[column] / n if n else np.full(len(result.k), np.nan)
                                for name, column in columns.items() if column in result.sums})
