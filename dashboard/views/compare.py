@@ -247,9 +247,8 @@ def user_by_user() -> None:
         pair.index.name = "user"
         if pair.empty:
             return pair, (0, 0, 0), None
-        plotted = pair.reset_index().astype({"user": str})
         return pair, win_tie_loss(pair[b].to_numpy(), pair[a].to_numpy()), \
-            charts.scatter(plotted, a, b, PER_USER_LABELS[column])
+            charts.scatter(pair.reset_index(), a, b, PER_USER_LABELS[column])
 
     pair, (wins, ties, losses), scatter = state.memo("compare_pair", (a, b, column), paired)
     if pair.empty:
