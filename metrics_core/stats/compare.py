@@ -357,7 +357,7 @@ def paired_values(results: dict[str, Evaluation], metric: str, models: list[str]
     if _one_dataset(results, models):
         values, kept = _values_kept(results, column, accuracy, models)
         return pd.DataFrame({model: v[kept] for model, v in values.items()},
-                            index=results[models[0]].per_user.index[kept])
+                            index=results[models[0]].per_user.index[kept], copy=False)  # (fresh: not stacked again)
     return _aligned(results, column, accuracy, models)
 
 
