@@ -19,6 +19,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from metrics_core._numeric.distinct import distinct, member_of
 from metrics_core._numeric.parallel import THREADS, chunks, map_chunks, meanwhile, thread_shares
 from metrics_core.errors import Note, input_error, setting
 from metrics_core.inputs import validate
@@ -141,8 +142,8 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
         user, item = user.astype(np.int64), item.astype(np.int64)
         keep = grade >= threshold
         unjudged = grade < 0  # (qrels: in the pool, not judged; trec_eval's -1)
-        judged = np.unique(user[~keep & ~unjudged] * n_items + item[~keep & ~unjudged])
-        pooled = np.unique(user[unjudged] * n_items + item[unjudged]) if unjudged.any() else pooled
+        judged = distinct(user[~keep & ~unjudged] * n_items + item[~keep & ~unjudged])
+        pooled = distinct(user[unjudged] * n_items + item[unjudged]) if unjudged.any() else pooled
         if not keep.all():
             dropped = int((~keep).sum())
             notes.append(Note("below_threshold", f"{dropped} ground-truth rows have a grade below the "
@@ -164,9 +165,9 @@ def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float
     if has_rows is None:
         has_rows = relevant_count > 0
     if len(judged) or len(pooled):  # a pair relevant through another row is neither (no work without grades)
-        relevant_keys = np.multiply(user, n_items, dtype=np.int64) + item
-        judged = judged[~np.isin(judged, relevant_keys)]
-        pooled = pooled[~np.isin(pooled, relevant_keys) & ~np.isin(pooled, judged)]  # (a judgement wins)
+        relevant_keys = distinct(np.multiply(user, n_items, dtype=np.int64) + item)
+        judged = judged[~member_of(judged, relevant_keys)]
+        pooled = pooled[~member_of(pooled, relevant_keys) & ~member_of(pooled, judged)]  # (a judgement wins)
     return Truth(item, np.asarray(grade, dtype=np.float64), relevant_count, graded, has_rows, notes, judged, n_items,
                  pooled=pooled)
 

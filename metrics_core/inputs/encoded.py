@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from metrics_core._numeric.distinct import member_of
 from metrics_core._numeric.sums import column_sums
 from metrics_core.errors import Note, input_error
 from metrics_core.settings import Order
@@ -390,13 +391,14 @@ class Lists:
 
 def _cells_of(items: np.ndarray, keys: np.ndarray, n_items: int) -> np.ndarray:
     """Whether each cell of ``items`` holds a (user, item) pair of ``keys`` (sorted ``user ·
-    n_items + item``): from :data:`KERNEL_MIN` cells a compiled pass, else one ``np.isin``."""
+    n_items + item``, distinct): from :data:`KERNEL_MIN` cells a compiled pass, else a binary search
+    per cell (:func:`~metrics_core._numeric.distinct.member_of`)."""
     if compiled_for(items.size) and n_items <= KERNEL_ITEMS_MAX:
         return _cells_compiled(items, keys, n_items)
     cells = np.flatnonzero(items.reshape(-1) >= 0)
     user = cells // items.shape[1]
     found = np.zeros(items.size, dtype=bool)
-    found[cells[np.isin(user * n_items + items.reshape(-1)[cells], keys)]] = True
+    found[cells[member_of(user * n_items + items.reshape(-1)[cells], keys)]] = True
     return found.reshape(items.shape)
 
 

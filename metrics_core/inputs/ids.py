@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from metrics_core._numeric.distinct import distinct
 from metrics_core._numeric.parallel import PARALLEL_MIN, THREADS
 from metrics_core.inputs.gather import INDEX_CHUNK, in_parallel, index_chunks, lookup
 from metrics_core.inputs.text_ids import TextIds, as_text, is_text, sorted_distinct
@@ -50,7 +51,7 @@ class IdIndex:
             table = np.full(high - low + 1, -1, dtype=np.int32 if len(ids) < 2**31 else np.int64)
             table[ids - low] = np.arange(len(ids))
             return cls(ids.astype(np.int64), low, table)
-        return cls(np.unique(np.concatenate([pd.unique(a) for a in arrays])))
+        return cls(distinct(np.concatenate([pd.unique(a) for a in arrays])))
 
     def __len__(self) -> int:
         return len(self.ids)

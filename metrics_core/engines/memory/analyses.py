@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from metrics_core._numeric.distinct import distinct
 from metrics_core.errors import input_error
 from metrics_core.inputs import validate
 
@@ -75,7 +76,7 @@ class Analyses:
         values = self.item_attribute(attribute)
         top = self._lists_of(model).items[:, :k]
         catalog = np.flatnonzero(self.training.users_per_item > 0) if self.training is not None \
-            else np.unique(self.item_table_codes)
+            else distinct(self.item_table_codes)
         return item_bias(attribute, values, top[top >= 0], catalog)
 
     def user_bias(self, attribute: str):

@@ -281,7 +281,7 @@ class Dataset(Analyses):
             return np.full(len(self.users), float(settings.candidates))
         if self.training is None:
             return None
-        catalog = self.training.catalog_size or len(np.unique(self.training.item))
+        catalog = self.training.catalog_size or int(np.count_nonzero(np.bincount(self.training.item)))
         return (catalog - self.training.items_per_user).astype(np.float64)
 
     def evaluate(self, model: str | None = None, settings: Settings | None = None, curves: bool = True,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from metrics_core._numeric.distinct import distinct
 from metrics_core.metrics.accuracy.cutoffs import ratio, user_rows
 from metrics_core.metrics.accuracy.hits import hits_of_users, place_among_hits, tie_ends
 from metrics_core.metrics.accuracy.ideal import discount, gain, ideal_dcg_at_relevant
@@ -176,7 +177,7 @@ def _listed_before(lists: Lists, user: np.ndarray, position: np.ndarray) -> np.n
     before = position.astype(np.float64)
     if lists.gapless:
         return before
-    gapped = np.unique(user)
+    gapped = distinct(user)
     empty_before = np.cumsum(lists.items[gapped] < 0, axis=1) - (lists.items[gapped] < 0)
     return before - empty_before[np.searchsorted(gapped, user), position]
 
