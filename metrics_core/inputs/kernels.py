@@ -548,13 +548,13 @@ def compile_all() -> None:
         histogram_rows(read_only_view(np.zeros((1, 2), score_type)), one, one, one, one,
                        np.zeros(2, score_type), np.zeros((2, 1), np.int64), 0, 1)
     for index_type in ints:  # (scipy's CSR index arrays: int32, or int64 from 2^31 entries)
-        sizes = np.zeros(2, np.int64)
-        mix_rows(np.zeros(2, index_type), np.zeros(1, index_type), np.ones((1, 1)), np.ones(1, bool), sizes[1:], sizes,
+        sizes, shares = np.zeros(2, np.int64), np.ones((1, 1))
+        kinds = share_kinds(shares)  # (the items' kinds, as calibration passes them)
+        mix_rows(np.zeros(2, index_type), np.zeros(1, index_type), shares, kinds, sizes[1:], sizes,
                  np.zeros(1, np.int32), np.zeros(1), True, 0, 1)
         for item_type in ints:  # (the lists' own codes, read where they are)
-            miscalibration_rows(read_only_view(np.zeros((1, 2), item_type)), np.zeros(1, np.int64), 2, np.ones((1, 1)),
-                                np.ones(1, bool), np.zeros(2, index_type), np.zeros(1, index_type), np.ones(1), 0.01,
-                                np.zeros(1), 0, 1)
+            miscalibration_rows(read_only_view(np.zeros((1, 2), item_type)), np.zeros(1, np.int64), 2, shares, kinds,
+                                np.zeros(2, index_type), np.zeros(1, index_type), np.ones(1), 0.01, np.zeros(1), 0, 1)
         zero = np.zeros(1, np.int64)
         sparse_entries(read_only_view(np.zeros(2, index_type)), read_only_view(np.zeros(1, index_type)), np.ones(1),
                        zero, zero, np.zeros(1), 0, 1)

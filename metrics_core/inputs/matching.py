@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from metrics_core._numeric.distinct import distinct
 from metrics_core.errors import Note
 from metrics_core.inputs.encoded import Lists, Truth
 from metrics_core.inputs.ids import IdIndex
@@ -147,10 +148,8 @@ def _spread(values: np.ndarray, count: int) -> np.ndarray:
 
 def _distinct_ids(index: IdIndex, codes: np.ndarray, limit: int | None = None) -> np.ndarray:
     """The distinct ids of ``codes`` (an evenly spaced ``limit`` of them when given)."""
-    distinct = np.unique(codes)
-    if limit is not None and len(distinct) > limit:
-        distinct = distinct[np.linspace(0, len(distinct) - 1, limit).astype(np.int64)]
-    return np.asarray(index.ids[distinct])
+    found = distinct(codes)  # (the ground truth's codes: up to millions, where np.unique's hashing is slow)
+    return np.asarray(index.ids[found if limit is None else _spread(found, limit)])
 
 
 def _integers(ids: np.ndarray) -> bool:

@@ -207,14 +207,17 @@ def test_past_the_kept_scores_the_notes_are_left_to_the_tables():
 
 @pytest.mark.parametrize("read_only", [False, True])
 def test_the_loops_meet_the_types_make_compiled(read_only, monkeypatch):
-    """Every compiled loop of the beyond-accuracy metrics (at every k, and per row at K) is called
-    with argument types ``compile_all`` (``make``) compiled, lists mapped read-only included: none is
-    compiled again at its first use in the app."""
+    """Every compiled loop of the beyond-accuracy metrics (at every k, and per row at K, calibration's
+    among them) is called with argument types ``compile_all`` (``make``) compiled, lists mapped
+    read-only included: none is compiled again at its first use in the app."""
+    from metrics_core.inputs import kernels
     from metrics_core.metrics import prefix_kernels
 
     prefix_kernels.compile_all()
+    kernels.compile_all()
     loops = {name: getattr(prefix_kernels, name) for name in dir(prefix_kernels)
              if hasattr(getattr(prefix_kernels, name), "signatures")}
+    loops.update(mix_rows=kernels.mix_rows, miscalibration_rows=kernels.miscalibration_rows)
     before = {name: len(loop.signatures) for name, loop in loops.items()}
     compiled_loops(monkeypatch)  # (the per-row loops at K too)
     data = random_data(0)
