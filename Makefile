@@ -22,9 +22,10 @@ $(STAMP_TEST): pyproject.toml | $(PY)
 	$(PY) -m metrics_core.compiled
 	touch $@ $(STAMP_RUN)
 
+# streamlit run dashboard/app.py, with the code every session needs loaded first (dashboard/serve.py);
 # two heap arenas: memory a closed session freed goes back to the system (docs/app.md)
 run: $(STAMP_RUN)
-	MALLOC_ARENA_MAX=2 $(VENV)/bin/streamlit run dashboard/app.py --server.port $(PORT) --server.address $(ADDRESS)
+	MALLOC_ARENA_MAX=2 $(PY) -m dashboard.serve --server.port $(PORT) --server.address $(ADDRESS)
 
 test: $(STAMP_TEST)
 	$(VENV)/bin/ruff check .

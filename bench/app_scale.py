@@ -11,7 +11,8 @@ visit, a page switch back, a new K, a K seen before, then the same workspace reo
 server restart (from the evaluation and the encoded dataset the first open kept in
 the store). For each step: wall time, the process's CPU
 time, and the most rows any chart of the page holds. Ends with the process's resident memory:
-idle, with the workspace open, at its peak, 5 s after the session closed (``closed``: the first
+idle (with the code ``dashboard/serve.py`` loads before the first session, as ``make run``'s
+server has it), with the workspace open, at its peak, 5 s after the session closed (``closed``: the first
 open's evaluation and encoded tables may still be being written to the store on worker threads)
 and once they are written (``after_close``: what the server holds idle from then on). Prints
 one JSON line per step. ``--store DIR`` keeps the store in DIR and reuses its workspace on the
@@ -128,7 +129,9 @@ def main() -> None:
                       "cores": os.cpu_count()}), flush=True)
     from streamlit.testing.v1 import AppTest
 
-    from dashboard import state  # (imported before the idle reading, as a server has it)
+    from dashboard import serve, state
+
+    serve.preload().join()  # (before the idle reading: make run's server loads this code before its first session)
 
     idle, _ = rss_mib()
     at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=3600)

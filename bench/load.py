@@ -47,8 +47,8 @@ def rss_mib(pid: int) -> float:
 
 def start_server(port: int, home: Path) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RANKSCOPE_HOME": str(home), "MALLOC_ARENA_MAX": "2"}
-    process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboard" / "app.py"),
-                                "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=ROOT, env=env,
+    process = subprocess.Popen([sys.executable, "-m", "dashboard.serve", "--server.port", str(port),
+                                "--server.address", "127.0.0.1"], cwd=ROOT, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     for _ in range(240):
         try:

@@ -1,5 +1,6 @@
 """``rankscope app``: the app from an installed package (``pip install 'rankscope[app]'``), no
-clone needed. It runs ``streamlit run`` on the installed ``dashboard/app.py`` with the app's own
+clone needed. It runs ``streamlit run`` on the installed ``dashboard/app.py`` (by
+``dashboard/serve.py``, which loads the code every session needs first) with the app's own
 Streamlit settings (``dashboard/streamlit.toml``, passed as flags), its store at ``--home`` (or
 ``RANKSCOPE_HOME``) and its demo workspace written under the store on first use. The library
 never imports the app: the command finds its files and starts Streamlit in a process of its own."""
@@ -52,7 +53,7 @@ def run_app(args: argparse.Namespace) -> int:
         environment["RANKSCOPE_HOME"] = str(Path(args.home).resolve())
     print(f"rankscope: the app at http://{args.address}:{args.port} (store: "
           f"{environment.get('RANKSCOPE_HOME', '.rankscope')}); Ctrl+C stops it", file=sys.stderr, flush=True)
-    command = [sys.executable, "-m", "streamlit", "run", str(folder / "app.py"),
+    command = [sys.executable, str(folder / "serve.py"),  # (streamlit run app.py, the code loaded first)
                *streamlit_flags(folder / "streamlit.toml"), "--server.port", str(args.port),
                "--server.address", args.address]
     sys.stderr.flush()

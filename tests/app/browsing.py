@@ -26,7 +26,8 @@ def free_port() -> int:
 
 def start_server(home: Path, port: int | None = None, session_ttl: int | None = 2,
                  **env: str) -> tuple[subprocess.Popen, str]:
-    """``streamlit run`` on the app with its run store at ``home``; returns the process and URL.
+    """``streamlit run`` on the app, as ``make run`` starts it (``python -m dashboard.serve``), with
+    its run store at ``home``; returns the process and URL.
     ``session_ttl``: seconds a disconnected session is kept (None: the app's configured default,
     as ``make run`` has it)."""
     port = port or free_port()
@@ -34,7 +35,7 @@ def start_server(home: Path, port: int | None = None, session_ttl: int | None = 
                    **env}  # as make run starts it
     ttl = ["--server.disconnectedSessionTTL", str(session_ttl)] if session_ttl is not None else []
     process = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboard" / "app.py"), "--server.port", str(port),
+        [sys.executable, "-m", "dashboard.serve", "--server.port", str(port),
          "--server.headless", "true", "--server.address", "127.0.0.1", *ttl],
         cwd=ROOT, env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
