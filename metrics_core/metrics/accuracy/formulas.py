@@ -202,9 +202,11 @@ def lauc(c: CandidateCounts) -> np.ndarray:
 
     With fpr = (F - H) / N⁻ and tpr = H / R at k: LAUC = Σ over irrelevant listed items i ≤ k
     of tpr(i) / N⁻ + (1 - fpr)·(tpr + 1) / 2, where N⁻ = candidates - R. With no irrelevant
-    candidate every order is perfect and LAUC = 1.
+    candidate every order is perfect and LAUC = 1. (The hits so far are counts: weighed and
+    summed as integers, exactly, as :func:`~metrics_core.metrics.accuracy.cutoffs.running_sum`
+    sums whole numbers.)
     """
-    tpr_sum = c.cut.prefix((c.filled & ~c.hit) * c.H_all) / np.maximum(c.R, 1)[:, None]
+    tpr_sum = c.cut.prefix((c.filled & ~c.hit) * c.H_all.astype(np.int32)) / np.maximum(c.R, 1)[:, None]
     tpr = ratio(c.H, c.R[:, None])
     neg = c.n_negative[:, None]
     area = ratio(tpr_sum, neg) + (1.0 - ratio(c.F - c.H, neg)) * (tpr + 1.0) / 2.0
