@@ -115,8 +115,9 @@ def ratio(numerator, denominator) -> np.ndarray:
     >>> ratio(np.array([1.0, 2.0]), np.array([2.0, 0.0]))
     array([0.5, 0. ])
     """
-    numerator, denominator = np.broadcast_arrays(numerator, denominator)
-    return np.divide(numerator, denominator, out=np.zeros(numerator.shape), where=denominator > 0)
+    numerator, denominator = np.asarray(numerator), np.asarray(denominator)
+    out = np.zeros(np.broadcast_shapes(numerator.shape, denominator.shape))
+    return np.divide(numerator, denominator, out=out, where=denominator > 0)  # (the test on the narrower side)
 
 
 def inverse(values: np.ndarray) -> np.ndarray:

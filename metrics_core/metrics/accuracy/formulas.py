@@ -231,7 +231,7 @@ def mcc(c: CandidateCounts) -> np.ndarray:
     fn = c.R[:, None] - c.H
     tn = c.n_negative[:, None] - fp
     margins = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
-    return ratio(tp * tn - fp * fn, np.sqrt(margins.astype(np.float64)))
+    return ratio(tp * tn - fp * fn, np.sqrt(margins.astype(np.float64, copy=False)))
 
 
 def fall_out(c: CandidateCounts) -> np.ndarray:
