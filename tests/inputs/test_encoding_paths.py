@@ -340,13 +340,40 @@ def test_the_loops_loaded_meanwhile_are_the_ones_the_encoding_calls(shape, monke
     recs, truth = whole_lists(n_users=50, length=10, item_space=40, seed=2)
     started = []
     monkeypatch.setattr(dataset_module, "load_kernels_meanwhile", lambda: started.append(True))
+    monkeypatch.setattr(dataset_module, "compiled_loaded", lambda: False)  # (as in a fresh process)
     encoded(recs, truth)
     assert started == []  # too few rows
     compiled_loops(monkeypatch)
     encoded(recs, truth)
     assert started == [True]
+    monkeypatch.setattr(dataset_module, "compiled_loaded", lambda: True)
+    encoded(recs, truth)
+    assert started == [True]  # (loaded already: not again)
     subprocess.run([sys.executable, "-c", LOADED_THEN_ENCODED, shape], check=True,
                    cwd=Path(__file__).resolve().parents[2])
+
+
+@pytest.mark.parametrize("stored", [True, False])
+def test_parquet_models_start_loading_the_loops_before_they_are_read(stored, monkeypatch, tmp_path):
+    """A Parquet file's metadata counts its rows: with models that need the compiled loops,
+    their loading starts before the first model is read (frames in memory: once they are)."""
+    recs, truth = whole_lists(n_users=50, length=10, item_space=40, seed=3)
+    models = {"a": recs, "b": recs}
+    if stored:
+        for name in models:
+            recs.to_parquet(tmp_path / f"{name}.parquet")
+            models[name] = tmp_path / f"{name}.parquet"
+    events = []
+    monkeypatch.setattr(dataset_module, "load_kernels_meanwhile", lambda: events.append("load"))
+    monkeypatch.setattr(dataset_module, "compiled_loaded", lambda: "load" in events)
+    real_read = dataset_module._read
+    monkeypatch.setattr(dataset_module, "_read", lambda source, role, *rest: events.append(role) or real_read(
+        source, role, *rest))
+    compiled_loops(monkeypatch)
+    Dataset.build(models, truth)
+    assert events.count("load") == 1
+    first_model = events.index("recommendations 'a'")
+    assert (events.index("load") < first_model) == stored, events
 
 
 def test_the_compiled_loops_do_a_step_once_loaded_and_load_only_for_a_large_one(monkeypatch):

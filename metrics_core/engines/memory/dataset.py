@@ -27,7 +27,16 @@ from metrics_core.inputs.encode import (
     read_truth,
     whole_list_heads,
 )
-from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Truth, compiled_for, compiled_for_lists
+from metrics_core.inputs.encoded import (
+    Lists,
+    RawLists,
+    RawTruth,
+    Training,
+    Truth,
+    compiled_for,
+    compiled_for_lists,
+    compiled_loaded,
+)
 from metrics_core.inputs.features import ItemVectors, default_feature_columns, item_vectors
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.matching import id_kind, mismatch_note
@@ -172,6 +181,9 @@ class Dataset(Analyses):
                          columns.timestamp]  # (a file's others: unread; its timestamps, where it has some: the audit)
         truth_read = meanwhile(lambda: read_truth(*_read(ground_truth, "ground truth", truth_notes, id_columns,
                                                          truth_columns), columns, part))  # (raised after the models)
+        stored_rows = [_parquet_rows(source) for source in recommendations.values()]
+        if None not in stored_rows:
+            _load_loops_for(stored_rows)  # (Parquet files say their rows: the loops load while they are read)
         raw_lists = [model_ids(*model_read(str(name), source)) for name, source in recommendations.items()]
         raw_truth = truth_read.result()
         notes += truth_notes
@@ -198,8 +210,7 @@ class Dataset(Analyses):
         user_index = IdIndex.union([raw.user if raw.heads is None else raw.heads for raw in raw_lists]
                                    + [ids for key, ids in user_ids.items() if not isinstance(key, tuple)])
         item_index = IdIndex.union(list(item_ids.values()))
-        if compiled_for_lists([len(raw.user_rows if isinstance(raw, _LaterLists) else raw.user) for raw in raw_lists]):
-            load_kernels_meanwhile()
+        _load_loops_for([len(raw.user_rows if isinstance(raw, _LaterLists) else raw.user) for raw in raw_lists])
         threshold = columns.threshold if raw_truth.grade is not None else 1.0
         truth_encoded = meanwhile(lambda: encode_truth(raw_truth, user_index, item_index, threshold))
         lists = {}  # (each model's rows are placed while the ground truth is encoded, and joined to it then)
@@ -711,6 +722,27 @@ def _in_two_steps(source, columns: Columns, encoding: Encoding, several: bool) -
         return compiled_for(rows) and longest_list(source, columns) is not None
     except (OSError, ValueError):
         return False
+
+
+def _load_loops_for(rows: list[int]) -> None:
+    """Start loading the compiled loops (:func:`~metrics_core.inputs.encode.load_kernels_meanwhile`)
+    when models of ``rows`` rows need them and this process has not started already."""
+    if compiled_for_lists(rows) and not compiled_loaded():
+        load_kernels_meanwhile()
+
+
+def _parquet_rows(source) -> int | None:
+    """The rows a Parquet file's metadata counts; None for any other source, or a file that
+    cannot be opened (its read names the problem)."""
+    if not _parquet_path(source):
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        with pq.ParquetFile(source) as file:
+            return file.metadata.num_rows
+    except (OSError, ValueError):
+        return None
 
 
 def _parquet_path(source) -> bool:
