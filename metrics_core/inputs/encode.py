@@ -115,7 +115,7 @@ def load_kernels_meanwhile() -> None:
     large: before it reads models stored as Parquet files (their metadata counts the rows), else
     once their ids are read, before the ground truth is encoded; the lists' placing waits for
     the loading if it is not done, and their joining finds the loops loaded. (Beside the reading
-    of three 10M-row files the command took 1.41–1.78 s, median 1.55 s, against 1.58–2.01 s,
+    of three 10M-row files the command took 1.41–2.06 s, median 1.55 s, against 1.58–2.01 s,
     median 1.69 s, when it started after them: 16 paired rounds.) A failure here is left to the
     encoding's own import, which raises it where it is needed."""
     def load() -> None:
