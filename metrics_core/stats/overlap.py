@@ -71,9 +71,10 @@ def listed_items(top: np.ndarray) -> np.ndarray:
 def per_user(dataset, first: str, second: str, k: int, measure: str = "jaccard", p: float = 0.9,
              listed: dict[str, np.ndarray] | None = None) -> pd.Series:
     """``measure`` between two models' top-K lists, per user id (users with both lists empty left out);
-    ``listed``: each model's items in its top K, when known (a matrix of every pair counts them once)."""
+    ``listed``: each model's items in its top K, when known (else the lists' own count, kept per K)."""
     a, b = (dataset.lists[name].items[:, :k] for name in (first, second))
-    counts = (listed[first], listed[second]) if listed is not None else None
+    listed = listed if listed is not None else {name: dataset.lists[name].listed_at(k) for name in (first, second)}
+    counts = listed[first], listed[second]
     values = jaccard(a, b, counts, len(dataset.items)) if measure == "jaccard" else \
         rank_biased_overlap(a, b, p, counts)
     series = pd.Series(values, index=pd.Index(dataset.users.ids, name=dataset.columns.user), name=measure)
