@@ -465,20 +465,33 @@ def read_at_k(names: list[str]) -> dict[str, AtK] | None:
     return {model: filled(read, alone[model]) for model, read in at_k.items()}
 
 
-def per_user_at_k(columns: list[str]) -> dict[str, pd.DataFrame]:
-    """Every model's per-user ``columns`` (with ``hits`` and ``evaluated``) at the current settings:
-    from the evaluation at K when it is known, else those columns alone
-    (:meth:`~metrics_core.Dataset.per_user_at`: the Users page at a new K evaluates one metric, not
-    every one), kept per settings and columns."""
+def per_user_at_k(columns: list[str], models: list[str] | None = None) -> dict[str, pd.DataFrame]:
+    """Each model's (of ``models``; None: every model) per-user ``columns`` (with ``hits`` and
+    ``evaluated``) at the current settings: from the evaluation at K when it is known, else those
+    columns alone (:meth:`~metrics_core.Dataset.per_user_at`: the Users page at a new K evaluates
+    one metric, not every one), kept per model, settings and columns, so that a tab reading two
+    models computes those two, and a page reading them all later computes only the others."""
     current = settings()
     known = CACHE.peek(_evaluations_key(current))
     if known is not None:
-        return {name: result.per_user for name, result in CACHE.get(_evaluations_key(current), lambda: known).items()}
+        evaluated = CACHE.get(_evaluations_key(current), lambda: known)
+        return {name: evaluated[name].per_user for name in models or evaluated}
     data = dataset()
-    words = f"Computing {', '.join(columns)} per user at K = {current.k} for {len(data.models)} model(s)…"
-    return progress.cached(CACHE, f"per_user:{data_key()}:{tuple(asdict(current).items())}:{tuple(columns)}", words,
-                           lambda say: dict(zip(data.models, map_threads(
-                               lambda name: data.per_user_at(name, current, columns), data.models), strict=True)))
+    wanted = list(models or data.models)
+    key = f"per_user:{data_key()}:{tuple(asdict(current).items())}:{tuple(columns)}"
+
+    def computed(name: str) -> pd.DataFrame:
+        return data.per_user_at(name, current, columns)
+
+    missing = [name for name in wanted if f"{key}:{name!r}" not in CACHE]
+    if missing:
+        def work(say: progress.Say) -> None:
+            for name, frame in zip(missing, map_threads(computed, missing), strict=True):
+                CACHE.get(f"{key}:{name!r}", lambda frame=frame: frame)
+
+        words = f"Computing {', '.join(columns)} per user at K = {current.k} for {len(missing)} model(s)…"
+        progress.cached(CACHE, f"per_user_work:{key}:{tuple(missing)!r}", words, work)
+    return {name: CACHE.get(f"{key}:{name!r}", lambda name=name: computed(name)) for name in wanted}
 
 
 def values_at_k(results: dict[str, Evaluation | AtK], names: list[str]) -> dict[str, pd.DataFrame]:
@@ -499,15 +512,19 @@ def values_at_k(results: dict[str, Evaluation | AtK], names: list[str]) -> dict[
                                strict=True)))
 
 
-def with_per_user(results: dict[str, Evaluation | AtK], columns: list[str]) -> dict[str, Evaluation]:
-    """Every model's evaluation as a page that tests or draws ``columns`` per user needs it:
-    ``results`` themselves when they are evaluations at K, else the aggregates read at K with
-    those per-user columns computed alone (:func:`per_user_at_k`; other columns absent)."""
+def with_per_user(results: dict[str, Evaluation | AtK], columns: list[str],
+                  models: list[str] | None = None) -> dict[str, Evaluation]:
+    """Each model's evaluation (of ``models``; None: every one in ``results``) as a page that
+    tests or draws ``columns`` per user needs it: ``results`` themselves when they are evaluations
+    at K, else the aggregates read at K with those per-user columns computed alone
+    (:func:`per_user_at_k`; other columns absent)."""
+    names = list(models or results)
     if all(isinstance(result, Evaluation) for result in results.values()):
-        return results
-    frames = per_user_at_k(list(dict.fromkeys(columns)))
+        return {name: results[name] for name in names}
+    frames = per_user_at_k(list(dict.fromkeys(columns)), names)
     return {name: Evaluation(name, at_k.settings, at_k.metrics, frames[name], at_k.curves, at_k.users,
-                             at_k.warnings or [], at_k.skipped, at_k.left_out) for name, at_k in results.items()}
+                             at_k.warnings or [], at_k.skipped, at_k.left_out)
+            for name, at_k in ((name, results[name]) for name in names)}
 
 
 def evaluations_of(names: list[str]) -> dict[str, Evaluation]:

@@ -176,7 +176,7 @@ def who_gains() -> None:
     if st.session_state.get(Key.SEGMENT_METRIC) not in comparable:
         st.session_state[Key.SEGMENT_METRIC] = "ndcg" if "ndcg" in comparable else comparable[0]
     metric = c.selectbox("Metric", comparable, key=Key.SEGMENT_METRIC, format_func=lambda m: METRICS[m].label)
-    results = state.with_per_user(read, [state.METRIC_COLUMNS[metric]])
+    results = state.with_per_user(read, [state.METRIC_COLUMNS[metric]], [baseline, challenger])
     groups, test = state.segments(segment), st.session_state[Key.TEST]
     by_segment = state.memo("compare_segments", (segment, baseline, challenger, metric, test),
                             lambda: compare_segments(results, baseline, challenger, metric, groups, test))
@@ -239,7 +239,7 @@ def user_by_user() -> None:
         b = st.selectbox("Model B", others, key=Key.MODEL_B)
     with columns[2]:
         column = st.selectbox("Metric", per_user_metrics, format_func=PER_USER_LABELS.get, key=Key.SCATTER_METRIC)
-    results = state.with_per_user(read, [column])
+    results = state.with_per_user(read, [column], [a, b])
 
     def paired() -> tuple:
         """Both models' values of every user who has both, who wins, and the scatter (a sample)."""

@@ -232,6 +232,33 @@ def test_compare_at_a_new_k_computes_its_tested_metrics_alone_and_shows_what_an_
         assert_drawn_alike(drawn_by(open_tab(at, tab)), drawn[tab])
 
 
+def test_a_tab_of_two_models_computes_their_per_user_values_alone_and_the_others_later(monkeypatch):
+    """User by user and Who gains, who loses compare the baseline with one model: at a new K they
+    compute those two models' per-user values, and a tab that tests every model then computes
+    only the others (each model's values are kept on their own)."""
+    from dashboard import state
+
+    asked = []
+    per_user_at = Dataset.per_user_at
+    monkeypatch.setattr(Dataset, "per_user_at", lambda self, name, settings, columns: asked.append(
+        (name, settings.k, tuple(columns))) or per_user_at(self, name, settings, columns))
+    at, evaluated = new_k_on("views/compare.py", 6, monkeypatch, compare_tab="User by user")
+    baseline, other = at.selectbox(key=Key.BASELINE).value, at.selectbox(key=Key.MODEL_B).value
+    models = at.selectbox(key=Key.BASELINE).options
+    assert len(models) > 2
+    column = at.selectbox(key=Key.SCATTER_METRIC).value
+    assert sorted(asked) == sorted([(baseline, 6, (column,)), (other, 6, (column,))]), asked
+    asked.clear()
+    open_tab(at, "Who gains, who loses")
+    metric, challenger = at.selectbox(key=Key.SEGMENT_METRIC).value, at.selectbox(key=Key.SEGMENT_MODEL).value
+    assert sorted(asked) == sorted([(name, 6, (state.METRIC_COLUMNS[metric],)) for name in (baseline, challenger)])
+    asked.clear()
+    at.session_state[Key.TESTED_METRICS] = [metric]
+    open_tab(at, "Is the difference real?")
+    assert sorted(name for name, _, _ in asked) == sorted(set(models) - {baseline, challenger}), asked
+    assert evaluated == []
+
+
 def test_compare_computes_who_is_served_and_the_overlap_once_per_k_and_only_on_their_tabs(monkeypatch):
     """Who is served and the overlap matrix depend on K alone: Compare computes each once per K
     (kept with what the page drew), whatever else the page reruns for, and only when their tab is open."""
