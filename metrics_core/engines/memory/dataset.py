@@ -712,14 +712,9 @@ def _in_two_steps(source, columns: Columns, encoding: Encoding, several: bool) -
     that cannot be opened is read the usual way, which names the problem."""
     if several:
         return _ids_in_parquet(source, columns)
-    if encoding.order != "rank" or not _parquet_path(source):
-        return False
-    import pyarrow.parquet as pq
-
+    rows = _parquet_rows(source) if encoding.order == "rank" else None
     try:
-        with pq.ParquetFile(source) as file:
-            rows = file.metadata.num_rows
-        return compiled_for(rows) and longest_list(source, columns) is not None
+        return rows is not None and compiled_for(rows) and longest_list(source, columns) is not None
     except (OSError, ValueError):
         return False
 
