@@ -5,7 +5,7 @@ works, and then the first session loads that code itself.
 
 Streamlit imports a page's modules only when a session first runs it, so without this the first
 visit after a restart waited about two seconds more (Altair and its schema, SciPy's statistics,
-numba and the compiled loops), and those modules, about 200 MiB, were counted as memory that
+numba and the compiled loops), and that code, about 230 MiB, was counted as memory that
 visit took and never gave back. Loaded here, they are part of the idle server:
 
 - the Python modules are imported before the server starts listening (about 1.5 s, done once);

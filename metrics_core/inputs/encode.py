@@ -13,6 +13,7 @@ pairs are located in with ``searchsorted``.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -116,14 +117,22 @@ def load_kernels_meanwhile() -> None:
     once their ids are read, before the ground truth is encoded; the lists' placing waits for
     the loading if it is not done, and their joining finds the loops loaded. (Beside the reading
     of three 10M-row files the command took 1.41–2.06 s, median 1.55 s, against 1.58–2.01 s,
-    median 1.69 s, when it started after them: 16 paired rounds.) A failure here is left to the
+    median 1.69 s, when it started after them: 16 paired rounds.) Once per process: a later call
+    (the same build's second chance, a later build) starts nothing. A failure here is left to the
     encoding's own import, which raises it where it is needed."""
     def load() -> None:
         from metrics_core.inputs.kernels import load_usual
 
         load_usual()
 
-    meanwhile(load)  # (its failure stays in the future no one asks: see above)
+    with _KERNELS_LOCK:
+        if _KERNELS_STARTED:
+            return
+        _KERNELS_STARTED.append(meanwhile(load))  # (its failure stays in the future no one asks: see above)
+
+
+_KERNELS_LOCK = threading.Lock()
+_KERNELS_STARTED: list = []  # the loading's future, once started
 
 
 def encode_truth(raw: RawTruth, users: IdIndex, items: IdIndex, threshold: float) -> Truth:

@@ -27,16 +27,7 @@ from metrics_core.inputs.encode import (
     read_truth,
     whole_list_heads,
 )
-from metrics_core.inputs.encoded import (
-    Lists,
-    RawLists,
-    RawTruth,
-    Training,
-    Truth,
-    compiled_for,
-    compiled_for_lists,
-    compiled_loaded,
-)
+from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Truth, compiled_for, compiled_for_lists
 from metrics_core.inputs.features import ItemVectors, default_feature_columns, item_vectors
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.matching import id_kind, mismatch_note
@@ -720,9 +711,9 @@ def _in_two_steps(source, columns: Columns, encoding: Encoding, several: bool) -
 
 
 def _load_loops_for(rows: list[int]) -> None:
-    """Start loading the compiled loops (:func:`~metrics_core.inputs.encode.load_kernels_meanwhile`)
-    when models of ``rows`` rows need them and this process has not started already."""
-    if compiled_for_lists(rows) and not compiled_loaded():
+    """Start loading the compiled loops (:func:`~metrics_core.inputs.encode.load_kernels_meanwhile`,
+    once per process) when models of ``rows`` rows need them."""
+    if compiled_for_lists(rows):
         load_kernels_meanwhile()
 
 
