@@ -1,6 +1,6 @@
 """The command line's side of the run store: ``--save NAME [--note TEXT]`` on ``evaluate`` and
 ``compare``, ``rankscope runs list|show|compare``, ``rankscope workspaces
-list|trash|delete|restore|purge`` and ``rankscope store check``."""
+list|trash|delete|restore|purge|prepare`` and ``rankscope store check``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from metrics_core.cli.arguments import at_least, number
+from metrics_core.cli.prepare import add_prepare_action, run_prepare
 from metrics_core.cli.tracking import add_mlflow_arguments, log_to_mlflow_if_asked
 from metrics_core.errors import InputError, input_error
 from metrics_core.jsonable import dumps
@@ -68,8 +69,9 @@ def add_runs_command(commands) -> None:
 
 
 def add_workspaces_command(commands) -> None:
-    spaces = commands.add_parser("workspaces", help="saved workspaces: list, trash, delete, restore, purge")
+    spaces = commands.add_parser("workspaces", help="saved workspaces: list, trash, delete, restore, purge, prepare")
     actions = spaces.add_subparsers(dest="action", required=True)
+    add_prepare_action(actions)
     for name, text in (("list", "every live workspace"), ("trash", "the workspaces in the trash")):
         listing = actions.add_parser(name, help=text)
         listing.add_argument("--format", choices=["json", "table"], default="table")
@@ -116,8 +118,7 @@ def save_workspace_and_run(args: argparse.Namespace, store: Store, tables: dict,
     also kept for the app (:mod:`metrics_core.store.results`), and so is ``dataset`` when it is
     large and holds every score (:mod:`metrics_core.store.encoded`): its link opens on them
     without reading, encoding or evaluating the tables, on any page."""
-    from metrics_core.store.encoded import encoded_key, save_dataset, worth_keeping
-    from metrics_core.store.results import results_key, save_results
+    from metrics_core.cli.prepare import keep_for_app
     from metrics_core.store.runs import save_run
 
     features = tuple(c.strip() for c in args.feature_columns.split(",") if c.strip()) if args.feature_columns \
@@ -132,12 +133,7 @@ def save_workspace_and_run(args: argparse.Namespace, store: Store, tables: dict,
     first = next(iter(results.values()))
     view = app_view(first.settings, args.preset, list(results))
     if view is not None and len(first.curves) > 1:
-        positions = {name: lists.positions for name, lists in dataset.lists.items()}
-        save_results(store.home, results_key(workspace.fingerprint, first.encoding, view[0]), results, positions)
-        every_score = all(lists.scores is None or lists.scores.shape == lists.items.shape
-                          for lists in dataset.lists.values())
-        if every_score and worth_keeping(dataset):
-            save_dataset(store.home, encoded_key(workspace.fingerprint, first.encoding), dataset)
+        keep_for_app(store, workspace, view[0], dataset, results)
     print(f"rankscope: saved run {run.id} in workspace {workspace.name!r} (id {workspace.id}, {store.home}); "
           f"open it in the app: {workspace_link(workspace.id, view[1] if view else None)}"
           + ("" if view else " (the app opens it at its own settings: a setting of this run has no control there)"),
@@ -164,6 +160,8 @@ def workspaces_frame(saved: list[SavedWorkspace]):
 def run_workspaces(args: argparse.Namespace) -> int:
     from metrics_core.store.catalog import Store, trash_days
 
+    if args.action == "prepare":
+        return run_prepare(args)
     store = Store()
     if args.action in ("list", "trash"):
         table = workspaces_frame(store.workspaces() if args.action == "list" else store.trash())

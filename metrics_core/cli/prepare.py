@@ -1,0 +1,114 @@
+"""``rankscope workspaces prepare ID... | --all``: evaluate saved workspaces ahead of their first
+open in the app and keep what that open would keep (the evaluation at the app's settings, with
+every k's curves, and a large workspace's encoded tables), so that the link opens in seconds.
+
+The app keeps both the first time it opens a workspace, and ``evaluate --save`` keeps them when
+it saves; a workspace whose kept evaluation no longer applies (one saved by an older release:
+the kept files name rankscope's version, or with ``RANKSCOPE_READ_ONLY`` set when it was opened)
+would otherwise make its next opener wait for the whole evaluation (over a minute at 1M users x
+4 models). Run this after upgrading rankscope, from a job or by hand."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from metrics_core.errors import InputError, input_error
+from metrics_core.store.links import DEFAULT_PRESET, app_view, workspace_link
+
+if TYPE_CHECKING:
+    from metrics_core.engines.memory.dataset import Dataset
+    from metrics_core.result import Evaluation
+    from metrics_core.settings import Settings
+    from metrics_core.store.catalog import SavedWorkspace, Store
+
+
+def add_prepare_action(actions) -> None:
+    prepare = actions.add_parser("prepare", help="evaluate workspaces ahead of their first open in the app (after "
+                                                 "an upgrade: their links then open in seconds)")
+    prepare.add_argument("ids", nargs="*", metavar="ID", help="the workspaces' ids (rankscope workspaces list)")
+    prepare.add_argument("--all", action="store_true", help="every live workspace")
+    prepare.add_argument("--force", action="store_true", help="evaluate even a workspace whose evaluation is kept")
+
+
+def run_prepare(args: argparse.Namespace) -> int:
+    """Prepare each named workspace (or every live one): 0 when all are ready, 1 when one could
+    not be read (each such workspace named on stderr with why; the others are still prepared)."""
+    from metrics_core.store.catalog import Store
+
+    if bool(args.ids) == bool(args.all):
+        raise input_error("ID", "name the workspaces to prepare, or give --all (not both).",
+                          "rankscope workspaces prepare ID [ID ...], or rankscope workspaces prepare --all")
+    store = Store()
+    store.require_writable()
+    targets = store.workspaces() if args.all else [_found(store, name) for name in args.ids]
+    failed = 0
+    for saved in targets:
+        try:
+            done = prepare_workspace(store, saved, force=args.force)
+        except InputError as error:
+            failed += 1
+            print(f"rankscope: {saved.name!r} ({saved.id}) was not prepared: {error.text('cli')}", file=sys.stderr)
+            continue
+        print(f"rankscope: {saved.name!r} ({saved.id}) " + ("prepared" if done else "was already prepared")
+              + f"; open it in the app: {workspace_link(saved.id)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def _found(store: Store, name_or_id: str) -> SavedWorkspace:
+    """The live workspace named or numbered ``name_or_id`` (an earlier version's id: the version
+    that replaced it, which is what its link opens)."""
+    found = store.find_workspace(name_or_id)
+    found = store.latest(found.id) if found is not None else None
+    if found is None or not found.live:
+        raise input_error("ID", f"no live workspace is named or numbered {name_or_id!r}.",
+                          "rankscope workspaces list shows them (one in the trash: rankscope workspaces restore ID)")
+    return found
+
+
+def app_settings(saved: SavedWorkspace) -> Settings:
+    """The settings the app evaluates a workspace at when its link names none (the default
+    preset; the first model as the primitive model)."""
+    from metrics_core.settings import settings_for
+
+    return app_view(settings_for(DEFAULT_PRESET), DEFAULT_PRESET, list(saved.models))[0]
+
+
+def prepare_workspace(store: Store, saved: SavedWorkspace, force: bool = False) -> bool:
+    """Evaluate ``saved`` at :func:`app_settings` and keep it for the app (:func:`keep_for_app`);
+    False when its evaluation at those settings is kept already (and ``force`` is not given)."""
+    from metrics_core.engines.memory.dataset import Dataset
+    from metrics_core.inputs.encoded import evaluating_once
+    from metrics_core.settings import encoding_for
+    from metrics_core.store.results import results_key
+
+    settings, encoding = app_settings(saved), encoding_for(DEFAULT_PRESET)
+    kept = store.home / "results" / f"{results_key(saved.fingerprint, encoding, settings)}.json"
+    if kept.exists() and not force:
+        return False
+    evaluating_once()
+    dataset = Dataset.build(dict(saved.models), saved.ground_truth, train=saved.train, items=saved.items,
+                            users=saved.users, columns=saved.columns, encoding=encoding,
+                            feature_columns=list(saved.feature_columns) if saved.feature_columns else None,
+                            embedding_column=saved.embedding_column)
+    keep_for_app(store, saved, settings, dataset, dataset.evaluate_all(settings, beyond_curves=True))
+    return True
+
+
+def keep_for_app(store: Store, saved: SavedWorkspace, settings: Settings, dataset: Dataset,
+                 results: dict[str, Evaluation]) -> None:
+    """Keep ``results`` (evaluated at ``settings``, the app's view of them, with their curves) for
+    the app (:mod:`metrics_core.store.results`), and ``dataset`` too when it is large and holds
+    every score (:mod:`metrics_core.store.encoded`): the workspace's link then opens on them
+    without reading, encoding or evaluating its tables, on any page."""
+    from metrics_core.store.encoded import encoded_key, save_dataset, worth_keeping
+    from metrics_core.store.results import results_key, save_results
+
+    encoding = next(iter(results.values())).encoding
+    positions = {name: lists.positions for name, lists in dataset.lists.items()}
+    save_results(store.home, results_key(saved.fingerprint, encoding, settings), results, positions)
+    every_score = all(lists.scores is None or lists.scores.shape == lists.items.shape
+                      for lists in dataset.lists.values())
+    if every_score and worth_keeping(dataset):
+        save_dataset(store.home, encoded_key(saved.fingerprint, encoding), dataset)
