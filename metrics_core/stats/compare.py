@@ -66,20 +66,25 @@ def signed_rank_test(nonzero: np.ndarray) -> tuple[float, float]:
     :func:`scipy.stats.wilcoxon` computes it for more than 50 pairs (zeros dropped, no continuity
     correction, two-sided): with n differences ranked by size (ties: their average rank, t of them
     to a tie), z = (R⁺ − n(n+1)/4) / √((n(n+1)(2n+1) − Σ(t³ − t)/2) / 24) and p = 2·P(Z > |z|);
-    and the rank-biserial effect (R⁺ − R⁻) / (R⁺ + R⁻). One sort of the sizes serves both (scipy
-    and the effect each ranked them: 0.85 s at 1M users)."""
+    and the rank-biserial effect (R⁺ − R⁻) / (R⁺ + R⁻). ``nonzero`` holds no NaN.
+
+    One sort serves both (scipy and the effect each ranked them: 0.85 s at 1M users), and it sorts
+    numbers, not an order: a size's IEEE-754 bits read as an unsigned integer order as the sizes
+    do (a size is never negative), and its sign bit is always 0, so shifting the bits left by one
+    loses nothing and frees the lowest bit for the difference's sign. Sorted, equal sizes are
+    neighbours whatever their signs (an argsort and two gathers took twice as long)."""
     from scipy.special import ndtr
 
     n = len(nonzero)
     if n == 0:
         return 1.0, 0.0
-    size = np.abs(nonzero)
-    order = np.argsort(size)  # (the order within a tie does not matter)
-    ordered = size[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    keys = (np.abs(nonzero).view(np.uint64) << np.uint64(1)) | (nonzero > 0)
+    keys.sort()
+    sizes = keys >> np.uint64(1)
+    starts = np.flatnonzero(np.r_[True, sizes[1:] != sizes[:-1]])
     ties = np.diff(np.r_[starts, n]).astype(np.float64)
     average_rank = starts + (ties + 1) / 2  # (ranks from 1)
-    positive = np.add.reduceat((nonzero[order] > 0).astype(np.float64), starts)
+    positive = np.add.reduceat((keys & np.uint64(1)).astype(np.float64), starts)
     r_plus = float(positive @ average_rank)
     total = n * (n + 1) / 2
     spread = np.sqrt((n * (n + 1.0) * (2.0 * n + 1.0) - float((ties ** 3 - ties).sum()) / 2) / 24)

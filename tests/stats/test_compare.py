@@ -14,7 +14,15 @@ import pytest
 from scipy import stats
 
 from metrics_core import Dataset, InputError, Settings
-from metrics_core.stats.compare import adjust, bootstrap_means, compare, compare_segments, paired_test, win_tie_loss
+from metrics_core.stats.compare import (
+    adjust,
+    bootstrap_means,
+    compare,
+    compare_segments,
+    paired_test,
+    signed_rank_test,
+    win_tie_loss,
+)
 from metrics_core.stats.gates import check_gates
 
 
@@ -278,6 +286,25 @@ def test_the_signed_rank_test_above_50_pairs_is_scipys(n):
     continuous = rng.random(n)
     p, _ = paired_test(continuous + 0.01, rng.random(n))
     assert 0 <= p <= 1
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_signed_rank_test_ranks_sizes_of_any_magnitude_as_scipy_does(seed):
+    """The sort by the sizes' bits ranks as scipy's ranks do over the whole float range: tiny and
+    subnormal differences, huge ones, infinities, exact ties of either sign, one difference alone."""
+    from scipy import stats
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(51, 3_000))
+    pool = np.array([5e-324, 1e-310, 1e-300, 1e-12, 0.1, 0.25, 1.0, 3.0, 1e12, 1e300, np.inf])
+    d = rng.choice(pool, n) * rng.choice([-1.0, 1.0], n)
+    d[: n // 3] = rng.standard_normal(n // 3) * 10.0 ** rng.integers(-8, 8, n // 3)
+    p, effect = signed_rank_test(d)
+    ranks = stats.rankdata(np.abs(d))
+    assert effect == pytest.approx((ranks[d > 0].sum() - ranks[d < 0].sum()) / ranks.sum(), rel=1e-12)
+    assert p == pytest.approx(stats.wilcoxon(d).pvalue, rel=1e-9, abs=1e-300)
+    assert signed_rank_test(np.array([-2.5])) == pytest.approx((stats.wilcoxon([-2.5], method="approx").pvalue,
+                                                                -1.0))
 
 
 @pytest.mark.parametrize("metric", ["ndcg", "map", "unexpectedness"])
