@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from metrics_core._numeric.parallel import map_threads
+from metrics_core._numeric.parallel import map_threads, meanwhile
 from metrics_core.errors import input_error
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
@@ -458,10 +458,11 @@ def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics
                               "or arp_normalised.")
         if metric not in registry.smooth_of_means():
             paired[metric] = paired_values(results, metric, models)
-    bounds = _paired_bounds(paired, models, baseline, resamples, seed, level)
+    bounding = meanwhile(lambda: _paired_bounds(paired, models, baseline, resamples, seed, level))
     pairs = [(metric, model) for metric in paired for model in others]  # (tests on threads: a sort of 1M users each)
     tested_pairs = dict(zip(pairs, map_threads(lambda pair: _tested(paired[pair[0]], pair[1], baseline, test), pairs),
                             strict=True))
+    bounds = bounding.result()
     rows, intervals = [], []
     for metric in metrics:
         if metric in registry.smooth_of_means():
