@@ -30,7 +30,7 @@ from metrics_core.stats.segments import group_codes
 RESAMPLE_BATCH_CELLS = 1 << 24
 CACHED_RESAMPLE_CELLS = 1 << 25  # ~256 MB of float64 counts at most
 NORMAL_LIMIT_USERS = 100_000  # above: the resampled means' normal limit (normal_limit_means)
-NORMAL_LIMIT_BLOCK = 1 << 16
+NORMAL_LIMIT_BLOCK = 1 << 14  # (rows per block: a block of 20 columns, 2.6 MB, stays in cache)
 WILCOXON_EXACT_UP_TO = 50  # pairs; above, scipy's normal approximation (signed_rank_test)
 
 
@@ -361,8 +361,11 @@ def paired_values(results: dict[str, Evaluation], metric: str, models: list[str]
     column, accuracy = _per_user_column(results, metric, models)
     if _one_dataset(results, models):
         values, kept = _values_kept(results, column, accuracy, models)
-        return pd.DataFrame({model: v[kept] for model, v in values.items()},
-                            index=results[models[0]].per_user.index[kept], copy=False)  # (fresh: not stacked again)
+        index = results[models[0]].per_user.index
+        if kept.all():  # (every user: the columns as they are, read only, no copy of a million values)
+            return pd.DataFrame(values, index=index, copy=False)
+        return pd.DataFrame({model: v[kept] for model, v in values.items()}, index=index[kept],
+                            copy=False)  # (fresh: not stacked again)
     return _aligned(results, column, accuracy, models)
 
 
@@ -373,7 +376,7 @@ def paired_arrays(results: dict[str, Evaluation], metric: str, models: list[str]
     column, accuracy = _per_user_column(results, metric, models)
     if _one_dataset(results, models):
         values, kept = _values_kept(results, column, accuracy, models)
-        return {model: v[kept] for model, v in values.items()}
+        return values if kept.all() else {model: v[kept] for model, v in values.items()}
     aligned = _aligned(results, column, accuracy, models)
     return {model: aligned[model].to_numpy(dtype=np.float64) for model in models}
 
@@ -501,37 +504,34 @@ def _tested(values_of: pd.DataFrame, model: str, baseline: str, test: str) -> tu
 def _paired_bounds(paired: dict[str, pd.DataFrame], models: list[str], baseline: str, resamples: int, seed: int,
                    level: float) -> dict[str, np.ndarray]:
     """Each metric's bootstrap bounds of every model's mean and of each other model's mean
-    difference from ``baseline`` (columns: the models, then the differences). Metrics paired over
-    the same users share one set of resampled users (the draws of one seed over n users are the
-    same whichever metric reads them, so the bounds are those of one metric at a time): at 1M
-    users x 1,000 resamples, drawing the users is most of the work."""
-    others = [m for m in models if m != baseline]
-    width = len(models) + len(others)
+    difference from ``baseline`` (rows: the models, then the differences).
+
+    In every resample the users drawn are the same for all models, so a difference's resampled
+    mean is the difference of the two models' resampled means (paired values have no gaps): only
+    the models' means are resampled. Metrics paired over the same users share one set of
+    resampled users (the draws of one seed over n users are the same whichever metric reads them,
+    so the bounds are those of one metric at a time): at 1M users x 1,000 resamples, drawing the
+    users is most of the work."""
+    base = models.index(baseline)
+    others = [models.index(m) for m in models if m != baseline]
     bounds: dict[str, np.ndarray] = {}
     for metric in paired:
         if metric in bounds:
             continue
         group = [m for m in paired if m not in bounds and paired[m].index.equals(paired[metric].index)]
-        made = []  # (each column: a model's values, or its difference from the baseline's)
-        for member in group:
-            values = paired[member]
-            base = values[baseline].to_numpy()
-            made += [(values[model].to_numpy(), None) for model in models]
-            made += [(values[model].to_numpy(), base) for model in others]
+        columns = [paired[member][model].to_numpy() for member in group for model in models]
 
-        def rows(start: int, stop: int, made: list = made) -> np.ndarray:
+        def rows(start: int, stop: int, columns: list = columns) -> np.ndarray:
             """Rows ``start .. stop`` of the columns (Fortran order, as the whole was made before)."""
-            block = np.empty((stop - start, len(made)), order="F")
-            for j, (values, base) in enumerate(made):
-                if base is None:
-                    block[:, j] = values[start:stop]
-                else:
-                    np.subtract(values[start:stop], base[start:stop], out=block[:, j])
+            block = np.empty((stop - start, len(columns)), order="F")
+            for j, values in enumerate(columns):
+                block[:, j] = values[start:stop]
             return block
 
-        shared = bootstrap_means_of(rows, len(paired[metric]), len(made), resamples, seed, level)
+        means = resampled_means_of(rows, len(paired[metric]), len(columns), resamples, seed)
         for i, member in enumerate(group):
-            bounds[member] = shared[i * width:(i + 1) * width]
+            mine = means[:, i * len(models):(i + 1) * len(models)]
+            bounds[member] = percentile_interval(np.column_stack([mine, mine[:, others] - mine[:, [base]]]), level)
     return bounds
 
 

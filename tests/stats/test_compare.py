@@ -230,17 +230,31 @@ def test_metrics_share_the_draws_and_keep_the_bounds_of_one_metric_at_a_time(res
     from metrics_core.stats import compare as module
 
     calls = []
-    shared = module.bootstrap_means_of
-    monkeypatch.setattr(module, "bootstrap_means_of", lambda rows, n, columns, *args: calls.append(columns) or
+    shared = module.resampled_means_of
+    monkeypatch.setattr(module, "resampled_means_of", lambda rows, n, columns, *args: calls.append(columns) or
                         shared(rows, n, columns, *args))
     together = compare(results, "A", ["ndcg", "recall", "unexpectedness", "map"], correction="none",
                        resamples=resamples)
-    assert calls == [3 * 5, 5]  # ndcg, recall and map at once; unexpectedness alone
+    assert calls == [3 * 3, 3]  # ndcg, recall and map at once; unexpectedness alone (each model's mean only)
     for metric in ("ndcg", "recall", "unexpectedness", "map"):
         alone = compare(results, "A", [metric], correction="none", resamples=resamples)
         for frame in ("rows", "intervals"):
             mine = getattr(together, frame).query("metric == @metric").reset_index(drop=True)
             pd.testing.assert_frame_equal(mine, getattr(alone, frame).reset_index(drop=True))
+
+
+def test_a_differences_interval_is_the_bootstrap_of_the_paired_differences(results):
+    """A difference's resampled means are the differences of the models' resampled means (the same
+    users drawn for both): its bounds equal those of bootstrapping the per-user differences
+    themselves, with the same draws."""
+    from metrics_core.stats.compare import paired_values
+
+    comparison = compare(results, "A", ["ndcg"], correction="none", resamples=700, seed=3)
+    paired = paired_values(results, "ndcg", list(results))
+    for model in ("B", "C"):
+        row = comparison.rows.query("model == @model").iloc[0]
+        expected = bootstrap_means((paired[model] - paired["A"]).to_numpy(), 700, seed=3)[0]
+        assert (row.ci_low, row.ci_high) == pytest.approx(tuple(expected), rel=1e-12, abs=1e-15)
 
 
 def test_above_100000_users_the_resampled_means_follow_the_bootstraps_normal_limit():
