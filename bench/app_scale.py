@@ -9,7 +9,8 @@ a fresh store, then drives the app with Streamlit's AppTest (the server's work, 
 browser) as a user opening the workspace's link does: the first open (the Summary), each page's first
 visit, a page switch back, a new K, a K seen before, then the same workspace reopened as after a
 server restart (from the evaluation and the encoded dataset the first open kept in
-the store). For each step: wall time, the process's CPU
+the store; with ``--prepared``, from those ``rankscope workspaces prepare`` keeps in another
+process once the first open's are removed, as after an upgrade). For each step: wall time, the process's CPU
 time, and the most rows any chart of the page holds. Ends with the process's resident memory:
 idle (with the code ``dashboard/serve.py`` loads before the first session, as ``make run``'s
 server has it), with the workspace open, at its peak, 5 s after the session closed (``closed``: the first
@@ -26,6 +27,7 @@ import json
 import os
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -112,6 +114,9 @@ def main() -> None:
     parser.add_argument("--length", type=int, default=100)
     parser.add_argument("--train-rows", type=int, default=40_000_000)
     parser.add_argument("--store", type=Path, help="keep the store here and reuse its workspace of these sizes")
+    parser.add_argument("--prepared", action="store_true",
+                        help="reopen from what 'rankscope workspaces prepare' keeps (what the first open kept "
+                             "removed first, as after an upgrade of rankscope)")
     args = parser.parse_args()
     home = args.store or Path(tempfile.mkdtemp(prefix="rankscope-scale-store-"))
     os.environ["RANKSCOPE_HOME"] = str(home)
@@ -167,6 +172,14 @@ def main() -> None:
         p.stat().st_size for p in (home / "results").iterdir()) / 2**20) if kept else 0,
         "kept_encoded_mib": round(sum(p.stat().st_size for p in encoded[0].parent.iterdir()) / 2**20)
         if encoded else 0}), flush=True)
+    if args.prepared:  # (as after an upgrade: nothing kept applies; `workspaces prepare` keeps it anew)
+        shutil.rmtree(home / "results")
+        shutil.rmtree(home / "encoded")
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "metrics_core", "workspaces", "prepare", workspace_id], check=True,
+                       env={**os.environ, "MALLOC_ARENA_MAX": "2"})
+        print(json.dumps({"step": "rankscope workspaces prepare (another process)",
+                          "wall_s": round(time.perf_counter() - started, 1)}), flush=True)
     at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=3600)  # a restarted server
     at.query_params["ws"] = workspace_id
     step("reopened after a restart: Summary (the kept evaluation)", at.run)
