@@ -1,6 +1,7 @@
 """``rankscope workspaces prepare ID... | --all``: evaluate saved workspaces ahead of their first
-open in the app and keep what that open would keep (the evaluation at the app's settings, with
-every k's curves, and a large workspace's encoded tables), so that the link opens in seconds.
+open in the app and keep what that open would keep (the evaluation at the settings of each view
+its links open, with every k's curves, and a large workspace's encoded tables), so that the
+links open in seconds.
 
 The app keeps both the first time it opens a workspace, and ``evaluate --save`` keeps them when
 it saves; a workspace whose kept evaluation no longer applies (one saved by an older release:
@@ -67,32 +68,54 @@ def _found(store: Store, name_or_id: str) -> SavedWorkspace:
     return found
 
 
-def app_settings(saved: SavedWorkspace) -> Settings:
-    """The settings the app evaluates a workspace at when its link names none (the default
-    preset; the first model as the primitive model)."""
-    from metrics_core.settings import settings_for
+def app_views(store: Store, saved: SavedWorkspace) -> list[tuple[Settings, str]]:
+    """``(settings, preset)`` of each view the workspace's links open at: its bare link's (the
+    default preset and settings, the first model as the primitive model), then each of its runs'
+    that the app can show (the link ``evaluate --save`` printed names its settings; its preset is
+    the first whose conventions the run's settings hold), newest first, without repeats, at most
+    as many as the store keeps per workspace (:data:`~metrics_core.store.results.KEEP`)."""
+    from metrics_core.settings import PRESETS, settings_for
+    from metrics_core.store.results import KEEP
+    from metrics_core.store.runs import runs_settings
 
-    return app_view(settings_for(DEFAULT_PRESET), DEFAULT_PRESET, list(saved.models))[0]
+    models = list(saved.models)
+    views = [(app_view(settings_for(DEFAULT_PRESET), DEFAULT_PRESET, models)[0], DEFAULT_PRESET)]
+    for settings in runs_settings(store, saved.id):
+        for preset in (DEFAULT_PRESET, *(name for name in PRESETS if name != DEFAULT_PRESET)):
+            view = app_view(settings, preset, models)
+            if view is not None:
+                if (view[0], preset) not in views:
+                    views.append((view[0], preset))
+                break
+    return views[:KEEP]
 
 
 def prepare_workspace(store: Store, saved: SavedWorkspace, force: bool = False) -> bool:
-    """Evaluate ``saved`` at :func:`app_settings` and keep it for the app (:func:`keep_for_app`);
-    False when its evaluation at those settings is kept already (and ``force`` is not given)."""
+    """Evaluate ``saved`` at each of its :func:`app_views` and keep each for the app
+    (:func:`keep_for_app`; the tables read once per list ordering); False when every one is kept
+    already (and ``force`` is not given)."""
     from metrics_core.engines.memory.dataset import Dataset
     from metrics_core.inputs.encoded import evaluating_once
     from metrics_core.settings import encoding_for
     from metrics_core.store.results import results_key
 
-    settings, encoding = app_settings(saved), encoding_for(DEFAULT_PRESET)
-    kept = store.home / "results" / f"{results_key(saved.fingerprint, encoding, settings)}.json"
-    if kept.exists() and not force:
+    def kept(settings: Settings, encoding) -> bool:
+        return (store.home / "results" / f"{results_key(saved.fingerprint, encoding, settings)}.json").exists()
+
+    wanted = [(settings, encoding_for(preset)) for settings, preset in app_views(store, saved)]
+    wanted = [view for view in wanted if force or not kept(*view)]
+    if not wanted:
         return False
     evaluating_once()
-    dataset = Dataset.build(dict(saved.models), saved.ground_truth, train=saved.train, items=saved.items,
-                            users=saved.users, columns=saved.columns, encoding=encoding,
-                            feature_columns=list(saved.feature_columns) if saved.feature_columns else None,
-                            embedding_column=saved.embedding_column)
-    keep_for_app(store, saved, settings, dataset, dataset.evaluate_all(settings, beyond_curves=True))
+    orderings = list(dict.fromkeys(encoding for _, encoding in wanted))
+    for encoding in reversed(orderings):  # (one encoded dataset is kept per workspace: the bare link's last)
+        dataset = Dataset.build(dict(saved.models), saved.ground_truth, train=saved.train, items=saved.items,
+                                users=saved.users, columns=saved.columns, encoding=encoding,
+                                feature_columns=list(saved.feature_columns) if saved.feature_columns else None,
+                                embedding_column=saved.embedding_column)
+        for settings in (settings for settings, chosen in wanted if chosen == encoding):
+            keep_for_app(store, saved, settings, dataset, dataset.evaluate_all(settings, beyond_curves=True))
+        del dataset
     return True
 
 

@@ -191,6 +191,15 @@ def load_run(store: Store, run_id: str) -> Run:
                json.loads(row["ground_truth"]) if row["ground_truth"] else None)
 
 
+def runs_settings(store: Store, workspace_id: str) -> list[Settings]:
+    """The settings of the runs recorded on the workspace ``workspace_id`` itself (not its
+    earlier versions: other tables), newest first."""
+    with store.connect() as connection:
+        rows = connection.execute("SELECT settings FROM runs WHERE workspace_id = ? ORDER BY created DESC, "
+                                  "rowid DESC", (workspace_id,)).fetchall()
+    return [settings_of(json.loads(row["settings"])) for row in rows]
+
+
 def list_runs(store: Store, workspace: str | None = None, model: str | None = None) -> pd.DataFrame:
     """One row per (run, model), oldest first: the run's id, workspace, time, K, note, and every
     aggregate with its interval (``<metric>_low``, ``<metric>_high``). ``workspace`` is a name

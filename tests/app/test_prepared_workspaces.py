@@ -9,7 +9,7 @@ import re
 import shutil
 
 import pytest
-from driving import assert_clean, start
+from driving import assert_clean, shown, start
 from test_saved_from_cli import saved
 
 from metrics_core import Dataset
@@ -42,29 +42,31 @@ def test_a_prepared_workspace_opens_on_its_kept_evaluation_with_the_apps_own_num
     from dashboard import state
 
     monkeypatch.setattr(encoded, "KEEP_MIN_CELLS", 1)  # (its encoded tables are kept too, as a large one's are)
-    workspace, _ = saved(tmp_path, capsys, "--k", "5")  # (kept at K = 5: not what its bare link opens at)
-    shutil.rmtree(home / "results")
+    workspace, linked = saved(tmp_path, capsys, "--k", "5")  # (its printed link opens at K = 5, the bare one at 10)
+    shutil.rmtree(home / "results")  # (as after an upgrade: what was kept names another release)
     shutil.rmtree(home / "encoded")
     evaluated.clear()
 
     assert main(["workspaces", "prepare", workspace]) == 0
     said = capsys.readouterr().err
     assert f"prepared; open it in the app: http://localhost:8501/?ws={workspace}" in said
-    assert evaluated == [1] and len(list((home / "results").glob("*.json"))) == 1
+    assert evaluated == [1, 1] and len(list((home / "results").glob("*.json"))) == 2  # (both views)
     assert len(list((home / "encoded").glob("*/manifest.json"))) == 1
 
-    opened = start(page=None, ws=workspace)
-    assert_clean(opened)
-    overview = opened.switch_page("views/overview.py").run()
-    assert_clean(overview)
-    assert evaluated == [1]  # (read from what was kept)
+    for settings in ({}, linked):  # the bare link, then the one `evaluate --save` printed
+        opened = start(page=None, ws=workspace, **settings)
+        assert_clean(opened)
+        overview = opened.switch_page("views/overview.py").run()
+        assert_clean(overview)
+        assert any(f"NDCG@{settings.get('k', 10)}" in shown(m.value) for m in overview.markdown)
+    assert evaluated == [1, 1]  # (read from what was kept)
     kept = [m.value for m in overview.markdown]
 
     state.CACHE.clear()
     shutil.rmtree(home / "results")
-    again = start(page=None, ws=workspace).switch_page("views/overview.py").run()
+    again = start(page=None, ws=workspace, **linked).switch_page("views/overview.py").run()
     assert_clean(again)
-    assert evaluated == [1, 1]  # (the app's own evaluation at the same settings)
+    assert evaluated == [1, 1, 1]  # (the app's own evaluation at the same settings)
     assert [m.value for m in again.markdown] == kept
 
 
