@@ -455,6 +455,9 @@ class Training:
     catalog_size: int
     whole: WholeTraining | None = None
 
+    KEPT = ("users_per_item", "interactions_per_item")  # (kept with an encoded dataset: on a reopened
+    # workspace each is a pass over the mapped training rows, 0.56 and 0.31 s at 40M, at a page's first use)
+
     @cached_property
     def pair_keys(self) -> np.ndarray:
         """The distinct (user, item) training pairs as ascending ``user * n_items + item`` keys."""

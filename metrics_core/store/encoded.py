@@ -164,8 +164,11 @@ class _Files:
         kind = type(value)
         if not kind.__module__.startswith(_LIBRARY):
             raise TypeError(f"{kind.__name__} is not one of rankscope's own types")
-        return {"class": f"{kind.__module__}:{kind.__qualname__}",
-                "fields": {f.name: self.pack(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}}
+        packed = {"class": f"{kind.__module__}:{kind.__qualname__}",
+                  "fields": {f.name: self.pack(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}}
+        if getattr(kind, "KEPT", ()):  # (its cached values named KEPT: computed now if not yet)
+            packed["cached"] = {name: self.pack(getattr(value, name)) for name in kind.KEPT}
+        return packed
 
 
 def _unpack(packed: dict, folder: Path):
@@ -210,4 +213,9 @@ def _rebuilt(packed: dict, folder: Path):
         kind = getattr(kind, part)
     if not dataclasses.is_dataclass(kind):
         raise ValueError(f"{packed['class']} is not a dataclass")
-    return kind(**{field: _unpack(value, folder) for field, value in packed["fields"].items()})
+    rebuilt = kind(**{field: _unpack(value, folder) for field, value in packed["fields"].items()})
+    for name, value in packed.get("cached", {}).items():  # (what its cached properties would compute)
+        if name not in getattr(kind, "KEPT", ()):
+            raise ValueError(f"a kept dataset gives {packed['class']} a value {name!r} it does not keep")
+        vars(rebuilt)[name] = _unpack(value, folder)
+    return rebuilt
