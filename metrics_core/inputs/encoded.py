@@ -194,6 +194,9 @@ class Lists:
     _judged: np.ndarray | None = field(default=None, repr=False)
     _pooled: np.ndarray | None = field(default=None, repr=False)
 
+    KEPT = ("lengths", "gapless")  # (kept with an encoded dataset: on a reopened workspace each is a pass
+    # over every cell, and a known gapless list makes its count of the first K places min(length, K))
+
     @property
     def positions(self) -> int:
         return self.items.shape[1]
@@ -322,11 +325,13 @@ class Lists:
 
     def listed_at(self, k: int, rows: np.ndarray | None = None) -> np.ndarray:
         """Items in the first ``k`` places of each list (int64), of the users ``rows`` (ascending
-        codes; None: every user): counted along the first ``k`` places of every list once per K
-        (the last :data:`LISTED_KEPT` K are kept: an evaluation asks its K three times, and the
-        pages at one K ask it again) and taken at ``rows``; for a few of the users, counted on
-        their rows alone (gathering most rows of a large array copies them first: 0.1 s at 1M
-        users, the count itself 0.02-0.05 s).
+        codes; None: every user): min(length, k) when the lists are known to be :attr:`gapless`
+        (an evaluation, or a kept dataset, found it out; 0.035 s less per model and K at 1M users);
+        else counted along the first ``k`` places of every list once per K (the last
+        :data:`LISTED_KEPT` K are kept: an evaluation asks its K three times, and the pages at one
+        K ask it again) and taken at ``rows``; for a few of the users, counted on their rows alone
+        (gathering most rows of a large array copies them first: 0.1 s at 1M users, the count
+        itself 0.02-0.05 s).
 
         >>> lists = Lists("m", np.array([[4, -1, 7], [5, 6, -1], [-1, -1, -1]]), np.zeros((3, 3), bool), None, None,
         ...               np.ones(3, bool), "rank")
@@ -336,6 +341,9 @@ class Lists:
         from metrics_core._numeric.sums import row_sums
 
         k = min(k, self.items.shape[1])  # (a K past the lists: their whole width, the same K)
+        if self.__dict__.get("gapless"):  # (known gapless: each list fills its first places, min(length, k))
+            lengths = self.lengths if rows is None else self.lengths[rows]
+            return np.minimum(lengths, k).astype(np.int64)
         top = self.items[:, :k]
         if rows is not None and 2 * len(rows) < len(top):
             return row_sums(top[rows] >= 0, np.int64)

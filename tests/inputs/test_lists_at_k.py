@@ -40,6 +40,11 @@ def test_items_and_hits_in_the_first_k_places_are_those_counted_along_the_cells(
     assert lists.listed_at(k, rows).tolist() == (items[rows, :k] >= 0).sum(axis=1).tolist()
     assert lists.hits_at(k).tolist() == hit[:, :k].sum(axis=1).tolist()
     assert lists.hits_at(k, rows).tolist() == hit[rows, :k].sum(axis=1).tolist()
+    known = lists_of(items, hit)
+    assert known.gapless in (True, False)  # (found out, as an evaluation does: gapless lists then read min(length, k))
+    assert known.listed_at(k).tolist() == (items[:, :k] >= 0).sum(axis=1).tolist()
+    assert known.listed_at(k, rows).tolist() == (items[rows, :k] >= 0).sum(axis=1).tolist()
+    assert known.listed_at(k).dtype == np.int64
 
 
 def test_each_k_is_counted_once_and_the_last_two_are_kept():

@@ -66,9 +66,9 @@ def test_a_kept_dataset_gives_every_number_the_encoded_one_gives(build, tmp_path
 
 
 def test_the_training_counts_are_kept_as_computed_and_only_those(tmp_path):
-    """The training's per-item counts come back with the dataset (a reopened workspace reads them,
-    not every mapped training row), equal to what the rows give; a manifest giving the training
-    any other value is refused."""
+    """The training's per-item counts and the lists' lengths come back with the dataset (a reopened
+    workspace reads them, not every mapped row), equal to what the rows give; a manifest giving the
+    training any other value is refused."""
     dataset = demo_workspace().build()
     assert "users_per_item" not in vars(dataset.training)  # (not computed yet: keeping computes them)
     assert save_dataset(tmp_path, "f00d-3", dataset)
@@ -76,6 +76,8 @@ def test_the_training_counts_are_kept_as_computed_and_only_those(tmp_path):
     for name in ("users_per_item", "interactions_per_item"):
         assert name in vars(kept)
         np.testing.assert_array_equal(vars(kept)[name], getattr(dataset.training, name))
+    for lists in load_dataset(tmp_path, "f00d-3").lists.values():  # (and the lists' lengths, and gapless or not)
+        assert {"lengths", "gapless"} <= set(vars(lists))
     manifest = tmp_path / "encoded" / "f00d-3" / "manifest.json"
     manifest.write_text(manifest.read_text().replace('"interactions_per_item"', '"pair_keys"', 1))
     assert load_dataset(tmp_path, "f00d-3") is None
