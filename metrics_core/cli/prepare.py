@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 def add_prepare_action(actions) -> None:
     prepare = actions.add_parser("prepare", help="evaluate workspaces ahead of their first open in the app (after "
                                                  "an upgrade: their links then open in seconds)")
-    prepare.add_argument("ids", nargs="*", metavar="ID", help="the workspaces' ids (rankscope workspaces list)")
+    prepare.add_argument("ids", nargs="*", metavar="ID",
+                         help="the workspaces' ids or names (rankscope workspaces list)")
     prepare.add_argument("--all", action="store_true", help="every live workspace")
     prepare.add_argument("--force", action="store_true", help="evaluate even a workspace whose evaluation is kept")
 
