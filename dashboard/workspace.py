@@ -76,10 +76,7 @@ class Workspace(Recipe[Source]):
     def build(self, encoding: Encoding | None = None, progress: Callable[[str], None] | None = None) -> Dataset:
         """Parse and encode (raises :class:`InputError` naming the uploaded file and the offending rows);
         ``progress`` is told each step in words."""
-        return Dataset.build(dict(self.models), self.ground_truth, train=self.train, items=self.items, users=self.users,
-                             columns=self.columns, encoding=encoding,
-                             feature_columns=list(self.feature_columns) if self.feature_columns else None,
-                             embedding_column=self.embedding_column, progress=progress)
+        return Dataset.from_recipe(self, encoding, progress)
 
 
 def _content(table: Source) -> bytes:

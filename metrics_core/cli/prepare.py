@@ -107,13 +107,11 @@ def prepare_workspace(store: Store, saved: SavedWorkspace, force: bool = False) 
     wanted = [view for view in wanted if force or not kept(*view)]
     if not wanted:
         return False
+    store.verify(saved)  # (a damaged stored copy is refused as the app refuses it, naming the file)
     evaluating_once()
     orderings = list(dict.fromkeys(encoding for _, encoding in wanted))
     for encoding in reversed(orderings):  # (one encoded dataset is kept per workspace: the bare link's last)
-        dataset = Dataset.build(dict(saved.models), saved.ground_truth, train=saved.train, items=saved.items,
-                                users=saved.users, columns=saved.columns, encoding=encoding,
-                                feature_columns=list(saved.feature_columns) if saved.feature_columns else None,
-                                embedding_column=saved.embedding_column)
+        dataset = Dataset.from_recipe(saved, encoding)
         for settings in (settings for settings, chosen in wanted if chosen == encoding):
             keep_for_app(store, saved, settings, dataset, dataset.evaluate_all(settings, beyond_curves=True))
         del dataset

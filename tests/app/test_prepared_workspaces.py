@@ -93,6 +93,8 @@ def test_prepare_all_goes_on_past_a_workspace_it_cannot_read_and_names_it(tmp_pa
     assert main(["workspaces", "prepare", "--all"]) == 1
     said = capsys.readouterr().err
     assert f"'damaged later' ({damaged.id}) was not prepared: " in said
+    assert "is damaged (its SHA-256 is not the one it was stored with): the file you uploaded is not at fault" \
+        in said  # (the store's copy named as the app names it when it opens the workspace)
     assert f"'from the shell' ({good}) prepared" in said and evaluated == [1]
 
 

@@ -32,6 +32,7 @@ from metrics_core.inputs.features import ItemVectors, default_feature_columns, i
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.matching import id_kind, mismatch_note
 from metrics_core.inputs.read import PARQUET_SUFFIXES, read_notes, read_table, split_long_table
+from metrics_core.inputs.recipe import Recipe
 from metrics_core.inputs.stream import encode_streamed, longest_list
 from metrics_core.inputs.text_ids import TextIds, is_text
 from metrics_core.metrics import accuracy, registry
@@ -243,6 +244,16 @@ class Dataset(Analyses):
         return cls(columns, user_index, item_index, truth, lists, training,
                    item_side.frame if item_side else None, user_side.frame if user_side else None,
                    encoding, notes, vectors, item_codes, user_codes, truth_before_training=early)
+
+    @classmethod
+    def from_recipe(cls, recipe: Recipe, encoding: Encoding | None = None,
+                    progress: Callable[[str], None] | None = None) -> Dataset:
+        """:meth:`build` of a :class:`~metrics_core.inputs.recipe.Recipe`: the app's workspace
+        (uploaded or stored tables) or a saved workspace, read with its mapping and features."""
+        return cls.build(dict(recipe.models), recipe.ground_truth, train=recipe.train, items=recipe.items,
+                         users=recipe.users, columns=recipe.columns, encoding=encoding,
+                         feature_columns=list(recipe.feature_columns) if recipe.feature_columns else None,
+                         embedding_column=recipe.embedding_column, progress=progress)
 
     @classmethod
     def from_long_table(cls, frame: pd.DataFrame, user: str, item: str, prediction: str, target: str,
