@@ -104,10 +104,13 @@ if (first, second) != st.session_state.get(DEFAULT_PAIR):
 if first == second:
     st.info("Choose two different runs.")
     st.stop()
+chosen = [metric] if METRICS[metric].interval else None
+labels = dict(zip(runs["id"], runs["run"], strict=True))
 try:
-    with st.spinner("Pairing users and bootstrapping…"):
-        comparisons = compare_runs(store, first, second, [metric] if METRICS[metric].interval else None,
-                                   names=dict(zip(runs["id"], runs["run"], strict=True)))
+    with st.spinner("Pairing users and bootstrapping…"):  # (runs never change: each pair compared once per server)
+        comparisons = state.CACHE.get(
+            f"runs_compared:{store.home}:{first}:{second}:{chosen}:{labels[first]!r}:{labels[second]!r}",
+            lambda: compare_runs(store, first, second, chosen, names=labels))
 except InputError as error:
     if (first, second) == st.session_state.get(DEFAULT_PAIR):  # (no two runs alike: not the user's choice)
         st.info(f"No two of these runs were made alike, so none is compared by default. {plain(error.problem)}",

@@ -253,13 +253,16 @@ def run_labels(runs: pd.DataFrame) -> pd.Series:
     return runs["run"].map(names)
 
 
-def run_results(store: Store, run_id: str) -> dict[str, Evaluation]:
+def run_results(store: Store, run_id: str, metrics: list[str] | None = None) -> dict[str, Evaluation]:
     """The run's models as :class:`Evaluation` objects (aggregates and per-user values; no curves),
-    for the paired comparisons of :mod:`metrics_core.stats.compare`."""
+    for the paired comparisons of :mod:`metrics_core.stats.compare`. ``metrics``: only the per-user
+    columns their comparisons read (:func:`compared_columns`), not every metric's (a run of 1M users x 4
+    models holds 57 columns: 7 s to read whole, against well under a second for one metric's)."""
     run = load_run(store, run_id)
     path = store.home / "runs" / f"{run.id}.parquet"
     try:
-        per_user = pd.read_parquet(path)
+        per_user = pd.read_parquet(path, columns=None if metrics is None else _stored_columns(path, metrics),
+                                   read_dictionary=[MODEL])  # (the model names as codes: a compare per model)
     except (OSError, ValueError) as error:
         why = "missing" if not path.is_file() else f"damaged ({str(error).splitlines()[0]})"
         raise input_error("run", f"the per-user values of run {run.id} ({path.relative_to(store.home)}) are {why}; "
@@ -267,13 +270,38 @@ def run_results(store: Store, run_id: str) -> dict[str, Evaluation]:
                           "compare other runs, or evaluate again with --save to record a new run; "
                           "'rankscope store check' lists every damaged file.") from None
     settings = settings_of(run.settings)
+    per_user = per_user.rename(columns=registry.RENAMED)
+    model_of = per_user.pop(MODEL).astype("category")
+    codes, names = model_of.cat.codes.to_numpy(), list(model_of.cat.categories)
     out = {}
     for model, saved in run.models.items():
-        rows = per_user[per_user[MODEL] == model].drop(columns=[MODEL]).set_index(USER).rename(
-            columns=registry.RENAMED)
-        metrics = {name: (np.nan if value is None else value) for name, value in saved["metrics"].items()}
-        out[model] = Evaluation(model, settings, metrics, rows, pd.DataFrame(), saved["users"])
+        rows = per_user[codes == (names.index(model) if model in names else -2)].set_index(USER)
+        metrics_of = {name: (np.nan if value is None else value) for name, value in saved["metrics"].items()}
+        out[model] = Evaluation(model, settings, metrics_of, rows, pd.DataFrame(), saved["users"])
     return out
+
+
+def compared_columns(metrics: list[str]) -> set[str]:
+    """The per-user columns :func:`~metrics_core.stats.compare.compare` reads to compare
+    ``metrics``: each one's own, those a transformed mean is of, those a function of several
+    means combines, ARP's for normalised ARP, and ``evaluated``."""
+    columns = registry.per_user_columns()
+    names = set()
+    for name in (registry.current_name(m) for m in metrics):
+        summary = registry.METRICS.get(name)
+        names |= {name, *([] if summary is None else [summary.of, *summary.combines])}
+        names |= {"arp"} if name == "arp_normalised" else set()
+    return {columns[name] for name in names if name in columns} | {"evaluated"}
+
+
+def _stored_columns(path, metrics: list[str]) -> list[str]:
+    """The columns of the run file at ``path`` to read for ``metrics``: the user, the model and
+    :func:`compared_columns` (under their old names too, for a run saved before a renaming)."""
+    import pyarrow.parquet as pq
+
+    wanted = compared_columns(metrics)
+    wanted |= {old for old, new in registry.RENAMED.items() if new in wanted}
+    return [name for name in pq.read_schema(path).names if name in wanted | {USER, MODEL}]
 
 
 def compare_runs(store: Store, first: str, second: str, metrics: list[str] | None = None, test: str = "wilcoxon",
@@ -285,7 +313,8 @@ def compare_runs(store: Store, first: str, second: str, metrics: list[str] | Non
     from metrics_core.stats.compare import compare
 
     require_comparable(load_run(store, first), load_run(store, second))
-    a, b = run_results(store, first), run_results(store, second)
+    read = metrics or ["ndcg", "map", "recall", "precision"]  # (the columns of these only)
+    a, b = run_results(store, first, read), run_results(store, second, read)
     pairs = [(m, m) for m in a if m in b] or ([(next(iter(a)), next(iter(b)))] if len(a) == len(b) == 1 else [])
     if not pairs:
         raise input_error("runs compare", f"runs {first} and {second} have no model in common.",
@@ -295,8 +324,9 @@ def compare_runs(store: Store, first: str, second: str, metrics: list[str] | Non
     for model_a, model_b in pairs:
         side_a, side_b = f"{called.get(first, first)} · {model_a}", f"{called.get(second, second)} · {model_b}"
         results = {side_a: a[model_a], side_b: b[model_b]}
-        users = results[side_a].per_user.index.intersection(results[side_b].per_user.index)
-        if not len(users):
+        index_a, index_b = results[side_a].per_user.index, results[side_b].per_user.index
+        shared = len(index_a) if index_a.equals(index_b) else len(index_a.intersection(index_b))  # (no hashing
+        if not shared:  # of a million ids when both runs have the same users)
             raise input_error("runs compare", f"runs {first} and {second} share no users for {model_a}.",
                               "compare runs evaluated on the same users.")
         chosen = metrics or [m for m in ("ndcg", "map", "recall", "precision") if all(m in r.metrics for r in

@@ -201,6 +201,28 @@ def test_history_records_runs_charts_them_and_compares_two():
     assert not any("trails" in m.value or "beats" in m.value for m in at.markdown), "unlike runs never compared"
 
 
+def test_two_runs_are_compared_once_however_often_the_page_runs(monkeypatch):
+    """Comparing two runs of 1M users takes seconds: the History page compares a pair once and
+    reads it back on every later run of the page (a run never changes)."""
+    import metrics_core.store
+
+    compared = []
+    real = metrics_core.store.compare_runs
+    monkeypatch.setattr(metrics_core.store, "compare_runs",
+                        lambda store, first, second, *rest, **named: compared.append((first, second)) or
+                        real(store, first, second, *rest, **named))
+    at = upload_and_save()
+    at.switch_page("views/history.py").run()
+    for _ in range(2):
+        next(b for b in at.button if b.label == "Record run").click().run()
+    assert_clean(at)
+    assert len(compared) == 1 and any(" on ndcg" in shown(m.value) for m in at.markdown)
+    for page in ("views/overview.py", "views/history.py", "views/history.py"):
+        at.switch_page(page).run()
+    assert_clean(at)
+    assert len(compared) == 1 and any(" on ndcg" in shown(m.value) for m in at.markdown), "read back, not again"
+
+
 def test_recording_a_run_of_a_workspace_deleted_meanwhile_is_a_message():
     at = upload_and_save()
     at.switch_page("views/history.py").run()
