@@ -280,9 +280,11 @@ class Store:
     def verify(self, saved: SavedWorkspace) -> SavedWorkspace:
         """``saved`` when every stored copy it reads is sound; otherwise the :class:`InputError`
         naming the store's damaged file (never the user's) and the repair."""
-        tables = [*saved.models.values(), *saved.tables().values()]
-        for table in (t for t in tables if t is not None):
-            why = self.damage(table.path.stem)
+        from metrics_core._numeric.parallel import map_threads
+
+        tables = [t for t in [*saved.models.values(), *saved.tables().values()] if t is not None]
+        found = map_threads(lambda table: self.damage(table.path.stem), tables)  # (hashed side by side: hashlib
+        for table, why in zip(tables, found, strict=True):  # lets go of the interpreter; 2.9 GB took 2.2 s on one)
             if why is not None:
                 raise failures.damaged_table(self.home, table.path, table.name, why)
         return saved

@@ -69,7 +69,7 @@ def load_results(home, key: str, settings: Settings, encoding: Encoding) -> tupl
     folder = home / "results"
     try:
         details = json.loads((folder / f"{key}.json").read_text())
-        table = pd.read_parquet(folder / f"{key}.parquet")
+        table = pd.read_parquet(folder / f"{key}.parquet", read_dictionary=[MODEL])  # (the models' names as codes)
         return _evaluations(details, table, settings, encoding)
     except (OSError, ValueError, KeyError, TypeError, IndexError):  # (absent, or not what was written: evaluate)
         return None
@@ -78,8 +78,9 @@ def load_results(home, key: str, settings: Settings, encoding: Encoding) -> tupl
 def _evaluations(details: dict, table: pd.DataFrame, settings: Settings,
                  encoding: Encoding) -> tuple[dict[str, Evaluation], dict[str, int]]:
     results, positions = {}, {}
+    rows_of = models_rows(table.pop(MODEL))
     for name, kept in details.items():
-        rows = table[table[MODEL] == name].drop(columns=[MODEL])
+        rows = table.iloc[rows_of(name)]
         per_user = rows.set_index(rows.columns[0])
         per_user.index.name = kept["user_column"]
         curves = pd.DataFrame({c: np.asarray(v, dtype=np.float64) for c, v in kept["curves"].items() if c != "k"},
@@ -90,6 +91,20 @@ def _evaluations(details: dict, table: pd.DataFrame, settings: Settings,
                                    _curves_from_json(kept.get("beyond_curves")))
         positions[name] = int(kept["positions"])
     return results, positions
+
+
+def models_rows(models: pd.Series):
+    """``rows(name)``: the rows of model ``name`` in a table of several models' rows (``models``,
+    the model of each row), as a slice when they are consecutive (they are as written: then the
+    model's rows are a view of the table, not a copy of its million rows) or their positions."""
+    model_of = models.astype("category")
+    codes, names = model_of.cat.codes.to_numpy(), list(model_of.cat.categories)
+
+    def rows(name: str) -> slice | np.ndarray:
+        at = np.flatnonzero(codes == (names.index(name) if name in names else -2))
+        return slice(int(at[0]), int(at[-1]) + 1) if len(at) and at[-1] - at[0] + 1 == len(at) else at
+
+    return rows
 
 
 def _curves_json(curves: BeyondCurves | None) -> dict | None:

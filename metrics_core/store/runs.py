@@ -32,6 +32,7 @@ from metrics_core.settings import Settings
 from metrics_core.store.catalog import SavedWorkspace, Store, now
 from metrics_core.store.database import ConflictError
 from metrics_core.store.files import write_parquet
+from metrics_core.store.results import models_rows
 from metrics_core.store.settings_text import settings_json, settings_of
 
 USER = "user"
@@ -271,11 +272,10 @@ def run_results(store: Store, run_id: str, metrics: list[str] | None = None) -> 
                           "'rankscope store check' lists every damaged file.") from None
     settings = settings_of(run.settings)
     per_user = per_user.rename(columns=registry.RENAMED)
-    model_of = per_user.pop(MODEL).astype("category")
-    codes, names = model_of.cat.codes.to_numpy(), list(model_of.cat.categories)
+    rows_of = models_rows(per_user.pop(MODEL))
     out = {}
     for model, saved in run.models.items():
-        rows = per_user[codes == (names.index(model) if model in names else -2)].set_index(USER)
+        rows = per_user.iloc[rows_of(model)].set_index(USER)
         metrics_of = {name: (np.nan if value is None else value) for name, value in saved["metrics"].items()}
         out[model] = Evaluation(model, settings, metrics_of, rows, pd.DataFrame(), saved["users"])
     return out

@@ -29,12 +29,20 @@ def evaluated(user_ids) -> dict:
             {name: lists.positions for name, lists in data.lists.items()})
 
 
+@pytest.mark.parametrize("rows", ["as written", "interleaved"])
 @pytest.mark.parametrize("ids", ["numbers", "text"])
-def test_what_is_read_back_equals_what_was_kept(ids, tmp_path):
+def test_what_is_read_back_equals_what_was_kept(ids, rows, tmp_path):
+    """Each model's rows are a slice of the kept table as it is written (no copy of a million
+    rows), and are found wherever they are in a table written otherwise."""
     user_ids = np.arange(40) * 7 if ids == "numbers" else np.array([f"user {i}" for i in range(40)], dtype=object)
     results, positions = evaluated(user_ids)
     key = kept_results.results_key("f" * 64, Encoding(), Settings(k=3))
     kept_results.save_results(tmp_path, key, results, positions)
+    if rows == "interleaved":  # (a, b, a, b, ...: each model's users still in their order)
+        path = tmp_path / "results" / f"{key}.parquet"
+        table = pd.read_parquet(path)
+        place = table.groupby(kept_results.MODEL).cumcount().to_numpy()
+        table.iloc[np.argsort(place, kind="stable")].to_parquet(path, index=False)
     back, back_positions = kept_results.load_results(tmp_path, key, Settings(k=3), Encoding())
     assert back_positions == positions and list(back) == list(results)
     for name, result in results.items():
