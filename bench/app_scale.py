@@ -1,23 +1,27 @@
 """The app on a large saved workspace, page by page (issue #43's targets), timed on the server.
 
 Usage: python bench/app_scale.py [--users 1000000] [--models 4] [--length 100] [--train-rows 40000000]
-    [--store DIR]
+    [--store DIR] [--saved-by evaluate|store] [--prepared]
 
-Writes a workspace of USERS x MODELS x LENGTH recommendations (scores), a graded ground truth
-(10 rows per user), TRAIN_ROWS training interactions and an item table (a genre, a number) into
-a fresh store, then drives the app with Streamlit's AppTest (the server's work, without a
-browser) as a user opening the workspace's link does: the first open (the Summary), each page's first
-visit, a page switch back, a new K, a K seen before, then the same workspace reopened as after a
-server restart (from the evaluation and the encoded dataset the first open kept in
-the store; with ``--prepared``, from those ``rankscope workspaces prepare`` keeps in another
-process once the first open's are removed, as after an upgrade). For each step: wall time, the process's CPU
-time, and the most rows any chart of the page holds. Ends with the process's resident memory:
-idle (with the code ``dashboard/serve.py`` loads before the first session, as ``make run``'s
-server has it), with the workspace open, at its peak, 5 s after the session closed (``closed``: the first
-open's evaluation and encoded tables may still be being written to the store on worker threads)
-and once they are written (``after_close``: what the server holds idle from then on). Prints
-one JSON line per step. ``--store DIR`` keeps the store in DIR and reuses its workspace on the
-next run with the same sizes (writing 1M users x 4 models takes 2 minutes).
+Writes files of USERS x MODELS x LENGTH recommendations (scores), a graded ground truth (10 rows
+per user), TRAIN_ROWS training interactions and an item table (a genre, a number), and saves them
+as a workspace in a fresh store the way a user with data this large does: ``rankscope evaluate
+... --save scale`` in another process (``--saved-by evaluate``, the default: the road the app's
+refusal of a large upload names; it keeps the evaluation and the encoded tables for the link it
+prints), or through the store's Python API (``--saved-by store``: nothing kept, so the first
+open reads, encodes and evaluates). Then drives the app with Streamlit's AppTest (the server's
+work, without a browser) as a user opening the workspace's link does: the first open (the
+Summary), each page's first visit, a page switch back, a new K, a K seen before, then the same
+workspace reopened as after a server restart (from what the store keeps; with ``--prepared``,
+from what ``rankscope workspaces prepare`` keeps in another process once the rest is removed, as
+after an upgrade). For each step: wall time, the process's CPU time, and the most rows any chart
+of the page holds. Ends with the process's resident memory: idle (with the code
+``dashboard/serve.py`` loads before the first session, as ``make run``'s server has it), with the
+workspace open, at its peak, 5 s after the session closed (``closed``: a first open's evaluation
+and encoded tables may still be being written to the store on worker threads) and once they are
+written (``after_close``: what the server holds idle from then on). Prints one JSON line per
+step. ``--store DIR`` keeps the store and the written files in DIR for the next run with the
+same sizes (writing 1M users x 4 models takes 2 minutes).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -43,39 +48,69 @@ PAGES = ["views/overview.py", "views/users.py", "views/popularity.py", "views/sc
          "views/cases.py", "views/compare.py", "views/history.py", "views/data.py"]
 
 
-def write_workspace(home: Path, users: int, models: int, length: int, train_rows: int) -> str:
-    from metrics_core import Columns
-    from metrics_core.store import Store
-
+def write_files(folder: Path, users: int, models: int, length: int, train_rows: int) -> dict[str, Path]:
+    """The workspace's files, written into ``folder`` (once: kept there for the next run):
+    ``model_0`` ... (recommendations), ``truth``, ``train`` and ``items``."""
+    names = [f"model_{m}" for m in range(models)] + ["truth", "train", "items"]
+    paths = {name: folder / f"{name}.parquet" for name in names}
+    if (folder / "complete").exists():
+        return paths
+    folder.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(0)
     items = max(10_000, users // 20)
-    folder = Path(tempfile.mkdtemp(prefix="rankscope-scale-"))
-    store = Store(home)
-    keys = {}
     for m in range(models):
         # popular items more often (Zipf), nearly always distinct within a list (each position shifted by a prime)
         picked = (rng.zipf(1.2, users * length) + np.tile(np.arange(length) * 7919, users) + m * 13) % items
         frame = pd.DataFrame({"user_id": np.repeat(np.arange(users, dtype=np.int64), length), "item_id": picked,
                               "score": rng.random(users * length, dtype=np.float32)})
-        path = folder / f"model_{m}.parquet"
-        frame.to_parquet(path, index=False)
+        frame.to_parquet(paths[f"model_{m}"], index=False)
         del frame, picked
-        keys[f"model_{m}"] = store.put_table(path.name, path, "recommendations")
-    truth = folder / "truth.parquet"
     pd.DataFrame({"user_id": np.repeat(np.arange(users), 10), "item_id": rng.integers(0, items, users * 10),
                   "rating": rng.integers(1, 6, users * 10, dtype=np.int8)}).drop_duplicates(
-        ["user_id", "item_id"]).to_parquet(truth, index=False)
-    train = folder / "train.parquet"
+        ["user_id", "item_id"]).to_parquet(paths["truth"], index=False)
     pd.DataFrame({"user_id": rng.integers(0, users, train_rows), "item_id": rng.zipf(1.2, train_rows) % items}
-                 ).to_parquet(train, index=False)
-    table = folder / "items.parquet"
+                 ).to_parquet(paths["train"], index=False)
     pd.DataFrame({"item_id": np.arange(items), "genre": rng.choice(["drama", "comedy", "news", "kids"], items),
-                  "length": rng.random(items)}).to_parquet(table, index=False)
+                  "length": rng.random(items)}).to_parquet(paths["items"], index=False)
+    (folder / "complete").touch()
+    return paths
+
+
+def saved_through_the_store(home: Path, paths: dict[str, Path], users: int) -> str:
+    """The workspace saved through the store's Python API (nothing evaluated, nothing kept): its id."""
+    from metrics_core import Columns
+    from metrics_core.store import Store
+
+    store = Store(home)
+    keys = {name: store.put_table(path.name, path, "recommendations") for name, path in paths.items()
+            if name.startswith("model_")}
     saved = store.save_workspace(
-        "scale", keys, store.put_table(truth.name, truth, "ground truth"),
-        columns=Columns(relevance="rating", threshold=4), train=store.put_table(train.name, train, "training"),
-        items=store.put_table(table.name, table, "item features"), feature_columns=("genre",), user_count=users)
+        "scale", keys, store.put_table(paths["truth"].name, paths["truth"], "ground truth"),
+        columns=Columns(relevance="rating", threshold=4),
+        train=store.put_table(paths["train"].name, paths["train"], "training"),
+        items=store.put_table(paths["items"].name, paths["items"], "item features"), feature_columns=("genre",),
+        user_count=users, if_exists="replace")
     return saved.id
+
+
+def saved_by_evaluate(paths: dict[str, Path]) -> str:
+    """The workspace saved by ``rankscope evaluate ... --save scale`` in another process, as the app's
+    refusal of a large upload tells a user to: timed, and its id read from the link it prints."""
+    command = [sys.executable, "-m", "metrics_core", "evaluate", "--ground-truth", str(paths["truth"]),
+               "--train", str(paths["train"]), "--items", str(paths["items"]), "--relevance-column", "rating",
+               "--relevance-threshold", "4", "--feature-columns", "genre", "--save", "scale"]
+    for name, path in paths.items():
+        if name.startswith("model_"):
+            command += ["--recommendations", f"{name}={path}"]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=True,
+                          env={**os.environ, "MALLOC_ARENA_MAX": "2"})
+    link = re.search(r"\?ws=([0-9a-f]+)", done.stdout + done.stderr)
+    if link is None:
+        sys.exit(f"rankscope evaluate --save printed no link:\n{done.stderr[-2000:]}")
+    print(json.dumps({"step": "rankscope evaluate ... --save scale (another process)",
+                      "wall_s": round(time.perf_counter() - started, 1)}), flush=True)
+    return link.group(1)
 
 
 def chart_rows(at) -> int:
@@ -114,6 +149,10 @@ def main() -> None:
     parser.add_argument("--length", type=int, default=100)
     parser.add_argument("--train-rows", type=int, default=40_000_000)
     parser.add_argument("--store", type=Path, help="keep the store here and reuse its workspace of these sizes")
+    parser.add_argument("--saved-by", choices=["evaluate", "store"], default="evaluate",
+                        help="save the workspace with 'rankscope evaluate --save' (the road the app names for "
+                             "large data; it keeps the evaluation), or through the store's Python API (nothing "
+                             "kept: the first open evaluates)")
     parser.add_argument("--prepared", action="store_true",
                         help="reopen from what 'rankscope workspaces prepare' keeps (what the first open kept "
                              "removed first, as after an upgrade of rankscope)")
@@ -121,17 +160,16 @@ def main() -> None:
     home = args.store or Path(tempfile.mkdtemp(prefix="rankscope-scale-store-"))
     os.environ["RANKSCOPE_HOME"] = str(home)
     started = time.perf_counter()
-    shutil.rmtree(home / "results", ignore_errors=True)  # (the first open starts from nothing kept)
+    shutil.rmtree(home / "results", ignore_errors=True)  # (nothing kept from an earlier run)
     shutil.rmtree(home / "encoded", ignore_errors=True)
-    sizes = home / f"workspace-{args.users}-{args.models}-{args.length}-{args.train_rows}"
-    if sizes.exists():
-        workspace_id = sizes.read_text()
-    else:
-        workspace_id = write_workspace(home, args.users, args.models, args.length, args.train_rows)
-        sizes.write_text(workspace_id)
+    paths = write_files(home / f"files-{args.users}-{args.models}-{args.length}-{args.train_rows}", args.users,
+                        args.models, args.length, args.train_rows)
     print(json.dumps({"users": args.users, "models": args.models, "length": args.length,
-                      "train_rows": args.train_rows, "written_and_stored_s": round(time.perf_counter() - started, 1),
-                      "cores": os.cpu_count()}), flush=True)
+                      "train_rows": args.train_rows, "saved_by": args.saved_by,
+                      "files_written_s": round(time.perf_counter() - started, 1), "cores": os.cpu_count()}),
+          flush=True)
+    workspace_id = saved_by_evaluate(paths) if args.saved_by == "evaluate" else \
+        saved_through_the_store(home, paths, args.users)
     from streamlit.testing.v1 import AppTest
 
     from dashboard import serve, state
@@ -141,7 +179,8 @@ def main() -> None:
     idle, _ = rss_mib()
     at = AppTest.from_file(str(ROOT / "dashboard" / "app.py"), default_timeout=3600)
     at.query_params["ws"] = workspace_id
-    step("first open: Summary (read, encode, evaluate)", at.run)
+    step("first open: Summary (" + ("the evaluation 'evaluate --save' kept)" if args.saved_by == "evaluate"
+                                    else "nothing kept: read, encode, evaluate)"), at.run)
     for page in PAGES:
         step(f"first visit {page.split('/')[1][:-3]}", lambda page=page: at.switch_page(page).run())
     step("back to Overview", lambda: at.switch_page("views/overview.py").run())
@@ -162,8 +201,11 @@ def main() -> None:
     while not kept and time.monotonic() < deadline:  # (the first evaluation is kept on a worker thread)
         time.sleep(1)
         kept = list((home / "results").glob("*.json"))
+    from metrics_core.store.encoded import KEEP_MIN_CELLS
+
     encoded = list((home / "encoded").glob("*/manifest.json"))
-    while not encoded and time.monotonic() < deadline:  # (and the encoded dataset, on a worker thread too)
+    large = args.users * args.models * args.length >= KEEP_MIN_CELLS  # (a smaller one's encoded tables are not kept)
+    while large and not encoded and time.monotonic() < deadline:  # (the encoded dataset, on a worker thread too)
         time.sleep(1)
         encoded = list((home / "encoded").glob("*/manifest.json"))
     time.sleep(5)
