@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from metrics_core import Columns
-from metrics_core.store import Store
+from metrics_core import Columns, Dataset, Settings
+from metrics_core.store import Store, save_run
 
 USERS, ITEMS, LENGTH = 20_000, 2_000, 20
 MODELS = ("popular", "knn", "svd", "random")
@@ -52,3 +52,13 @@ def save_large_workspace(home: Path, names: tuple[str, ...] = MODELS, users: int
     return saved.id
 
 
+
+
+def record_runs(home: Path, workspace_id: str, count: int = 2) -> None:
+    """``count`` runs of the saved workspace at K = 10 (made alike: the History page compares the
+    newest two by default), as `rankscope evaluate --save` records one each night."""
+    store = Store(home)
+    saved = store.workspace(workspace_id)
+    results = Dataset.from_recipe(saved).evaluate_all(Settings(k=10), curves=False)
+    for night in range(count):
+        save_run(store, saved, results, note=f"night {night + 1}")

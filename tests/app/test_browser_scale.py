@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from browsing import CHROMIUM, open_view, settle, shot, start_server, stop_server, view_name, views
-from large import save_large_workspace
+from large import record_runs, save_large_workspace
 
 from dashboard.state import COMPARE_TABS
 from dashboard.summaries import MAX_CHART_ROWS
@@ -93,6 +93,7 @@ def k_in_link(page) -> str:
 def test_every_page_at_20000_users_and_4_models_draws_and_downloads_within_5000_rows(browser, tmp_path):
     home = tmp_path / "store"
     workspace_id = save_large_workspace(home)
+    record_runs(home, workspace_id)  # (History compares two runs of this size)
     process, url = start_server(home)
     try:
         page = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True).new_page()
@@ -120,6 +121,9 @@ def test_every_page_at_20000_users_and_4_models_draws_and_downloads_within_5000_
                 rows = downloaded_chart_rows(page)
                 assert all(n <= MAX_CHART_ROWS for n in rows), (where, rows)
                 charts += len(rows)
+                if title == "History":  # (the newest two runs compared, model by model, in words)
+                    assert page.get_by_text(re.compile(r"night 2 · popular .* night 1 · popular on ndcg")).count(), \
+                        "two runs of 20,000 users compared"
                 if steps == 0:
                     files += downloaded_files(page)
                     shot(page, view_name("scale", title, tab))

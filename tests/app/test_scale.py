@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from driving import start
-from large import save_large_workspace
+from large import record_runs, save_large_workspace
 from streamlit.testing.v1 import AppTest
 
 from dashboard import progress
@@ -31,7 +31,9 @@ PAGES = ["views/summary.py", "views/overview.py", "views/users.py", "views/popul
 @pytest.fixture(scope="module")
 def large_workspace(tmp_path_factory) -> tuple[str, str]:
     home = tmp_path_factory.mktemp("large_store")
-    return str(home), save_large_workspace(home)
+    workspace_id = save_large_workspace(home)
+    record_runs(home, workspace_id)  # (History compares two runs of 20,000 users x 4 models)
+    return str(home), workspace_id
 
 
 def chart_rows(at: AppTest) -> list[int]:
@@ -74,6 +76,8 @@ def test_every_page_at_20000_users_and_4_models_sends_summaries_not_users(large_
             assert not at.error, (page, [e.value for e in at.error])
             rows = chart_rows(at)
             assert all(n <= MAX_CHART_ROWS for n in rows), (page, k, rows)
+            if page == "views/history.py":  # (the newest two runs, compared for each model)
+                assert sum("night 2 · " in m.value and " on ndcg" in m.value for m in at.markdown) == 4
     at.switch_page("views/users.py").run()
     assert chart_rows(at), "the Users page draws its charts"
     assert asked == [(10, True)], asked
