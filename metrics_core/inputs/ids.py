@@ -81,8 +81,8 @@ class IdIndex:
             if low >= self._low and most <= high:
                 if len(self._table) == len(self.ids):  # ids are low, low+1, ...: the code is an offset
                     return _offset(values, self._low) if self._low else values
-                change = values[1:] != values[:-1]
-                if (np.count_nonzero(change) + 1) * 4 < len(values):  # grouped ids (sorted by user): each run once
+                change = values[1:] != values[:-1] if _grouped(values) else None  # (items: no pass to find out)
+                if change is not None and (np.count_nonzero(change) + 1) * 4 < len(values):  # grouped: each run once
                     starts = np.flatnonzero(np.concatenate([[True], change]))
                     codes = lookup(self._table, values[starts], self._low)
                     return np.repeat(codes, np.diff(np.append(starts, len(values))))
