@@ -29,11 +29,13 @@ Say = Callable[[str], None]
 
 @dataclass
 class Running:
-    """Work in flight: its future, and the words of its current step."""
+    """Work in flight: its future, the words of its current step, and a note shown under them
+    throughout (Markdown, or empty)."""
 
     words: str
     started: float = field(default_factory=time.monotonic)
     future: Future | None = None
+    note: str = ""
 
     def say(self, words: str) -> None:
         self.words = words
@@ -44,17 +46,17 @@ _RUNNING: dict[str, Running] = {}
 _LOCK = threading.Lock()
 
 
-def cached(cache: BoundedCache, key: str, first_words: str, work: Callable[[Say], Any]) -> Any:
+def cached(cache: BoundedCache, key: str, first_words: str, work: Callable[[Say], Any], note: str = "") -> Any:
     """``cache``'s value for ``key``; when it is not there, ``work(say)`` computes it on a worker
     thread while this session shows each step ``say`` reports (``first_words`` until the
-    first). Raises what ``work`` raised (an :class:`~metrics_core.errors.InputError` reaches the
-    page, which names the problem)."""
+    first), with ``note`` (Markdown) under them. Raises what ``work`` raised (an
+    :class:`~metrics_core.errors.InputError` reaches the page, which names the problem)."""
     if key in cache:
         return cache.get(key, lambda: work(lambda words: None))
     with _LOCK:
         running = _RUNNING.get(key)
         if running is None:
-            running = Running(first_words)
+            running = Running(first_words, note=note)
             running.future = _POOL.submit(_run, cache, key, running, work)
             _RUNNING[key] = running
     _show_until_done(running)
@@ -123,8 +125,9 @@ def _show_until_done(running: Running) -> None:
             break
         except TimeoutError:
             pass
-        line = f"{running.words} ({time.monotonic() - running.started:.0f} s)"
+        line = plain(f"{running.words} ({time.monotonic() - running.started:.0f} s)") + \
+            (f"\n\n{running.note}" if running.note else "")
         if line != shown:
-            placeholder.info(plain(line), icon=":material/hourglass_top:")
+            placeholder.info(line, icon=":material/hourglass_top:")
             shown = line
     placeholder.empty()

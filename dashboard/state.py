@@ -411,7 +411,11 @@ def evaluations(current: Settings | None = None) -> dict[str, Evaluation]:
                                    f"keeping the evaluation of workspace {ws.id}")
         return results
 
-    return progress.cached(CACHE, key, f"Evaluating {models} at K = {current.k}…", work)
+    kept_note = "" if home is None or known is not None else (
+        "Once evaluated at these settings, the evaluation is kept with the workspace: the next open reads it, in "
+        f"any session and after a restart. `rankscope workspaces prepare {ws.id}` evaluates ahead of the first open "
+        "(after an upgrade of rankscope, `--all`).")
+    return progress.cached(CACHE, key, f"Evaluating {models} at K = {current.k}…", work, kept_note)
 
 
 def _evaluations_key(current: Settings) -> str:

@@ -104,6 +104,8 @@ def test_every_page_at_20000_users_and_4_models_draws_and_downloads_within_5000_
         # the first open says what it is doing while it reads, joins and evaluates (never a blank page)
         assert any(re.search(r"Reading and checking|Ordering the lists|Evaluating 4 models", text) for text in said), \
             said
+        assert any("rankscope workspaces prepare " + workspace_id in text for text in said), \
+            "the first evaluation of a saved workspace says how to make it ahead of time"
         charts, seen_k, files = 0, [], []
         for steps in (0, -4, -2):  # K = 10, then lower, then lower again: every page at each
             if steps:
