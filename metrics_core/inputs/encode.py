@@ -372,6 +372,8 @@ def lists_from_cells(name: str, items_at: np.ndarray, scores: np.ndarray | None,
                   ordered_by, notes)
     if joined.lengths is not None:  # (else counted on first use: a pass over every cell)
         lists.lengths = joined.lengths.astype(np.float64)
+    if not count_gaps and not duplicates:  # (whole lists, or placed by score: each fills its first places)
+        lists.gapless = True
     return lists
 
 

@@ -78,3 +78,39 @@ def test_the_compiled_count_of_the_first_k_places_is_numpys(monkeypatch):
             compiled = lists_of(items, items >= 0).listed_at(k)
             np.testing.assert_array_equal(compiled, by_numpy)
             assert compiled.dtype == np.int64 and compiled.tolist() == (items[:, :k] >= 0).sum(axis=1).tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from(["whole lists", "shuffled", "scores only", "rank gaps",
+                                                   "duplicates", "short lists"]))
+def test_a_build_says_its_lists_are_gapless_only_when_they_are(seed, shape):
+    """Whole lists in order and lists placed by score fill their first places unless a duplicate
+    was blanked: the build says so (a new K then counts min(length, K) instead of a pass over the
+    cells), and never says it of lists that are not."""
+    import pandas as pd
+
+    from metrics_core import Dataset
+
+    rng = np.random.default_rng(seed)
+    users, width = int(rng.integers(1, 40)), int(rng.integers(1, 9))
+    recs = pd.DataFrame({"user_id": np.repeat(np.arange(users), width),
+                         "item_id": rng.permuted(np.tile(np.arange(width * 3), (users, 1)), axis=1)[:, :width].ravel(),
+                         "rank": np.tile(np.arange(1, width + 1), users), "score": rng.random(users * width)})
+    if shape == "shuffled":
+        recs = recs.sample(frac=1.0, random_state=seed % 2**31)
+    elif shape == "scores only":
+        recs = recs.drop(columns="rank").sample(frac=1.0, random_state=seed % 2**31)
+    elif shape == "rank gaps":
+        recs = recs.assign(rank=recs["rank"] * 2)
+    elif shape == "duplicates":
+        recs.loc[recs.index[1::5], "item_id"] = recs["item_id"].iloc[0]
+    elif shape == "short lists":
+        recs = recs[recs["rank"] <= rng.integers(0, width + 1, len(recs))]
+    truth = pd.DataFrame({"user_id": np.arange(users), "item_id": rng.integers(0, width * 3, users)})
+    if recs.empty:
+        return
+    lists = Dataset.build(recs, truth).lists["model"]
+    if "gapless" in vars(lists):
+        assert lists.gapless == Lists.gapless.func(lists), (shape, lists.items)
+    if shape in ("whole lists", "scores only"):
+        assert vars(lists).get("gapless") is True, "said by the build"
