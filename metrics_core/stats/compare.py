@@ -32,6 +32,7 @@ CACHED_RESAMPLE_CELLS = 1 << 25  # ~256 MB of float64 counts at most
 NORMAL_LIMIT_USERS = 100_000  # above: the resampled means' normal limit (normal_limit_means)
 NORMAL_LIMIT_BLOCK = 1 << 14  # (rows per block: a block of 20 columns, 2.6 MB, stays in cache)
 WILCOXON_EXACT_UP_TO = 50  # pairs; above, scipy's normal approximation (signed_rank_test)
+DEFAULT_METRICS = ("ndcg", "map", "recall", "precision")  # compared when none are named
 
 
 def paired_test(b: np.ndarray, a: np.ndarray, test: str = "wilcoxon") -> tuple[float, float]:
@@ -388,6 +389,19 @@ def _one_dataset(results: dict[str, Evaluation], models: list[str]) -> bool:
     return all(results[model].per_user.index.equals(index) for model in models)
 
 
+def columns_read(metrics: list[str]) -> set[str]:
+    """The per-user columns :func:`compare` reads to compare ``metrics``: each one's own
+    (:func:`_per_user_column`), those a transformed mean is ``of`` and those a function of several
+    means ``combines`` (:func:`_smooth_resamples`), ARP's for normalised ARP, and ``evaluated``."""
+    columns = registry.per_user_columns()
+    names = set()
+    for name in (registry.current_name(m) for m in metrics):
+        summary = registry.METRICS.get(name)
+        names |= {name, *([] if summary is None else [summary.of, *summary.combines])}
+        names |= {"arp"} if name == "arp_normalised" else set()
+    return {columns[name] for name in names if name in columns} | {"evaluated"}
+
+
 def _per_user_column(results: dict[str, Evaluation], metric: str, models: list[str]) -> tuple[str, bool]:
     """The per-user column of ``metric`` and whether it is an accuracy metric (averaged over the
     evaluated users); raises when the metric has none or a model lacks it."""
@@ -450,7 +464,7 @@ def compare(results: dict[str, Evaluation], baseline: str | None = None, metrics
     if correction not in CORRECTIONS:
         raise input_error("compare", f"correction {correction!r} is unknown.",
                           f"choose one of: {', '.join(CORRECTIONS)}.")
-    metrics = [registry.current_name(m) for m in metrics or ["ndcg", "map", "recall", "precision"]]
+    metrics = [registry.current_name(m) for m in metrics or DEFAULT_METRICS]
     others = [m for m in models if m != baseline]
     k = next(iter(results.values())).k
     paired = {}

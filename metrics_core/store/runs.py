@@ -257,8 +257,9 @@ def run_labels(runs: pd.DataFrame) -> pd.Series:
 def run_results(store: Store, run_id: str, metrics: list[str] | None = None) -> dict[str, Evaluation]:
     """The run's models as :class:`Evaluation` objects (aggregates and per-user values; no curves),
     for the paired comparisons of :mod:`metrics_core.stats.compare`. ``metrics``: only the per-user
-    columns their comparisons read (:func:`compared_columns`), not every metric's (a run of 1M users x 4
-    models holds 57 columns: 7 s to read whole, against well under a second for one metric's)."""
+    columns their comparisons read (:func:`~metrics_core.stats.compare.columns_read`), not every
+    metric's (a run of 1M users x 4 models holds 57 columns: 7 s to read whole, against well under a
+    second for one metric's)."""
     run = load_run(store, run_id)
     path = store.home / "runs" / f"{run.id}.parquet"
     try:
@@ -281,25 +282,15 @@ def run_results(store: Store, run_id: str, metrics: list[str] | None = None) -> 
     return out
 
 
-def compared_columns(metrics: list[str]) -> set[str]:
-    """The per-user columns :func:`~metrics_core.stats.compare.compare` reads to compare
-    ``metrics``: each one's own, those a transformed mean is of, those a function of several
-    means combines, ARP's for normalised ARP, and ``evaluated``."""
-    columns = registry.per_user_columns()
-    names = set()
-    for name in (registry.current_name(m) for m in metrics):
-        summary = registry.METRICS.get(name)
-        names |= {name, *([] if summary is None else [summary.of, *summary.combines])}
-        names |= {"arp"} if name == "arp_normalised" else set()
-    return {columns[name] for name in names if name in columns} | {"evaluated"}
-
-
 def _stored_columns(path, metrics: list[str]) -> list[str]:
     """The columns of the run file at ``path`` to read for ``metrics``: the user, the model and
-    :func:`compared_columns` (under their old names too, for a run saved before a renaming)."""
+    :func:`~metrics_core.stats.compare.columns_read` (under their old names too, for a run saved
+    before a renaming)."""
     import pyarrow.parquet as pq
 
-    wanted = compared_columns(metrics)
+    from metrics_core.stats.compare import columns_read
+
+    wanted = columns_read(metrics)
     wanted |= {old for old, new in registry.RENAMED.items() if new in wanted}
     return [name for name in pq.read_schema(path).names if name in wanted | {USER, MODEL}]
 
@@ -310,10 +301,10 @@ def compare_runs(store: Store, first: str, second: str, metrics: list[str] | Non
     the Compare page's paired tests over the users both runs evaluated. When the runs share no
     model name but hold one model each, those two are compared. The comparisons name each side
     ``<run> · <model>``, the run by its id or by ``names[id]`` (the History page's labels)."""
-    from metrics_core.stats.compare import compare
+    from metrics_core.stats.compare import DEFAULT_METRICS, compare
 
     require_comparable(load_run(store, first), load_run(store, second))
-    read = metrics or ["ndcg", "map", "recall", "precision"]  # (the columns of these only)
+    read = metrics or list(DEFAULT_METRICS)  # (the columns of these only)
     a, b = run_results(store, first, read), run_results(store, second, read)
     pairs = [(m, m) for m in a if m in b] or ([(next(iter(a)), next(iter(b)))] if len(a) == len(b) == 1 else [])
     if not pairs:
@@ -329,7 +320,7 @@ def compare_runs(store: Store, first: str, second: str, metrics: list[str] | Non
         if not shared:  # of a million ids when both runs have the same users)
             raise input_error("runs compare", f"runs {first} and {second} share no users for {model_a}.",
                               "compare runs evaluated on the same users.")
-        chosen = metrics or [m for m in ("ndcg", "map", "recall", "precision") if all(m in r.metrics for r in
+        chosen = metrics or [m for m in DEFAULT_METRICS if all(m in r.metrics for r in
                                                                                       results.values())]
         comparisons[model_b] = compare(results, side_a, chosen, test, correction, resamples, seed)
     return comparisons

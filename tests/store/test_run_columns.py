@@ -11,9 +11,8 @@ from lists import random_lists
 
 from metrics_core import Columns, Dataset, InputError, Settings
 from metrics_core.metrics import registry
-from metrics_core.stats.compare import compare
+from metrics_core.stats.compare import columns_read, compare
 from metrics_core.store import Store, compare_runs, run_results, save_run
-from metrics_core.store.runs import compared_columns
 
 USERS, ITEMS = 90, 40
 
@@ -66,9 +65,9 @@ def test_a_run_read_for_some_metrics_holds_their_columns_only(tmp_path):
     for metrics, needed in ((["ndcg"], {"ndcg"}), (["fbeta_of_means"], {"precision", "recall"}),
                             (["gm_map"], {"map"}), (["arp_normalised"], {"arp"})):
         read = run_results(store, first, metrics)
-        assert compared_columns(metrics) == {columns[m] for m in needed} | {"evaluated"}
+        assert columns_read(metrics) == {columns[m] for m in needed} | {"evaluated"}
         for model, result in read.items():
-            assert set(result.per_user.columns) == compared_columns(metrics)
+            assert set(result.per_user.columns) == columns_read(metrics)
             pd.testing.assert_frame_equal(result.per_user, whole[model].per_user[result.per_user.columns])
             assert result.metrics == pytest.approx(whole[model].metrics, nan_ok=True)
 
