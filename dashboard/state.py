@@ -20,7 +20,6 @@ import streamlit as st
 
 from dashboard import progress
 from dashboard.cache import from_environment
-from dashboard.summaries import SCORE_BINS
 from dashboard.workspace import Workspace, demo_workspace
 from metrics_core import Dataset, Evaluation, Settings, settings_for
 from metrics_core._numeric.parallel import map_threads
@@ -333,25 +332,21 @@ def _read_or_build(ws: Workspace, chosen: Encoding, say: progress.Say) -> Datase
         kept = load_dataset(store().home, kept_as)
         if kept is not None:
             load_kernels_meanwhile()  # (numba for the pages' compiled passes: a read dataset had it loaded)
-            progress.in_background(lambda: _count_scores(kept), f"counting the scores of workspace {ws.id}")
+            if kept.scores_to_count():  # (kept before counts were kept with it: counted meanwhile, 1.7 s
+                # at 1M users x 100 x 4 models on both cores; nothing else is counted ahead: the training
+                # per-item counts and the category mix, with more, took 3 s and slowed the first pages)
+                progress.in_background(kept.count_scores, f"counting the scores of workspace {ws.id}")
             return kept
     data = ws.build(chosen, say)
     if kept_as is not None and not store().read_only and worth_keeping(data):
         home = store().home
-        progress.in_background(lambda: save_dataset(home, kept_as, data),
-                               f"keeping the encoded tables of workspace {ws.id}")
+
+        def keep() -> None:
+            data.count_scores()  # (kept with it: a reopened workspace's Scores page counts nothing)
+            save_dataset(home, kept_as, data)
+
+        progress.in_background(keep, f"keeping the encoded tables of workspace {ws.id}")
     return data
-
-
-def _count_scores(data: Dataset) -> None:
-    """Each scored model's scores counted per position for the Scores page's histograms, kept
-    beside its lists (:meth:`~metrics_core.Dataset.score_distribution`): on a reopened workspace
-    the first count reads every mapped score, 1.7 s at 1M users x 100 x 4 models, done meanwhile.
-    (Nothing else is counted ahead: the training per-item counts and the category mix, with
-    more, took 3 s on both cores and slowed the first pages a reopened workspace shows.)"""
-    for name, lists in data.lists.items():
-        if lists.scores is not None and lists.scores.shape[1] >= lists.positions:
-            data.score_distribution(name, 1, bins=SCORE_BINS)
 
 
 def reading_words(ws: Workspace) -> str:

@@ -15,7 +15,6 @@ import pandas as pd
 MAX_CHART_ROWS = 5_000  # Altair's default limit of rows in a chart's data
 DISCRETE_MAX = 30  # at most this many distinct values: one bar per value
 BINS = 20
-SCORE_BINS = 30  # the Scores page's histograms of the scores in the top K and the rest
 SAMPLE = 5_000
 NARROWEST_STEP = 1e-12  # the narrowest bin nice_edges rounds to (its edges keep 14 decimals)
 

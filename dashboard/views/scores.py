@@ -8,8 +8,9 @@ import streamlit as st
 
 from dashboard import charts, components, state
 from dashboard.glossary import fmt
-from dashboard.summaries import SCORE_BINS, model_column
+from dashboard.summaries import model_column
 from dashboard.text import plain
+from metrics_core.metrics.scores import SCORE_BINS
 
 settings, models = state.settings(), state.model_names()
 pooled = settings.score_entropy == "pooled"  # (one value per model: no per-user distribution)

@@ -196,6 +196,8 @@ class Lists:
 
     KEPT = ("lengths", "gapless")  # (kept with an encoded dataset: on a reopened workspace each is a pass
     # over every cell, and a known gapless list makes its count of the first K places min(length, K))
+    KEPT_WHEN_KNOWN = ("_score_places",)  # (kept with it when counted: the scores' counts per position
+    # for a histogram, Dataset.score_distribution's; another pass over every score on a reopened workspace)
 
     @property
     def positions(self) -> int:

@@ -10,6 +10,7 @@ from metrics_core._numeric.sums import row_sums
 from metrics_core.inputs.encoded import compiled_for
 
 CHUNK_CELLS = 1 << 16
+SCORE_BINS = 30  # the app's score histograms (top K and the rest); counted ahead for a kept dataset
 
 
 def score_entropy(scores: np.ndarray, rows: np.ndarray | None = None, k: int | None = None) -> np.ndarray:

@@ -166,8 +166,11 @@ class _Files:
             raise TypeError(f"{kind.__name__} is not one of rankscope's own types")
         packed = {"class": f"{kind.__module__}:{kind.__qualname__}",
                   "fields": {f.name: self.pack(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}}
-        if getattr(kind, "KEPT", ()):  # (its cached values named KEPT: computed now if not yet)
-            packed["cached"] = {name: self.pack(getattr(value, name)) for name in kind.KEPT}
+        cached = {name: getattr(value, name) for name in getattr(kind, "KEPT", ())}  # (computed now if not yet)
+        cached |= {name: dict(vars(value)[name]) for name in getattr(kind, "KEPT_WHEN_KNOWN", ())
+                   if name in vars(value)}  # (only when computed already: a copy, as another thread may add)
+        if cached:
+            packed["cached"] = {name: self.pack(cached_value) for name, cached_value in cached.items()}
         return packed
 
 
@@ -215,7 +218,7 @@ def _rebuilt(packed: dict, folder: Path):
         raise ValueError(f"{packed['class']} is not a dataclass")
     rebuilt = kind(**{field: _unpack(value, folder) for field, value in packed["fields"].items()})
     for name, value in packed.get("cached", {}).items():  # (what its cached properties would compute)
-        if name not in getattr(kind, "KEPT", ()):
+        if name not in (*getattr(kind, "KEPT", ()), *getattr(kind, "KEPT_WHEN_KNOWN", ())):
             raise ValueError(f"a kept dataset gives {packed['class']} a value {name!r} it does not keep")
         vars(rebuilt)[name] = _unpack(value, folder)
     return rebuilt

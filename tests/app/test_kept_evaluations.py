@@ -10,9 +10,10 @@ import numpy as np
 import pandas as pd
 from driving import assert_clean, start
 
-from dashboard.summaries import SCORE_BINS
 from dashboard.workspace import Workspace
 from metrics_core import Columns, Dataset
+from metrics_core.metrics import scores
+from metrics_core.metrics.scores import SCORE_BINS
 from metrics_core.store import Store
 
 
@@ -98,21 +99,20 @@ def test_a_reopened_workspace_maps_its_kept_encoded_tables_instead_of_reading_th
     shown = [m.value for m in first.markdown], [frame.value for frame in first.dataframe]
 
     state.CACHE.clear()  # a restarted server
-    reads = []
+    reads, counts = [], []
     build = Workspace.build
     monkeypatch.setattr(Workspace, "build", lambda *args, **kwargs: reads.append(1) or build(*args, **kwargs))
+    count = scores.place_histograms
+    monkeypatch.setattr(scores, "place_histograms", lambda *args, **kwargs: counts.append(1) or count(*args, **kwargs))
     again = start(page="views/popularity.py", ws=workspace_id)
     assert_clean(again)
     assert reads == []
     data = next(value for key, value in state.CACHE._entries.items() if key.startswith("data:"))[0]
-    deadline = time.monotonic() + 30  # (each model's scores counted meanwhile, for the Scores page)
-    while not all((SCORE_BINS, None) in lists.__dict__.get("_score_places", {}) for lists in data.lists.values()) \
-            and time.monotonic() < deadline:  # (the count's entry, not its table: made before the count ends)
-        time.sleep(0.1)
     assert all((SCORE_BINS, None) in lists.__dict__["_score_places"] for lists in data.lists.values())
+    assert data.scores_to_count() == []  # (each model's scores counted before the dataset was kept, kept with it)
     assert [m.value for m in again.markdown] == shown[0]
     assert all(a.equals(b) for a, b in zip((frame.value for frame in again.dataframe), shown[1], strict=True))
     for page in ("views/users.py", "views/scores.py", "views/cases.py", "views/compare.py"):
         again.switch_page(page).run()
         assert_clean(again)
-    assert reads == []
+    assert reads == [] and counts == []

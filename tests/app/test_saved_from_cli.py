@@ -92,12 +92,14 @@ def test_a_setting_the_app_cannot_set_keeps_nothing_and_says_so(tmp_path, capsys
 
 
 def test_the_command_keeps_a_large_dataset_so_the_link_reads_no_table(tmp_path, capsys, monkeypatch):
-    """Above the size worth keeping, ``--save`` also keeps the encoded dataset (every score): the
-    printed link opens the pages that need the tables without reading one."""
+    """Above the size worth keeping, ``--save`` also keeps the encoded dataset (every score, and
+    their counts per position for the Scores page): the printed link opens the pages that need the
+    tables without reading one or counting a score."""
     home = tmp_path / "store"
     monkeypatch.setenv("RANKSCOPE_HOME", str(home))
     from dashboard import state
     from dashboard.workspace import Workspace
+    from metrics_core.metrics import scores
     from metrics_core.store import encoded
 
     monkeypatch.setattr(encoded, "KEEP_MIN_CELLS", 0)
@@ -105,12 +107,14 @@ def test_the_command_keeps_a_large_dataset_so_the_link_reads_no_table(tmp_path, 
     state.CACHE.clear()
     workspace, settings = saved(tmp_path, capsys)
     assert settings == {} and len(list((home / "encoded").glob("*/manifest.json"))) == 1
-    reads = []
+    reads, counts = [], []
     build = Workspace.build
     monkeypatch.setattr(Workspace, "build", lambda *args, **kwargs: reads.append(1) or build(*args, **kwargs))
+    count = scores.place_histograms
+    monkeypatch.setattr(scores, "place_histograms", lambda *args, **kwargs: counts.append(1) or count(*args, **kwargs))
     opened = start(page="views/scores.py", ws=workspace)
     assert_clean(opened)
     for page in ("views/popularity.py", "views/cases.py", "views/users.py"):
         opened.switch_page(page).run()
         assert_clean(opened)
-    assert reads == []
+    assert reads == [] and counts == []

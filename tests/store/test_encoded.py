@@ -83,6 +83,39 @@ def test_the_training_counts_are_kept_as_computed_and_only_those(tmp_path):
     assert load_dataset(tmp_path, "f00d-3") is None
 
 
+def test_score_counts_are_kept_when_counted_and_give_the_same_histograms(tmp_path, monkeypatch):
+    """Each model's scores counted per position (the Scores page's histograms, at the app's bins or
+    given edges) come back with the dataset when counted before it was kept, and only then; the
+    histograms at every K from the kept counts equal a fresh count's, and reading them counts
+    nothing."""
+    from metrics_core.metrics import scores
+
+    dataset = text_id_dataset()
+    assert save_dataset(tmp_path, "f00d-6", dataset)  # (nothing counted: nothing kept, counted when asked)
+    assert load_dataset(tmp_path, "f00d-6").scores_to_count() == dataset.models
+    edges = np.array([0.0, 0.2, 0.5, 1.0])
+    dataset.count_scores()
+    dataset.score_distribution("a", 2, edges=edges)
+    assert dataset.scores_to_count() == []
+    assert save_dataset(tmp_path, "f00d-7", dataset)
+    kept = load_dataset(tmp_path, "f00d-7")
+    assert kept.scores_to_count() == []
+    fresh = text_id_dataset()
+    counts = []
+    count = scores.place_histograms
+    monkeypatch.setattr(scores, "place_histograms", lambda *args, **kwargs: counts.append(1) or count(*args, **kwargs))
+    for k in (1, 3, 8):
+        for model in kept.models:
+            pd.testing.assert_frame_equal(kept.score_distribution(model, k, bins=scores.SCORE_BINS),
+                                          fresh.score_distribution(model, k, bins=scores.SCORE_BINS))
+        pd.testing.assert_frame_equal(kept.score_distribution("a", k, edges=edges),
+                                      fresh.score_distribution("a", k, edges=edges))
+    assert len(counts) == 3  # (the fresh dataset's three counts; none for the kept one)
+    manifest = tmp_path / "encoded" / "f00d-7" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"_score_places"', '"_pooled"', 1))
+    assert load_dataset(tmp_path, "f00d-7") is None  # (a value the lists do not keep: refused)
+
+
 def test_only_rankscope_s_own_types_are_rebuilt(tmp_path):
     assert save_dataset(tmp_path, "f00d-2", demo_workspace().build())
     manifest = tmp_path / "encoded" / "f00d-2" / "manifest.json"

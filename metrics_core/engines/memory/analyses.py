@@ -117,11 +117,31 @@ class Analyses:
         if lists.scores is None:
             return None
         kept = lists.__dict__.setdefault("_score_places", {})
-        key = (bins, None if edges is None else np.asarray(edges, dtype=np.float64).tobytes())
+        key = (bins, None if edges is None else tuple(np.asarray(edges, dtype=np.float64).tolist()))
         with lists.__dict__.setdefault("_score_places_lock", threading.Lock()):  # (a count in flight: awaited)
             if key not in kept:
                 kept[key] = place_histograms(lists.scores, bins, edges)
         return histogram_at(*kept[key], k)
+
+    def count_scores(self, bins: int | None = None) -> None:
+        """Count each model's scores per position ahead of :meth:`score_distribution` at ``bins``
+        (default :data:`~metrics_core.metrics.scores.SCORE_BINS`, the app's): the models of
+        :meth:`scores_to_count`. The counts are kept beside the lists and, when the dataset is kept,
+        with it (:mod:`metrics_core.store.encoded`): a reopened workspace's histograms at any K then
+        sum them instead of reading every score (1.7 s at 1M users x 100 x 4 models)."""
+        from metrics_core.metrics.scores import SCORE_BINS
+
+        for name in self.scores_to_count(bins):
+            self.score_distribution(name, 1, bins=bins or SCORE_BINS)
+
+    def scores_to_count(self, bins: int | None = None) -> list[str]:
+        """The models whose scores :meth:`count_scores` counts at ``bins``: scored at every position
+        and not counted yet."""
+        from metrics_core.metrics.scores import SCORE_BINS
+
+        return [name for name, lists in self.lists.items()
+                if lists.scores is not None and lists.scores.shape[1] >= lists.positions
+                and (bins or SCORE_BINS, None) not in vars(lists).get("_score_places", {})]
 
     def cases(self, users: list | None = None, **options):
         """Recommendation cases; see :func:`metrics_core.engines.memory.cases.cases`."""
