@@ -329,7 +329,7 @@ def _read_or_build(ws: Workspace, chosen: Encoding, say: progress.Say) -> Datase
     kept_as = encoded_key(ws.fingerprint(), chosen) if ws.id else None
     if kept_as is not None:
         say("Opening the encoded tables kept with this workspace…")
-        kept = load_dataset(store().home, kept_as, map_in=True)  # (its pages mapped in meanwhile)
+        kept = load_dataset(store().home, kept_as)
         if kept is not None:
             load_kernels_meanwhile()  # (numba for the pages' compiled passes: a read dataset had it loaded)
             if kept.scores_to_count():  # (kept before counts were kept with it: counted meanwhile, 1.7 s

@@ -25,12 +25,9 @@ import dataclasses
 import hashlib
 import importlib
 import json
-import mmap
 import os
 import secrets
 import shutil
-import sys
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +38,6 @@ from metrics_core.settings import Encoding
 KEEP_MIN_CELLS = 10_000_000  # (100,000 users x 100 positions)
 KEEP_VARIABLE = "RANKSCOPE_KEEP_ENCODED"
 FOLDER = "encoded"
-MADV_POPULATE_READ = 22  # (Linux's number; Python 3.11's mmap module does not name it)
 _LIBRARY = "metrics_core."
 
 
@@ -90,32 +86,14 @@ def save_dataset(home: Path, key: str, dataset) -> bool:
     return True
 
 
-def load_dataset(home: Path, key: str, map_in: bool = False):
-    """The dataset kept under ``key``, its arrays mapped read-only (None: none kept, or not readable).
-
-    With ``map_in``, a worker thread then maps every array's pages in ahead of their first use, one
-    call per file (Linux 5.14+: ``MADV_POPULATE_READ``), where a first use takes a page fault per
-    4 KiB: on this VM 0.08 s against 0.36 s for 1M users x 100 scores (400 MB), time a reopened
-    workspace's first pages (Popularity, Scores at a new K) spent in faults. Elsewhere, and on an
-    older kernel, pages come in as they are used."""
+def load_dataset(home: Path, key: str):
+    """The dataset kept under ``key``, its arrays mapped read-only (None: none kept, or not readable)."""
     folder = Path(home) / FOLDER / key
-    mapped: list[mmap.mmap] = []
     try:
         manifest = json.loads((folder / "manifest.json").read_text())
-        dataset = _unpack(manifest["dataset"], folder, mapped)
+        return _unpack(manifest["dataset"], folder)
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, ImportError):
         return None
-    if map_in and sys.platform == "linux":
-        threading.Thread(target=_map_in, args=(mapped,), name="rankscope-map-in", daemon=True).start()
-    return dataset
-
-
-def _map_in(regions: list[mmap.mmap]) -> None:
-    for region in regions:
-        try:
-            region.madvise(MADV_POPULATE_READ)
-        except (OSError, ValueError):  # (a kernel without it, or a region closed meanwhile: as used)
-            return
 
 
 def forget_datasets(home: Path, live_fingerprints: set[str]) -> int:
@@ -196,14 +174,11 @@ class _Files:
         return packed
 
 
-def _unpack(packed: dict, folder: Path, mapped: list):
+def _unpack(packed: dict, folder: Path):
     if "value" in packed:
         return packed["value"]
     if "npy" in packed:
-        array = np.load(folder / packed["npy"], mmap_mode="r", allow_pickle=False)
-        if isinstance(array.base, mmap.mmap):  # (a file of an empty array is read, not mapped)
-            mapped.append(array.base)
-        return np.asarray(array)
+        return np.asarray(np.load(folder / packed["npy"], mmap_mode="r", allow_pickle=False))
     if "texts" in packed:
         import pyarrow.parquet as pq
 
@@ -214,25 +189,25 @@ def _unpack(packed: dict, folder: Path, mapped: list):
 
         return pq.read_table(folder / packed["frame"]).to_pandas()
     if "class" in packed:
-        return _rebuilt(packed, folder, mapped)
+        return _rebuilt(packed, folder)
     if "tuple" in packed or "list" in packed:
-        values = [_unpack(v, folder, mapped) for v in packed.get("tuple", packed.get("list"))]
+        values = [_unpack(v, folder) for v in packed.get("tuple", packed.get("list"))]
         return tuple(values) if "tuple" in packed else values
     if "dict" in packed:
-        return {_unpack(k, folder, mapped): _unpack(v, folder, mapped) for k, v in packed["dict"]}
+        return {_unpack(k, folder): _unpack(v, folder) for k, v in packed["dict"]}
     if "csr" in packed:
         import scipy.sparse as sp
 
         data, indices, indptr, shape = packed["csr"]
-        parts = tuple(_unpack(part, folder, mapped) for part in (data, indices, indptr))
-        matrix = sp.csr_matrix(parts, shape=tuple(shape), copy=False)
+        matrix = sp.csr_matrix((_unpack(data, folder), _unpack(indices, folder), _unpack(indptr, folder)),
+                               shape=tuple(shape), copy=False)
         if packed.get("canonical"):  # (as written: sorted, without duplicates; nothing to do in place)
             matrix.has_canonical_format = True
         return matrix
     raise ValueError(f"a kept dataset holds an unknown kind of value: {sorted(packed)}")
 
 
-def _rebuilt(packed: dict, folder: Path, mapped: list):
+def _rebuilt(packed: dict, folder: Path):
     module, name = packed["class"].split(":")
     if not module.startswith(_LIBRARY):
         raise ValueError(f"a kept dataset names {packed['class']}, which is not one of rankscope's own types")
@@ -241,9 +216,9 @@ def _rebuilt(packed: dict, folder: Path, mapped: list):
         kind = getattr(kind, part)
     if not dataclasses.is_dataclass(kind):
         raise ValueError(f"{packed['class']} is not a dataclass")
-    rebuilt = kind(**{field: _unpack(value, folder, mapped) for field, value in packed["fields"].items()})
+    rebuilt = kind(**{field: _unpack(value, folder) for field, value in packed["fields"].items()})
     for name, value in packed.get("cached", {}).items():  # (what its cached properties would compute)
         if name not in (*getattr(kind, "KEPT", ()), *getattr(kind, "KEPT_WHEN_KNOWN", ())):
             raise ValueError(f"a kept dataset gives {packed['class']} a value {name!r} it does not keep")
-        vars(rebuilt)[name] = _unpack(value, folder, mapped)
+        vars(rebuilt)[name] = _unpack(value, folder)
     return rebuilt

@@ -7,9 +7,6 @@ arrays instead of reading its tables again)."""
 from __future__ import annotations
 
 import json
-import mmap
-import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -189,50 +186,3 @@ def test_store_check_names_a_kept_dataset_or_evaluation_that_cannot_be_read(tmp_
     array.write_bytes(b"not numpy")
     (problem,) = check_store(tmp_path)
     assert problem.startswith(f"{tmp_path / 'encoded' / 'f00d-5'}: a kept encoded dataset that cannot be read")
-
-
-def resident_kib(folder) -> int:
-    """KiB of this process's mappings of the files in ``folder`` that are in its page tables."""
-    total, inside = 0, False
-    for line in Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines():
-        fields = line.split()
-        if "-" in fields[0] and len(fields) >= 5 and fields[0][0] in "0123456789abcdef" and ":" in fields[3]:
-            inside = len(fields) >= 6 and fields[5].startswith(str(folder))
-        elif inside and fields[0] == "Rss:":
-            total += int(fields[1])
-    return total
-
-
-def kernel_maps_in() -> bool:
-    """Whether this kernel maps a region's pages in on request (Linux 5.14+)."""
-    if not Path("/proc/self/smaps").exists():
-        return False
-    region = mmap.mmap(-1, mmap.PAGESIZE)
-    try:
-        region.madvise(encoded_module.MADV_POPULATE_READ)
-        return True
-    except OSError:
-        return False
-    finally:
-        region.close()
-
-
-@pytest.mark.skipif(not kernel_maps_in(), reason="maps pages in ahead on Linux 5.14+ only")
-def test_a_kept_dataset_loaded_to_be_mapped_in_has_every_page_in_place(tmp_path):
-    """``map_in``: a worker thread maps every array's pages in ahead of their first use (one call
-    per file, not a fault per page); without it, pages come in as used. The numbers are the same."""
-    dataset = text_id_dataset()
-    assert save_dataset(tmp_path, "f00d-8", dataset)
-    folder = tmp_path / "encoded" / "f00d-8"
-    arrays_kib = sum(path.stat().st_size for path in folder.glob("*.npy")) // 1024
-    lazy = load_dataset(tmp_path, "f00d-8")
-    assert resident_kib(folder) < arrays_kib // 2
-    del lazy
-    mapped = load_dataset(tmp_path, "f00d-8", map_in=True)
-    deadline = time.monotonic() + 10
-    while resident_kib(folder) < arrays_kib and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert resident_kib(folder) >= arrays_kib
-    settings = Settings(k=5)
-    for name, fresh in dataset.evaluate_all(settings).items():
-        assert json.dumps(mapped.evaluate_all(settings)[name].metrics) == json.dumps(fresh.metrics)
