@@ -155,7 +155,7 @@ def beyond_curves(lists: Lists, settings: Settings, inputs) -> BeyondCurves:
     scores = lists.scores
     if scores is not None and settings.score_entropy == "per_user" and scores.shape[1] >= positions:
         means["score_entropy"], = _summed(kernels.score_entropy, n_users, positions, 1,
-                                          read_only_c(scores)[:, :positions], True, unused)
+                                          read_only_c(scores)[:, :positions], unused)
     if _primitive_covered(lists, inputs, settings):
         means["serendipity_primitive"], means["unexpectedness"] = _primitive_means(lists, inputs.primitive, settings,
                                                                                    inputs.n_items)

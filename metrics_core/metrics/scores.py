@@ -37,15 +37,16 @@ def score_entropy(scores: np.ndarray, rows: np.ndarray | None = None, k: int | N
 
 
 def _compiled_score_entropy(scores: np.ndarray, rows: np.ndarray | None, width: int) -> np.ndarray:
-    """:func:`score_entropy` by the compiled pass over the places, each row's value at its last
-    (:func:`~metrics_core.metrics.prefix_kernels.score_entropy`, on a few threads), on the types
-    ``make`` compiles: the scores read-only (a copy only when they are not a C array)."""
+    """:func:`score_entropy` by the compiled pass over each row's first ``width`` places
+    (:func:`~metrics_core.metrics.prefix_kernels.score_entropy_at_k`, on a few threads), on the
+    types ``compile_all`` compiles: the scores read-only (a copy only when they are not a C array)."""
+    from metrics_core._numeric.parallel import map_chunks, thread_shares
     from metrics_core.inputs.kernels import read_only_c
-    from metrics_core.metrics.prefix_kernels import means_at_last_place
-    from metrics_core.metrics.prefix_kernels import score_entropy as entropy_at_every_place
+    from metrics_core.metrics.prefix_kernels import score_entropy_at_k
 
     cells = read_only_c(scores)[:, :width]
-    every_row = means_at_last_place(entropy_at_every_place, cells, False)
+    every_row = np.empty(len(cells))
+    map_chunks(lambda start, stop: score_entropy_at_k(cells, every_row, start, stop), thread_shares(len(cells)))
     return every_row if rows is None else every_row[rows]
 
 
