@@ -32,7 +32,7 @@ from metrics_core.stats.compare import CORRECTIONS, TESTS, aggregate_intervals
 from metrics_core.stats.segments import ACTIVITY, user_segments
 from metrics_core.stats.segments import segment_choices as choices_of_segments
 from metrics_core.store import Store, default_home
-from metrics_core.store.encoded import encoded_key, load_dataset, map_in, save_dataset, worth_keeping
+from metrics_core.store.encoded import encoded_key, load_dataset, save_dataset, worth_keeping
 from metrics_core.store.links import DEFAULT_PRESET, LINKED_SETTINGS
 from metrics_core.store.results import known_positions, load_results, results_key, save_results
 
@@ -336,10 +336,6 @@ def _read_or_build(ws: Workspace, chosen: Encoding, say: progress.Say) -> Datase
                 # at 1M users x 100 x 4 models on both cores; nothing else is counted ahead: the training
                 # per-item counts and the category mix, with more, took 3 s and slowed the first pages)
                 progress.in_background(kept.count_scores, f"counting the scores of workspace {ws.id}")
-            else:  # (the scores' pages mapped in meanwhile: Scores at a new K reads every one, 0.3 s of
-                # page faults at 1M users x 4 models; mapping every kept array in held 3 GB more for nothing)
-                scores = [lists.scores for lists in kept.lists.values() if lists.scores is not None]
-                progress.in_background(lambda: map_in(scores), f"mapping in the scores of workspace {ws.id}")
             return kept
     data = ws.build(chosen, say)
     if kept_as is not None and not store().read_only and worth_keeping(data):

@@ -25,11 +25,9 @@ import dataclasses
 import hashlib
 import importlib
 import json
-import mmap
 import os
 import secrets
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -40,7 +38,6 @@ from metrics_core.settings import Encoding
 KEEP_MIN_CELLS = 10_000_000  # (100,000 users x 100 positions)
 KEEP_VARIABLE = "RANKSCOPE_KEEP_ENCODED"
 FOLDER = "encoded"
-MADV_POPULATE_READ = 22  # (Linux's number; Python 3.11's mmap module does not name it)
 _LIBRARY = "metrics_core."
 
 
@@ -97,25 +94,6 @@ def load_dataset(home: Path, key: str):
         return _unpack(manifest["dataset"], folder)
     except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError, ImportError):
         return None
-
-
-def map_in(arrays: list[np.ndarray]) -> None:
-    """Map the pages of these arrays of a kept dataset in now, one call per file (Linux 5.14+:
-    ``MADV_POPULATE_READ``), where their first use would take a page fault per 4 KiB: on this VM
-    0.08 s against 0.36 s for 1M users x 100 scores (400 MB). Arrays not mapped from a file, other
-    systems and older kernels: nothing (pages come in as they are used)."""
-    if sys.platform != "linux":
-        return
-    for array in arrays:
-        region = array
-        while region is not None and not isinstance(region, mmap.mmap):
-            region = getattr(region, "base", None)
-        if region is None:
-            continue
-        try:
-            region.madvise(MADV_POPULATE_READ)
-        except (OSError, ValueError):  # (a kernel without it, or a file closed meanwhile)
-            return
 
 
 def forget_datasets(home: Path, live_fingerprints: set[str]) -> int:

@@ -104,18 +104,12 @@ def test_a_reopened_workspace_maps_its_kept_encoded_tables_instead_of_reading_th
     monkeypatch.setattr(Workspace, "build", lambda *args, **kwargs: reads.append(1) or build(*args, **kwargs))
     count = scores.place_histograms
     monkeypatch.setattr(scores, "place_histograms", lambda *args, **kwargs: counts.append(1) or count(*args, **kwargs))
-    mapped_in = []
-    monkeypatch.setattr(state, "map_in", mapped_in.append)
     again = start(page="views/popularity.py", ws=workspace_id)
     assert_clean(again)
     assert reads == []
     data = next(value for key, value in state.CACHE._entries.items() if key.startswith("data:"))[0]
     assert all((SCORE_BINS, None) in lists.__dict__["_score_places"] for lists in data.lists.values())
     assert data.scores_to_count() == []  # (each model's scores counted before the dataset was kept, kept with it)
-    deadline = time.monotonic() + 10  # (their pages mapped in on a worker thread: Scores at a new K reads them)
-    while not mapped_in and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert [[id(a) for a in arrays] for arrays in mapped_in] == [[id(lists.scores) for lists in data.lists.values()]]
     assert [m.value for m in again.markdown] == shown[0]
     assert all(a.equals(b) for a, b in zip((frame.value for frame in again.dataframe), shown[1], strict=True))
     for page in ("views/users.py", "views/scores.py", "views/cases.py", "views/compare.py"):

@@ -7,8 +7,6 @@ arrays instead of reading its tables again)."""
 from __future__ import annotations
 
 import json
-import mmap
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,7 +15,7 @@ import pytest
 from dashboard.workspace import demo_workspace
 from metrics_core import Columns, Dataset, Encoding, Settings
 from metrics_core.store import encoded as encoded_module
-from metrics_core.store.encoded import encoded_key, forget_datasets, load_dataset, map_in, save_dataset, worth_keeping
+from metrics_core.store.encoded import encoded_key, forget_datasets, load_dataset, save_dataset, worth_keeping
 
 
 def text_id_dataset() -> Dataset:
@@ -188,52 +186,3 @@ def test_store_check_names_a_kept_dataset_or_evaluation_that_cannot_be_read(tmp_
     array.write_bytes(b"not numpy")
     (problem,) = check_store(tmp_path)
     assert problem.startswith(f"{tmp_path / 'encoded' / 'f00d-5'}: a kept encoded dataset that cannot be read")
-
-
-def resident_kib(path: Path) -> int:
-    """KiB of this process's mappings of the file ``path`` that are in its page tables."""
-    total, inside = 0, False
-    for line in Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines():
-        fields = line.split()
-        if len(fields) >= 5 and "-" in fields[0] and ":" in fields[3]:  # (a mapping's first line)
-            inside = len(fields) >= 6 and fields[5] == str(path)
-        elif inside and fields[0] == "Rss:":
-            total += int(fields[1])
-    return total
-
-
-def kernel_maps_in() -> bool:
-    """Whether this kernel maps a region's pages in on request (Linux 5.14+)."""
-    if not Path("/proc/self/smaps").exists():
-        return False
-    region = mmap.mmap(-1, mmap.PAGESIZE)
-    try:
-        region.madvise(encoded_module.MADV_POPULATE_READ)
-        return True
-    except OSError:
-        return False
-    finally:
-        region.close()
-
-
-@pytest.mark.skipif(not kernel_maps_in(), reason="maps pages in ahead on Linux 5.14+ only")
-def test_mapping_in_puts_the_kept_arrays_pages_in_place_and_changes_no_number(tmp_path):
-    """The scores of a kept dataset are mapped read-only and come in as used; ``map_in`` puts every
-    page of them in place at once (what the app does for a reopened workspace's scores), the other
-    arrays untouched, and the numbers stay the same. Arrays not mapped from a file are left."""
-    rng = np.random.default_rng(5)
-    users = np.repeat(np.arange(3000), 50)
-    recs = pd.DataFrame({"user_id": users, "item_id": rng.permuted(np.tile(np.arange(400), (3000, 1)), axis=1)[:, :50]
-                         .ravel(), "score": rng.random(len(users))})
-    truth = pd.DataFrame({"user_id": np.arange(3000), "item_id": rng.integers(0, 400, 3000)})
-    dataset = Dataset.build({"m": recs}, truth)
-    assert save_dataset(tmp_path, "f00d-8", dataset)
-    kept = load_dataset(tmp_path, "f00d-8")
-    scores, items = kept.lists["m"].scores, kept.lists["m"].items
-    scores_file, items_file = Path(scores.base.filename), Path(items.base.filename)
-    assert resident_kib(scores_file) < scores.nbytes // 1024 // 2  # (not read yet)
-    map_in([scores, dataset.lists["m"].scores])
-    assert resident_kib(scores_file) >= scores.nbytes // 1024
-    assert resident_kib(items_file) < items.nbytes // 1024 // 2
-    again, fresh = kept.evaluate_all(Settings(k=5))["m"], dataset.evaluate_all(Settings(k=5))["m"]
-    assert json.dumps(again.metrics) == json.dumps(fresh.metrics)
