@@ -316,12 +316,12 @@ def compare_runs(store: Store, first: str, second: str, metrics: list[str] | Non
         side_a, side_b = f"{called.get(first, first)} · {model_a}", f"{called.get(second, second)} · {model_b}"
         results = {side_a: a[model_a], side_b: b[model_b]}
         index_a, index_b = results[side_a].per_user.index, results[side_b].per_user.index
-        shared = len(index_a) if index_a.equals(index_b) else len(index_a.intersection(index_b))  # (no hashing
-        if not shared:  # of a million ids when both runs have the same users)
+        # (the same users in both runs: no hashing of a million ids to intersect them)
+        shared = len(index_a) if index_a.equals(index_b) else len(index_a.intersection(index_b))
+        if not shared:
             raise input_error("runs compare", f"runs {first} and {second} share no users for {model_a}.",
                               "compare runs evaluated on the same users.")
-        chosen = metrics or [m for m in DEFAULT_METRICS if all(m in r.metrics for r in
-                                                                                      results.values())]
+        chosen = metrics or [m for m in DEFAULT_METRICS if all(m in r.metrics for r in results.values())]
         comparisons[model_b] = compare(results, side_a, chosen, test, correction, resamples, seed)
     return comparisons
 
