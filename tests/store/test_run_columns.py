@@ -80,3 +80,20 @@ def test_runs_without_a_shared_user_are_refused_whichever_columns_are_read(tmp_p
     table.assign(user=table["user"].astype(str) + "-elsewhere").to_parquet(path, index=False)
     with pytest.raises(InputError, match="share no users"):
         compare_runs(store, first, second, ["ndcg"])
+
+
+@pytest.mark.parametrize("harm", ["missing", "damaged"])
+def test_a_run_file_missing_or_damaged_is_named_when_read_for_some_metrics(tmp_path, harm):
+    """Reading the columns of some metrics reads the file's schema first: a missing or damaged run
+    file is still refused with the message naming it and the repair, never a traceback."""
+    store = Store(tmp_path)
+    first, second = _two_runs(store)
+    path = tmp_path / "runs" / f"{second}.parquet"
+    if harm == "missing":
+        path.unlink()
+    else:
+        path.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(InputError) as error:
+        compare_runs(store, first, second, ["ndcg"])
+    assert f"the per-user values of run {second}" in error.value.problem and harm in error.value.problem
+    assert "rankscope store check" in error.value.fix
