@@ -31,12 +31,14 @@ def in_parallel(n: int, work):
 def lookup(table: np.ndarray, values: np.ndarray, low: int, out: np.ndarray | None = None) -> np.ndarray:
     """``table[values - low]``, into ``out`` when given: ``values`` itself may be it (each chunk's
     indices are copied out before the chunk is written), which saves the first touch of a new
-    array."""
+    array. Every ``values - low`` must index ``table`` (the callers know their bounds): the gather
+    runs in numpy's ``clip`` mode, which writes into ``out`` directly, where its checking mode
+    buffers every chunk (10M item ids: 8.5 ms against 14.5 ms on two threads)."""
     out = np.empty(len(values), dtype=table.dtype) if out is None else out
 
     def work(start: int, stop: int) -> None:
         for first, last, indices in index_chunks(values[start:stop], low):
-            np.take(table, indices, out=out[start + first:start + last])
+            np.take(table, indices, out=out[start + first:start + last], mode="clip")
 
     in_parallel(len(values), work)
     return out

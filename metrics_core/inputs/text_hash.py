@@ -445,7 +445,7 @@ def _code_chunk(table: Table, chunk: pa.DictionaryArray, out: np.ndarray) -> boo
         if not table.code(offsets, data, in_table[at:at + len(offsets) - 1]):
             return False
     coded[used] = in_table
-    np.take(coded, indices, out=out)
+    np.take(coded, indices, out=out, mode="clip")  # (dictionary indices: in range; unbuffered)
     return True
 
 
