@@ -9,11 +9,13 @@ import pandas as pd
 
 from metrics_core._numeric.distinct import distinct
 from metrics_core._numeric.parallel import PARALLEL_MIN, THREADS
+from metrics_core.inputs.encoded import compiled_for
 from metrics_core.inputs.gather import INDEX_CHUNK, in_parallel, index_chunks, lookup
 from metrics_core.inputs.text_ids import TextIds, as_text, is_text, sorted_distinct
 
 LOOKUP_TABLE_LIMIT = 1 << 26  # ids spanning fewer values than this use a direct lookup table
 RUN_PIECE = 1 << 18  # values compared with their neighbours at a time by run_heads (a 256 KB mask)
+OWN_FLAGS_MAX = 1 << 22  # id ranges up to which the compiled marking gives each thread flags of its own
 
 
 @dataclass(frozen=True)
@@ -130,19 +132,41 @@ def _mark_present(present: np.ndarray, values: np.ndarray, low: int) -> None:
 
     Values go in blocks; once every flag is set (a dense range of ids, the usual catalog) the
     rest cannot change anything and is skipped. The check runs only when ``present`` is no
-    larger than a block, so it never costs more than the block it may save.
+    larger than a block, so it never costs more than the block it may save. Blocks of many ids
+    (:func:`~metrics_core.inputs.encoded.compiled_for`) in a range of at most
+    :data:`OWN_FLAGS_MAX` are marked by the compiled loop (:func:`_mark_compiled`).
     """
     block = PARALLEL_MIN * THREADS * 2
+    compiled = values.dtype in (np.int32, np.int64) and len(present) <= OWN_FLAGS_MAX and compiled_for(len(values))
     for first in range(0, len(values), block):
         if len(present) <= block and present.all():  # (also when an earlier array set them all)
             return
         part = values[first:first + block]
+        if compiled:
+            _mark_compiled(present, part, low)
+            continue
 
         def work(start: int, stop: int, part: np.ndarray = part) -> None:
             for _, _, indices in index_chunks(part[start:stop], low):
                 present[indices] = True
 
         in_parallel(len(part), work)
+
+
+def _mark_compiled(present: np.ndarray, values: np.ndarray, low: int) -> None:
+    """:func:`_mark_present` by :func:`~metrics_core.inputs.kernels.mark_rows`, each thread on
+    flags of its own, then or-ed into ``present`` (threads setting flags in the same cache lines
+    slow each other down: 10M Zipf-popular item ids of 50,000 in 5-7 ms on two threads, against
+    14-16 ms for numpy's indexed assignment)."""
+    from metrics_core.inputs.kernels import mark_rows
+
+    def work(start: int, stop: int) -> np.ndarray:
+        flags = np.zeros(len(present), dtype=bool)
+        mark_rows(flags, values, low, start, stop)
+        return flags
+
+    for flags in in_parallel(len(values), work):
+        present |= flags
 
 
 def run_heads(values: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
-"""Compiled loops for the steps numpy needs several passes or a sort for: placing and joining in
-the encoding, matching two models' lists for the primitive-model metrics, each user's softmax
-for score entropy (:mod:`metrics_core.metrics` calls these two from ``KERNEL_MIN`` cells), and
+"""Compiled loops for the steps numpy needs several passes or a sort for: marking the ids in use,
+placing and joining in the encoding, matching two models' lists for the primitive-model metrics,
+each user's softmax for score entropy (:mod:`metrics_core.metrics` calls these two from ``KERNEL_MIN`` cells), and
 looking up entries of a sparse items x items similarity (from ``similarity.LOOKUP_KERNEL_MIN``).
 
 numba compiles them (``cache=True``: once per machine, kept in ``__pycache__``; ``make`` compiles
@@ -35,6 +35,14 @@ def scatter_rows(user, position, first, width, values, out, start, stop):
         column = position[row] - first
         if column < width:
             out[user[row] * width + column] = values[row]
+
+
+@numba.njit(cache=True, nogil=True)
+def mark_rows(flags, values, low, start, stop):
+    """``flags[values - low] = True`` for rows ``start .. stop`` (every ``values - low`` indexes
+    ``flags``: the caller knows the values' extremes)."""
+    for row in range(start, stop):
+        flags[values[row] - low] = True
 
 
 @numba.njit(cache=True, nogil=True)
@@ -481,6 +489,7 @@ def load_usual() -> None:
     read-only (the read ids themselves) or not (looked up), lists read-only or not, and the
     streamed placing's read-only codes with 64- or 32-bit ranks."""
     ranks, items, scores = (read_only_view(np.ones(1, kind)) for kind in (np.int32, np.int32, np.float64))
+    mark_rows(np.zeros(2, bool), items, 0, 0, 1)  # (the id index's marking: a column's ids as pandas gives them)
     for users in (np.zeros(1, np.int32), read_only_view(np.zeros(1, np.int32))):
         scatter_rows(users, ranks, 1, 2, items, np.zeros(2, np.int32), 0, 1)
         scatter_rows(users, ranks, 1, 2, scores, np.zeros(2), 0, 1)
@@ -500,6 +509,11 @@ def compile_all() -> None:
     """Compile (or load from the cache) every kernel for the types the encoding passes: codes
     and ranks as int32 or int64, scores as float32 or float64, lists read-only or not."""
     ints = (np.int32, np.int64)
+    for id_type in ints:  # (ids as read, read-only, or as a fresh array: run heads, concatenated tables)
+        for writeable in (True, False):
+            ids = np.zeros(1, id_type)
+            ids.flags.writeable = writeable
+            mark_rows(np.zeros(1, bool), ids, 0, 0, 1)
     for user_type in ints:
         for position_type in ints:
             for value_type in (np.int32, np.int64, np.float32, np.float64):

@@ -666,3 +666,30 @@ def test_the_ground_truth_sorted_user_by_user_on_the_compiled_loops_is_numpys(se
     for field in ("item", "grade", "relevant_count"):
         np.testing.assert_array_equal(getattr(compiled, field), getattr(by_numpy, field), err_msg=field)
     assert any(note.code == "duplicate_truth" for note in by_numpy.notes) and sizes.max() > 32
+
+
+@pytest.mark.parametrize("id_type", [np.int32, np.int64])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_ids_marked_by_the_compiled_loop_or_numpy_give_the_same_index(id_type, compiled, monkeypatch):
+    """The id index marks the ids in use by a compiled pass on flags of each thread's own (from
+    ``KERNEL_MIN`` ids, for a range of at most ``OWN_FLAGS_MAX``) or by numpy: the same ids and
+    codes, over many blocks, for popular ids with holes between them, negative ids, read-only
+    columns, a dense range that stops early and a range too wide for the compiled pass."""
+    from metrics_core.inputs import ids as ids_module
+    from metrics_core.inputs.ids import IdIndex
+
+    compiled_loops(monkeypatch, on=compiled)
+    marked, mark = [], ids_module._mark_compiled
+    monkeypatch.setattr(ids_module, "_mark_compiled", lambda *args: marked.append(len(args[1])) or mark(*args))
+    rng = np.random.default_rng(5)
+    popular = rng.zipf(1.3, 50_000) % 3_000 * 7 - 900  # holes between ids, negative ones
+    cases = {"popular": popular, "each once": rng.permutation(20_000) * 3 - 5, "dense": np.tile(np.arange(500), 300),
+             "wide": np.array([0, 1 << 23, 5] * 9)}
+    with small_blocks(PARALLEL_MIN=1 << 10):  # blocks of 2**10 x threads x 2: many of them
+        for name, values in cases.items():
+            column = values.astype(id_type)
+            column.flags.writeable = False  # (as pandas hands out a column)
+            index = IdIndex.union([column])
+            np.testing.assert_array_equal(index.ids, np.unique(values), err_msg=name)
+            np.testing.assert_array_equal(index.codes(column), np.searchsorted(index.ids, values), err_msg=name)
+    assert bool(marked) == compiled and sum(marked) < len(popular) + 20_000 + len(cases["dense"])  # (dense: stopped)
