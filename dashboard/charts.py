@@ -12,6 +12,7 @@ import altair as alt
 import pandas as pd
 
 from dashboard.summaries import BINS, boxes, histogram, sample
+from metrics_core._numeric.parallel import meanwhile
 from metrics_core.charts import PALETTE, intervals, metric_curves, model_scale
 from metrics_core.stats.segments import natural_order
 
@@ -34,6 +35,9 @@ def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by:
     Vega-Lite reads "a:b" as a field and its type and "a.b" as a nested field."""
     if by:
         values = values.rename(columns={by: SEGMENT})
+    groups = ["model", SEGMENT] if by else ["model"]
+    boxed = meanwhile(lambda: boxes(values, groups))  # (beside the histogram: 4M users' boxes and bars
+    # took 0.16 s one after the other, 0.1 s side by side)
     color = alt.Color("model:N", scale=model_scale(models), title="model")
     binned = histogram(values, bins)
     order = list(dict.fromkeys(binned["bin"]))
@@ -45,8 +49,7 @@ def distribution(values: pd.DataFrame, metric_label: str, models: list[str], by:
         tooltip=[alt.Tooltip("model:N"), alt.Tooltip("bin:N", title=metric_label), alt.Tooltip("users:Q"),
                  alt.Tooltip("share:Q", format=".1%")],
     ).properties(title=f"Per-user {metric_label}", height=260)
-    groups = ["model", SEGMENT] if by else ["model"]
-    summary = boxes(values, groups)
+    summary = boxed.result()
     if by:
         summary[SEGMENT] = summary[SEGMENT].astype(str)
     row = alt.Y(f"{SEGMENT}:N", title=by, sort=natural_order(summary[SEGMENT].unique()) or "ascending") if by else \

@@ -112,3 +112,28 @@ def test_a_text_attribute_with_many_values_keeps_the_largest_and_sums_the_rest()
     rows = next(iter(spec["datasets"].values()))
     assert len(rows) == 2 * (charts.BIAS_VALUES + 1)
     assert sum(r["share"] for r in rows if r["group"] == "a") == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("with_rows", [["a", "b", "c"], ["a", "c"], ["c", "a"]])
+def test_coded_model_columns_give_the_bars_and_boxes_of_the_same_names_as_text(with_rows):
+    """The pages build their values from :func:`model_column` codes (every model, or some without
+    rows, in the page's order or not): the bars and boxes, model by model, are those of the same
+    frame with the names as text; the boxes of several models are computed side by side."""
+    from dashboard.summaries import model_column
+
+    rng = np.random.default_rng(3)
+    columns = {name: rng.normal(loc=index, size=200 + 50 * index) for index, name in enumerate(with_rows)}
+    coded = pd.concat([pd.DataFrame({"model": model_column(name, ["a", "b", "c"], len(values)), "value": values})
+                       for name, values in columns.items()], ignore_index=True)
+    text = coded.assign(model=coded["model"].astype(str))
+    order = [name for name in ["a", "b", "c"] if name in columns]  # (codes keep the page's order)
+    by_name = {name: part.drop(columns="model").reset_index(drop=True)
+               for name, part in histogram(text).groupby("model")}
+    for name, part in histogram(coded).groupby("model", sort=False):
+        pd.testing.assert_frame_equal(part.drop(columns="model").reset_index(drop=True), by_name[name])
+    boxed = boxes(coded, ["model"])
+    assert boxed["model"].tolist() == order
+    for name, box in boxed.set_index("model").iterrows():
+        q1, median, q3 = np.quantile(columns[name], [0.25, 0.5, 0.75])
+        assert (box["q1"], box["median"], box["q3"], box["users"]) == (q1, median, q3, len(columns[name]))
+    pd.testing.assert_frame_equal(boxed.set_index("model"), boxes(text, ["model"]).set_index("model").loc[order])
