@@ -384,6 +384,44 @@ class Lists:
         return True
 
     @cached_property
+    def first_places(self) -> np.ndarray:
+        """Each list's first filled place (int64, 0-based; the lists' width for a user without a
+        list), found once per model, each list read up to its first item (:meth:`listed_within`
+        reads it at any k). From the lengths when the lists are known to be :attr:`gapless`.
+
+        >>> Lists("m", np.array([[4, -1], [-1, 6], [-1, -1]]), np.zeros((3, 2), bool), None, None,
+        ...       np.ones(3, bool), "rank").first_places.tolist()
+        [0, 1, 2]
+        """
+        width = self.items.shape[1]
+        if self.__dict__.get("gapless"):
+            return np.where(self.lengths > 0, 0, width)
+        out = np.empty(len(self.items), dtype=np.int64)
+        if compiled_for(self.items.size):
+            from metrics_core._numeric.parallel import map_chunks, thread_shares
+            from metrics_core.inputs.kernels import first_filled_rows
+
+            map_chunks(lambda start, stop: first_filled_rows(self.items, out, start, stop), thread_shares(len(out)))
+            return out
+        block = 1 << 16  # (rows at a time: a small copy whatever the lists' size)
+        for start in range(0, len(out), block):
+            filled = self.items[start:start + block] >= 0
+            out[start:start + block] = np.where(filled.any(axis=1), np.argmax(filled, axis=1), width)
+        return out
+
+    def listed_within(self, k: int) -> np.ndarray:
+        """Whether each user has an item in its first ``k`` places: its :attr:`first_places` is
+        below k (and below the lists' width, which marks an empty list). What counting the items
+        of the first K places (:meth:`listed_at`) tells, without reading K places of every list
+        at each K.
+
+        >>> Lists("m", np.array([[-1, 4], [-1, -1]]), np.zeros((2, 2), bool), None, None,
+        ...       np.ones(2, bool), "rank").listed_within(5).tolist()
+        [True, False]
+        """
+        return self.first_places < min(k, self.items.shape[1])
+
+    @cached_property
     def hit_cells(self) -> np.ndarray:
         """Flat indices (user * positions + position) of the relevant cells, ascending."""
         return np.flatnonzero(self.hit.reshape(-1))

@@ -467,6 +467,18 @@ def sparse_entries(indptr, indices, data, rows, columns, out, start, stop):
         out[i] = data[low] if low < end and indices[low] == column else 0.0
 
 
+@numba.njit(cache=True, nogil=True)
+def first_filled_rows(items, out, start, stop):
+    """``out[u]``: the first place of row ``u`` (``start .. stop``) that holds an item (code >= 0),
+    the rows' width when none does; each row is read up to its first item."""
+    width = items.shape[1]
+    for user in range(start, stop):
+        place = 0
+        while place < width and items[user, place] < 0:
+            place += 1
+        out[user] = place
+
+
 def read_only_view(values: np.ndarray) -> np.ndarray:
     """A read-only view of ``values`` (as pandas hands out its columns' arrays): the callers pass
     the loops one type whoever made the arrays, the type compiled at install."""
@@ -555,6 +567,7 @@ def compile_all() -> None:
         for writeable in (True, False):
             cells = np.zeros((1, 2), item_type)
             listed_rows(cells if writeable else read_only_view(cells), 2, np.zeros(1, np.int64), 0, 1)
+            first_filled_rows(cells if writeable else read_only_view(cells), np.zeros(1, np.int64), 0, 1)
     for key_type in ints:  # (the ground truth's pair keys: int64, or the users' own type)
         sort_segments(np.zeros(2, key_type), np.array([0, 2], np.int64), 0, 1)
     for score_type in (np.float32, np.float64):

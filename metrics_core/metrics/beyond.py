@@ -74,8 +74,7 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs, only: se
     k, training = settings.k, inputs.training
     wanted = (lambda names: True) if only is None else (lambda names: bool(only.intersection(names)))
     top_all = lists.items[:, :k]
-    listed = lists.listed_at(k)
-    rows = np.flatnonzero(listed)
+    rows = np.flatnonzero(lists.listed_within(k))
     every_user = len(rows) == len(top_all)
     top = top_all if every_user else top_all[rows]  # a view when every user has a list
     hit_top = lists.hit[user_rows(rows), :k]

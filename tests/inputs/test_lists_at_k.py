@@ -114,3 +114,32 @@ def test_a_build_says_its_lists_are_gapless_only_when_they_are(seed, shape):
         assert lists.gapless == Lists.gapless.func(lists), (shape, lists.items)
     if shape in ("whole lists", "scores only"):
         assert vars(lists).get("gapless") is True, "said by the build"
+
+
+@settings(max_examples=150, deadline=None)
+@given(problems(), st.sampled_from(["numpy", "compiled", "gapless known"]))
+@example((np.array([[-1, -1, 4, -1], [-1, -1, -1, -1], [2, 3, -1, -1]]), np.zeros((3, 4), bool), np.array([0]), 3),
+         "compiled")
+def test_each_lists_first_filled_place_tells_who_has_an_item_in_the_first_k_places(problem, path):
+    """The users with an item in their first k places (the beyond-accuracy metrics' users at k)
+    are those whose first filled place is below k (and below the lists' width, an empty list's),
+    found once whatever k, by numpy, by the compiled pass or from the lengths of lists known to
+    be gapless."""
+    from metrics_core.inputs import encoded
+
+    items, hit, _, k = problem
+    lists = lists_of(items, hit)
+    if path == "gapless known":
+        lists.gapless  # noqa: B018 (found out, as an evaluation does)
+    saved = encoded.KERNEL_MIN, encoded.LOAD_MIN
+    try:
+        encoded.KERNEL_MIN = encoded.LOAD_MIN = 0 if path == "compiled" else 1 << 40
+        first = lists.first_places
+    finally:
+        encoded.KERNEL_MIN, encoded.LOAD_MIN = saved
+    filled = items >= 0
+    expected = np.where(filled.any(axis=1), np.argmax(filled, axis=1), items.shape[1]) if len(items) else []
+    if path != "gapless known" or lists.gapless:
+        assert first.tolist() == list(expected)
+    for at in (1, k, items.shape[1] + 1):
+        assert lists.listed_within(at).tolist() == (lists.listed_at(at) > 0).tolist()
