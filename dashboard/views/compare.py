@@ -265,13 +265,21 @@ def user_by_user() -> None:
                        format_func={"jaccard": f"Jaccard@{k} (shared items / all items)",
                                     "rbo": "rank-biased overlap (p = 0.9, weighs the top)"}.get)
     measure_label = f"Jaccard@{k}" if measure == "jaccard" else f"RBO@{k}"
-    table = state.memo("overlap_matrix", (measure,), lambda: overlap.matrix(dataset, k, measure))
+
+    def shared() -> overlap.SharedAtK | None:
+        """Every pair's shared items per user at K, for Jaccard: the matrix and the chosen pair read
+        them (counted once, when either is not kept)."""
+        return state.memo("overlap_shared", (), lambda: overlap.shared_at(dataset, k)) if measure == "jaccard" \
+            else None
+
+    table = state.memo("overlap_matrix", (measure,), lambda: overlap.matrix(dataset, k, measure, shared=shared()))
     pairs = table.rename_axis("first").reset_index().melt(id_vars="first", var_name="second", value_name="value")
     left, right = st.columns(2)
     with left:
         components.chart(charts.overlap_matrix(pairs, measure_label), "overlap_matrix", "dl_overlap_matrix")
     with right:
-        values = state.memo("overlap_users", (a, b, measure), lambda: overlap.per_user(dataset, a, b, k, measure))
+        values = state.memo("overlap_users", (a, b, measure),
+                            lambda: overlap.per_user(dataset, a, b, k, measure, shared=shared()))
         name = f"{b} vs {a}"
         frame = pd.DataFrame({"model": model_column(name, [name], len(values)), "value": values.to_numpy()})
         components.chart(charts.distribution(frame, measure_label, [name]), "overlap_users", "dl_overlap_users")

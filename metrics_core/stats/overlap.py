@@ -8,6 +8,8 @@ Users whose lists are both empty have no value (NaN) and are left out of the mea
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -68,34 +70,75 @@ def listed_items(top: np.ndarray) -> np.ndarray:
     return row_sums(top >= 0, np.int64)
 
 
+@dataclass(frozen=True)
+class SharedAtK:
+    """What Jaccard@K reads of every pair of models: per user, the items both top-K lists hold
+    (``counts``: users x pairs, pairs (m1, m2), m1 < m2, in reading order) and each model's items
+    in its top K (``listed``)."""
+
+    k: int
+    models: list[str]
+    counts: np.ndarray
+    listed: dict[str, np.ndarray]
+
+    def of(self, first: str, second: str) -> np.ndarray:
+        """The shared items of two models' lists, per user (either order)."""
+        pairs = [(a, b) for i, a in enumerate(self.models) for b in self.models[i + 1:]]
+        pair = (first, second) if (first, second) in pairs else (second, first)
+        return self.counts[:, pairs.index(pair)]
+
+
+def shared_at(dataset, k: int) -> SharedAtK:
+    """:class:`SharedAtK` of every pair of the dataset's models: on large lists
+    (:func:`~metrics_core.inputs.encoded.compiled_for` their cells, 2 to 63 models) in one compiled
+    pass over each user's lists (:func:`~metrics_core.metrics.shared_items.shared_pair_counts`),
+    otherwise pair by pair (:func:`~metrics_core.metrics.shared_items.shared_counts`): the same
+    counts. Both the model x model matrix and one pair's per-user values read it."""
+    models = list(dataset.models)
+    tops = [dataset.lists[name].top(k) for name in models]
+    listed = {name: dataset.lists[name].listed_at(k) for name in models}
+    pairs = [(i, j) for i in range(len(models)) for j in range(i + 1, len(models))]
+    if len(pairs) > 1 and len(models) < 64 and compiled_for(sum(top.size for top in tops)):
+        counts = shared_pair_counts(tops, len(dataset.items))
+    else:
+        counts = np.zeros((len(dataset.users), len(pairs)), dtype=np.int32)
+        for column, (i, j) in enumerate(pairs):
+            counts[:, column] = shared_counts(tops[i], tops[j], len(dataset.items))
+    return SharedAtK(k, models, counts, listed)
+
+
 def per_user(dataset, first: str, second: str, k: int, measure: str = "jaccard", p: float = 0.9,
-             listed: dict[str, np.ndarray] | None = None) -> pd.Series:
+             listed: dict[str, np.ndarray] | None = None, shared: SharedAtK | None = None) -> pd.Series:
     """``measure`` between two models' top-K lists, per user id (users with both lists empty left out);
-    ``listed``: each model's items in its top K, when known (else the lists' own count, kept per K)."""
-    a, b = (dataset.lists[name].items[:, :k] for name in (first, second))
+    ``listed``: each model's items in its top K, when known (else the lists' own count, kept per K);
+    ``shared``: the pairs' shared items at this K (:func:`shared_at`), which Jaccard then reads."""
+    a, b = (dataset.lists[name].top(k) for name in (first, second))
+    if shared is not None:
+        listed = shared.listed
     listed = listed if listed is not None else {name: dataset.lists[name].listed_at(k) for name in (first, second)}
     counts = listed[first], listed[second]
-    values = jaccard(a, b, counts, len(dataset.items)) if measure == "jaccard" else \
-        rank_biased_overlap(a, b, p, counts)
+    if measure == "jaccard":
+        values = jaccard(a, b, counts, len(dataset.items)) if shared is None else \
+            jaccard_of_counts(shared.of(first, second), *counts)
+    else:
+        values = rank_biased_overlap(a, b, p, counts)
     series = pd.Series(values, index=pd.Index(dataset.users.ids, name=dataset.columns.user), name=measure)
     return series.dropna()
 
 
-def matrix(dataset, k: int, measure: str = "jaccard", p: float = 0.9) -> pd.DataFrame:
-    """Model x model mean of ``measure`` over users (1 on the diagonal). Jaccard on large lists
-    (:func:`~metrics_core.inputs.encoded.compiled_for` their cells, fewer than 64 models) counts the
-    shared items of every pair in one compiled pass over each user's lists
-    (:func:`~metrics_core.metrics.shared_items.shared_pair_counts`), the same counts as pair by pair."""
+def matrix(dataset, k: int, measure: str = "jaccard", p: float = 0.9, shared: SharedAtK | None = None
+           ) -> pd.DataFrame:
+    """Model x model mean of ``measure`` over users (1 on the diagonal). Jaccard reads every pair's
+    shared items (``shared``, found by :func:`shared_at` when not given)."""
     models = dataset.models
     out = pd.DataFrame(np.eye(len(models)), index=pd.Index(models, name="model"), columns=models)
-    tops = [dataset.lists[name].items[:, :k] for name in models]
-    listed = {name: dataset.lists[name].listed_at(k) for name in models}
     pairs = [(first, second) for i, first in enumerate(models) for second in models[i + 1:]]
-    if measure == "jaccard" and len(pairs) > 1 and len(models) < 64 and compiled_for(sum(top.size for top in tops)):
-        shared = shared_pair_counts(tops, len(dataset.items))
-        means = [_mean(jaccard_of_counts(shared[:, column], listed[first], listed[second]))
-                 for column, (first, second) in enumerate(pairs)]
+    if measure == "jaccard":
+        shared = shared if shared is not None else shared_at(dataset, k)
+        means = [_mean(jaccard_of_counts(shared.of(first, second), shared.listed[first], shared.listed[second]))
+                 for first, second in pairs]
     else:
+        listed = {name: dataset.lists[name].listed_at(k) for name in models}
         means = [float(per_user(dataset, first, second, k, measure, p, listed).mean()) for first, second in pairs]
     for (first, second), mean in zip(pairs, means, strict=True):
         out.loc[first, second] = out.loc[second, first] = mean

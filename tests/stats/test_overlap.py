@@ -84,3 +84,23 @@ def test_the_matrix_in_one_compiled_pass_equals_its_pairs(problem):
         for second in data.models:
             expected = 1.0 if first == second else per_user(data, first, second, k).mean()
             assert table.loc[first, second] == pytest.approx(expected, abs=1e-12, nan_ok=True), (first, second)
+
+
+@settings(max_examples=40, deadline=None)
+@given(workspaces(), st.booleans())
+def test_one_pairs_jaccard_read_from_every_pairs_shared_items_is_its_own(problem, compiled):
+    """The Compare page counts every pair's shared items once (shared_at: one compiled pass, or
+    pair by pair) and reads the matrix and the chosen pair's per-user Jaccard from them: the same
+    values as the pair's own count, in either order of the two models."""
+    from metrics_core.stats.overlap import shared_at
+
+    data, k = problem
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        compiled_loops(monkeypatch, on=compiled)
+        shared = shared_at(data, k)
+    for first in data.models:
+        for second in data.models:
+            if first != second:
+                pd.testing.assert_series_equal(per_user(data, first, second, k, shared=shared),
+                                               per_user(data, first, second, k))
+    pd.testing.assert_frame_equal(matrix(data, k, shared=shared), matrix(data, k))
