@@ -342,7 +342,7 @@ def _read_or_build(ws: Workspace, chosen: Encoding, say: progress.Say) -> Datase
         home = store().home
 
         def keep() -> None:
-            data.count_scores()  # (kept with it: a reopened workspace's Scores page counts nothing)
+            data.ready_to_keep()  # (kept with it: a reopened workspace's pages count and copy nothing)
             save_dataset(home, kept_as, data)
 
         progress.in_background(keep, f"keeping the encoded tables of workspace {ws.id}")

@@ -133,5 +133,5 @@ def keep_for_app(store: Store, saved: SavedWorkspace, settings: Settings, datase
     every_score = all(lists.scores is None or lists.scores.shape == lists.items.shape
                       for lists in dataset.lists.values())
     if every_score and worth_keeping(dataset):
-        dataset.count_scores()  # (kept with it: the Scores page of a reopened workspace counts nothing)
+        dataset.ready_to_keep()  # (kept with it: a reopened workspace's pages count and copy nothing)
         save_dataset(store.home, encoded_key(saved.fingerprint, encoding), dataset)

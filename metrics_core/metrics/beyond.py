@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 
 import numpy as np
 
@@ -73,20 +74,19 @@ def beyond_pass(lists: Lists, settings: Settings, inputs: BeyondInputs, only: se
     model, score entropy), and of their results those named, with the same values."""
     k, training = settings.k, inputs.training
     wanted = (lambda names: True) if only is None else (lambda names: bool(only.intersection(names)))
-    top_all = lists.items[:, :k]
     rows = np.flatnonzero(lists.listed_within(k))
-    every_user = len(rows) == len(top_all)
-    top = top_all if every_user else top_all[rows]  # a view when every user has a list
-    hit_top = lists.hit[user_rows(rows), :k]
+    every_user = len(rows) == len(lists.items)
+    top = cache(lambda: lists.top(k) if every_user else lists.top(k)[rows])  # (a view when every user has a list)
+    hit_top = cache(lambda: lists.hit[user_rows(rows), :k])  # (read by the groups that need them alone)
     out = BeyondPass(rows, {}, {}, {}, {"users_with_recommendations": len(rows)})
-    counts = catalog.recommendation_counts(top, inputs.n_items) if wanted((*CATALOG, "novelty_interactions")) \
+    counts = catalog.recommendation_counts(top(), inputs.n_items) if wanted((*CATALOG, "novelty_interactions")) \
         else None
     groups = ((CATALOG, lambda: _catalog_metrics(out, counts, inputs, settings)),
-              (POPULARITY, lambda: _popularity_metrics(out, top, hit_top, counts, inputs, settings, wanted)),
-              (SIMILARITY, lambda: _similarity_metrics(out, top, hit_top, rows, inputs, settings)),
+              (POPULARITY, lambda: _popularity_metrics(out, top(), hit_top(), counts, inputs, settings, wanted)),
+              (SIMILARITY, lambda: _similarity_metrics(out, top(), hit_top(), rows, inputs, settings)),
               (("calibration",), lambda: _calibration(out, lists, rows, inputs, settings)),
-              (("exposure_distance",), lambda: _exposure(out, top, inputs, settings)),
-              (PRIMITIVE, lambda: _primitive_metrics(out, lists, rows, hit_top, inputs, settings)),
+              (("exposure_distance",), lambda: _exposure(out, top(), inputs, settings)),
+              (PRIMITIVE, lambda: _primitive_metrics(out, lists, rows, hit_top(), inputs, settings)),
               (("score_entropy",), lambda: _score_entropy(out, lists, None if every_user else rows, settings)))
     for names, compute in groups:
         if wanted(names):

@@ -167,11 +167,16 @@ class _Files:
         packed = {"class": f"{kind.__module__}:{kind.__qualname__}",
                   "fields": {f.name: self.pack(getattr(value, f.name)) for f in dataclasses.fields(value) if f.init}}
         cached = {name: getattr(value, name) for name in getattr(kind, "KEPT", ())}  # (computed now if not yet)
-        cached |= {name: dict(vars(value)[name]) for name in getattr(kind, "KEPT_WHEN_KNOWN", ())
-                   if name in vars(value)}  # (only when computed already: a copy, as another thread may add)
+        cached |= {name: _snapshot(vars(value)[name]) for name in getattr(kind, "KEPT_WHEN_KNOWN", ())
+                   if name in vars(value)}  # (only when computed already)
         if cached:
             packed["cached"] = {name: self.pack(cached_value) for name, cached_value in cached.items()}
         return packed
+
+
+def _snapshot(value):
+    """A cached value as it is now: a dict copied (another thread may add to it), anything else as it is."""
+    return dict(value) if isinstance(value, dict) else value
 
 
 def _unpack(packed: dict, folder: Path):

@@ -186,3 +186,36 @@ def test_store_check_names_a_kept_dataset_or_evaluation_that_cannot_be_read(tmp_
     array.write_bytes(b"not numpy")
     (problem,) = check_store(tmp_path)
     assert problem.startswith(f"{tmp_path / 'encoded' / 'f00d-5'}: a kept encoded dataset that cannot be read")
+
+
+def test_the_copy_of_the_first_places_is_kept_when_made_and_read_back_mapped(tmp_path, monkeypatch):
+    """Each model's copy of its lists' first places (Lists.top's) comes back with the dataset when
+    it was made before the dataset was kept (ready_to_keep, as every road that keeps one does),
+    mapped from disk and read-only, and only then; the metrics at a new K read from it are the
+    same; a dataset kept without it makes it on first use."""
+    from metrics_core.inputs import encoded
+
+    monkeypatch.setattr(encoded, "HEAD_PLACES", 3)
+    monkeypatch.setattr(encoded, "HEAD_MIN", 0)
+    dataset = text_id_dataset()
+    assert save_dataset(tmp_path, "f00d-8", dataset)  # (nothing made: nothing kept)
+    older = load_dataset(tmp_path, "f00d-8")
+    assert all("_head" not in vars(lists) for lists in older.lists.values())
+    dataset.ready_to_keep()
+    assert dataset.scores_to_count() == []
+    assert save_dataset(tmp_path, "f00d-9", dataset)
+    kept = load_dataset(tmp_path, "f00d-9")
+    for name, lists in kept.lists.items():
+        head = vars(lists)["_head"]
+        assert isinstance(head.base, np.memmap) or not head.flags.owndata  # (mapped, not read into memory)
+        assert not head.flags.writeable
+        np.testing.assert_array_equal(head, dataset.lists[name].items[:, :3])
+    fresh = text_id_dataset()
+    for k in (2, 3, 5):
+        settings = Settings(k=k, category_column="genre")
+        for model in kept.models:
+            ours, theirs = kept.evaluate(model, settings, curves=False), fresh.evaluate(model, settings, curves=False)
+            assert ours.metrics == theirs.metrics
+            pd.testing.assert_frame_equal(ours.per_user, theirs.per_user)
+    older.lists["a"].top(2)
+    assert "_head" in vars(older.lists["a"])

@@ -58,7 +58,7 @@ class Analyses:
 
         kept = self.__dict__.setdefault("_recommended_counts", {})
         if (id(lists), k) not in kept:
-            kept[id(lists), k] = recommendation_counts(lists.items[:, :k], len(self.items))
+            kept[id(lists), k] = recommendation_counts(lists.top(k), len(self.items))
         return kept[id(lists), k]
 
     def _interactions(self, what: str) -> np.ndarray:
@@ -74,7 +74,7 @@ class Analyses:
         if self.item_table is None:
             raise input_error("item bias", "needs an item table.", "give an item table with the attribute.")
         values = self.item_attribute(attribute)
-        top = self._lists_of(model).items[:, :k]
+        top = self._lists_of(model).top(k)
         catalog = np.flatnonzero(self.training.users_per_item > 0) if self.training is not None \
             else distinct(self.item_table_codes)
         return item_bias(attribute, values, top[top >= 0], catalog)
@@ -134,6 +134,15 @@ class Analyses:
         for name in self.scores_to_count(bins):
             self.score_distribution(name, 1, bins=bins or SCORE_BINS)
 
+    def ready_to_keep(self) -> None:
+        """Compute ahead what the app's pages read on a reopened workspace and the store keeps with
+        the dataset: each model's scores counted per position (:meth:`count_scores`) and the copy
+        of its lists' first places (:meth:`~metrics_core.inputs.encoded.Lists.top`). Every road
+        that keeps an encoded dataset (``--save``, ``workspaces prepare``, the app) calls it."""
+        self.count_scores()
+        for lists in self.lists.values():
+            lists.copy_first_places()
+
     def scores_to_count(self, bins: int | None = None) -> list[str]:
         """The models whose scores :meth:`count_scores` counts at ``bins``: scored at every position
         and not counted yet."""
@@ -162,7 +171,7 @@ class Analyses:
         categories, why = self.categories(settings.category_column)
         if categories is None:
             raise input_error("exposure", why + ".", "give an item table with a category column (a genre).")
-        top = self._lists_of(model).items[:, :settings.k]
+        top = self._lists_of(model).top(settings.k)
         per_item = exposure.item_exposure(top, exposure.position_weights(top.shape[1], settings.exposure_browsing,
                                                                          settings.rbp_p), len(self.items))
         training = self.training
