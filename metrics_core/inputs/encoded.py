@@ -196,11 +196,12 @@ class Lists:
     _judged: np.ndarray | None = field(default=None, repr=False)
     _pooled: np.ndarray | None = field(default=None, repr=False)
 
-    KEPT = ("lengths", "gapless")  # (kept with an encoded dataset: on a reopened workspace each is a pass
-    # over every cell, and a known gapless list makes its count of the first K places min(length, K))
-    KEPT_WHEN_KNOWN = ("_score_places", "_head")  # (kept with it when made: the scores' counts per position
-    # for a histogram, Dataset.score_distribution's, another pass over every score on a reopened workspace;
-    # the copy of the first places, Lists.top's, a pass over every list at the first new K)
+    KEPT = ("lengths", "gapless", "first_places")  # (kept with an encoded dataset: on a reopened workspace
+    # each is a pass over every cell, and a known gapless list makes its count of the first K places min(length, K))
+    KEPT_WHEN_KNOWN = ("_score_places", "_head", "_score_head")  # (kept with it when made: the scores' counts
+    # per position for a histogram, Dataset.score_distribution's, another pass over every score on a reopened
+    # workspace; the copies of the first places' items and scores, Lists.top's and Lists.score_places', a pass
+    # over every list at the first new K)
 
     @property
     def positions(self) -> int:
@@ -219,25 +220,39 @@ class Lists:
         """
         return self._places(k)[:, :min(k, self.positions)]
 
+    def score_places(self, k: int) -> np.ndarray:
+        """A C array whose first ``min(k, its width)`` columns are the scores of each list's first
+        places: the scores, or for large lists and k up to :data:`HEAD_PLACES` a copy of their
+        first places made as :meth:`top`'s (score entropy at a new K reads it). Lists without
+        scores: an error."""
+        return self._head_of("_score_head", self.scores, k)
+
     def copy_first_places(self) -> None:
-        """Make the copy of the first places :meth:`top` reads, when the lists are large and wide
-        enough for one (kept with the lists when they are kept)."""
+        """Make the copies of the first places :meth:`top` and :meth:`score_places` read, when the
+        lists are large and wide enough for them (kept with the lists when they are kept)."""
         self._places(HEAD_PLACES)
+        if self.scores is not None:
+            self.score_places(HEAD_PLACES)
 
     def _places(self, k: int) -> np.ndarray:
         """A C array whose first ``min(k, positions)`` columns are the lists' first places: the
         head copy (:meth:`top`) when it applies, else the items."""
-        if k > HEAD_PLACES or self.positions <= HEAD_PLACES or self.items.size < HEAD_MIN:
-            return self.items
-        head = self.__dict__.get("_head")  # (not a field: never stored with the lists)
+        return self._head_of("_head", self.items, k)
+
+    def _head_of(self, name: str, values: np.ndarray, k: int) -> np.ndarray:
+        """``values`` (users x places), or for k up to :data:`HEAD_PLACES` of large, wider arrays
+        a read-only copy of their first places, kept as ``name`` (made on first use)."""
+        if k > HEAD_PLACES or values.shape[1] <= HEAD_PLACES or values.size < HEAD_MIN:
+            return values
+        head = self.__dict__.get(name)  # (not a field: never stored with the lists, unless kept with them)
         if head is None:  # (two threads may both copy: the same values, one is kept)
             from metrics_core._numeric.parallel import map_chunks, thread_shares
 
-            head = np.empty((len(self.items), HEAD_PLACES), dtype=self.items.dtype)
-            map_chunks(lambda start, stop: np.copyto(head[start:stop], self.items[start:stop, :HEAD_PLACES]),
+            head = np.empty((len(values), HEAD_PLACES), dtype=values.dtype)
+            map_chunks(lambda start, stop: np.copyto(head[start:stop], values[start:stop, :HEAD_PLACES]),
                        thread_shares(len(head)))
-            head.flags.writeable = False  # (the type of a kept dataset's mapped lists, for the compiled loops)
-            self.__dict__["_head"] = head
+            head.flags.writeable = False  # (the type of a kept dataset's mapped arrays, for the compiled loops)
+            self.__dict__[name] = head
         return head
 
     def above(self, threshold: float) -> Lists:

@@ -140,7 +140,7 @@ def _score_entropy(out: BeyondPass, lists: Lists, rows: np.ndarray | None, setti
         out.metrics["score_entropy"] = scores.pooled_score_entropy(
             lists.scores[:, :settings.k] if rows is None else lists.scores[rows, :settings.k])
     else:
-        out.per_user["score_entropy"] = scores.score_entropy(lists.scores, rows, settings.k)
+        out.per_user["score_entropy"] = scores.score_entropy(lists.score_places(settings.k), rows, settings.k)
 
 
 def _calibration(out: BeyondPass, lists: Lists, rows: np.ndarray, inputs: BeyondInputs,

@@ -22,20 +22,24 @@ def test_the_first_k_places_are_the_lists_own_whether_copied_or_not(users, width
     rng = np.random.default_rng(seed)
     items = rng.integers(0, 40, (users, width)).astype(np.int32)
     items[rng.random((users, width)) < 0.2] = -1
+    scores = np.where(items >= 0, rng.random((users, width)), np.nan)
     saved = encoded.HEAD_PLACES, encoded.HEAD_MIN
     try:
         encoded.HEAD_PLACES, encoded.HEAD_MIN = head, 0
-        lists = Lists("m", items, items >= 0, None, None, np.ones(users, bool), "rank")
+        lists = Lists("m", items, items >= 0, None, scores, np.ones(users, bool), "rank")
         for k in range(1, width + 3):
             top = lists.top(k)
             np.testing.assert_array_equal(top, items[:, :k])
             assert lists.listed_at(k).tolist() == (items[:, :k] >= 0).sum(axis=1).tolist()
-        copied = "_head" in lists.__dict__
+            places = lists.score_places(k)
+            assert places.flags.c_contiguous and places.shape[1] >= min(k, width)
+            np.testing.assert_array_equal(places[:, :k], scores[:, :k])
+        copied = {name for name in ("_head", "_score_head") if name in lists.__dict__}
     finally:
         encoded.HEAD_PLACES, encoded.HEAD_MIN = saved
-    assert copied == (width > head)  # (a list no wider than the copy is read as it is)
-    if copied:
-        assert not lists.__dict__["_head"].flags.writeable
+    assert copied == ({"_head", "_score_head"} if width > head else set())  # (no wider than the copy: as it is)
+    for name in copied:
+        assert not lists.__dict__[name].flags.writeable
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +55,10 @@ def demo():
 
 @pytest.mark.parametrize("k", [1, 5, 8])
 def test_every_number_read_from_the_copied_first_places_is_the_same(demo, k, monkeypatch):
-    """An evaluation of every model (accuracy and beyond-accuracy metrics, per user and on
-    average), the overlap matrix and one pair's overlap, and the items' counts in the top K are
-    the same from the copy as from the lists (a K past the copy reads the lists)."""
+    """An evaluation of every model (accuracy and beyond-accuracy metrics, score entropy
+    included, per user and on average), the overlap matrix and one pair's overlap, and the items'
+    counts in the top K are the same from the copies as from the lists (a K past the copies reads
+    the lists)."""
     def numbers() -> tuple:
         fresh = {name: Lists(**{f: getattr(lists, f) for f in ("name", "items", "hit", "grade", "scores",
                                                                  "listed", "ordered_by", "notes")})
@@ -65,7 +70,7 @@ def test_every_number_read_from_the_copied_first_places_is_the_same(demo, k, mon
         return ({name: (e.metrics, e.per_user) for name, e in evaluations.items()},
                 overlap.matrix(demo, k), overlap.per_user(demo, first, second, k, "rbo"),
                 {name: demo.recommended_counts(demo.lists[name], k) for name in demo.models},
-                ["_head" in lists.__dict__ for lists in demo.lists.values()])
+                [{"_head", "_score_head"} <= set(lists.__dict__) for lists in demo.lists.values()])
 
     plain = numbers()
     monkeypatch.setattr(encoded, "HEAD_PLACES", 6)

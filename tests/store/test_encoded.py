@@ -189,10 +189,11 @@ def test_store_check_names_a_kept_dataset_or_evaluation_that_cannot_be_read(tmp_
 
 
 def test_the_copy_of_the_first_places_is_kept_when_made_and_read_back_mapped(tmp_path, monkeypatch):
-    """Each model's copy of its lists' first places (Lists.top's) comes back with the dataset when
-    it was made before the dataset was kept (ready_to_keep, as every road that keeps one does),
-    mapped from disk and read-only, and only then; the metrics at a new K read from it are the
-    same; a dataset kept without it makes it on first use."""
+    """Each model's copies of its lists' first places, items and scores (Lists.top's and
+    score_places'), come back with the dataset when made before it was kept (ready_to_keep, as
+    every road that keeps one does), mapped from disk and read-only, and only then, with each
+    list's first filled place; the metrics at a new K read from them are the same; a dataset
+    kept without them makes them on first use."""
     from metrics_core.inputs import encoded
 
     monkeypatch.setattr(encoded, "HEAD_PLACES", 3)
@@ -206,10 +207,11 @@ def test_the_copy_of_the_first_places_is_kept_when_made_and_read_back_mapped(tmp
     assert save_dataset(tmp_path, "f00d-9", dataset)
     kept = load_dataset(tmp_path, "f00d-9")
     for name, lists in kept.lists.items():
-        head = vars(lists)["_head"]
-        assert isinstance(head.base, np.memmap) or not head.flags.owndata  # (mapped, not read into memory)
-        assert not head.flags.writeable
-        np.testing.assert_array_equal(head, dataset.lists[name].items[:, :3])
+        for copy, values in (("_head", dataset.lists[name].items), ("_score_head", dataset.lists[name].scores)):
+            head = vars(lists)[copy]
+            assert not head.flags.owndata and not head.flags.writeable  # (mapped, not read into memory)
+            np.testing.assert_array_equal(head, values[:, :3])
+        np.testing.assert_array_equal(vars(lists)["first_places"], dataset.lists[name].first_places)
     fresh = text_id_dataset()
     for k in (2, 3, 5):
         settings = Settings(k=k, category_column="genre")
