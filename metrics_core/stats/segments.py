@@ -37,7 +37,7 @@ def group_codes(labels: pd.Series) -> tuple[np.ndarray, list[tuple[int, str]]]:
     text = [str(u) for u in uniques] + [UNKNOWN]
     merged, names = pd.factorize(np.array(text, dtype=object))  # (two labels with one text are one group)
     codes = merged[np.where(codes < 0, len(uniques), codes)]
-    present = [str(names[c]) for c in np.unique(codes)]
+    present = [str(names[c]) for c in np.flatnonzero(np.bincount(codes, minlength=len(names)))]  # (no sort of 1M codes)
     order = natural_order(present) or sorted(present)
     at = {str(name): code for code, name in enumerate(names)}
     return codes, [(at[name], name) for name in order]

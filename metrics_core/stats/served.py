@@ -67,8 +67,10 @@ def served(values: pd.Series, groups: pd.Series, resamples: int = 1000, seed: in
         raise input_error("served", f"{len(twice.unique()):,} users have more than one group, e.g. "
                           f"{', '.join(map(repr, twice.unique()[:3].tolist()))}.",
                           "give one group per user (drop the repeated rows of the user table).")
-    present = values.dropna()
-    codes, names = group_codes(groups.reindex(present.index))
+    kept = values.notna().to_numpy()
+    present = values[kept]
+    # (the groups of the same users in the same order, as the pages give them: no look-up of each id)
+    codes, names = group_codes(groups[kept] if groups.index.equals(values.index) else groups.reindex(present.index))
     numbers = present.to_numpy(dtype=np.float64)
     rows, draws = [], []
     for number, (code, name) in enumerate(names):
@@ -170,9 +172,12 @@ GAP_RESAMPLES = 200  # resamples behind the gap's interval where a page or the r
 def gap_sentences(results: dict, metric: str, groups: pd.Series, resamples: int = GAP_RESAMPLES) -> dict[str, str]:
     """Each model's gap between the user ``groups`` on ``metric``, in words (:meth:`Served.sentence`),
     for the models with per-user values of it."""
+    from metrics_core._numeric.parallel import map_threads
     from metrics_core.metrics import registry
 
     column = registry.per_user_columns()[metric]
-    return {name: served(result.per_user[column], groups, resamples).sentence(registry.label(metric, result.k))
-            for name, result in results.items() if column in result.per_user.columns}
+    named = [(name, result) for name, result in results.items() if column in result.per_user.columns]
+    sentences = map_threads(lambda pair: served(pair[1].per_user[column], groups, resamples).sentence(
+        registry.label(metric, pair[1].k)), named)  # (the models side by side)
+    return dict(zip([name for name, _ in named], sentences, strict=True))
 

@@ -112,3 +112,38 @@ def test_items_by_model_has_a_row_per_model_for_the_report_and_compare():
     assert popular["head"] > popular["tail"]  # (the popularity model recommends the head)
     recs = pd.DataFrame({"user_id": 1, "item_id": [1], "rank": [1]})
     assert items_by_model(Dataset.build({"m": recs}, recs[["user_id", "item_id"]]), ["m"], Settings()) is None
+
+
+def test_groups_given_for_the_same_users_in_order_or_in_another_give_the_same_result():
+    """The pages give the groups of the values' own users in their order (read without looking up
+    each id); groups in another order, for other users too, or missing some, give the same groups,
+    means and gap; several models' sentences (computed side by side) are each model's own."""
+    from metrics_core.stats.served import gap_sentences
+
+    rng = np.random.default_rng(4)
+    users = pd.Index(rng.permutation(3000) * 7, name="user_id")
+    values = pd.Series(rng.random(3000), index=users)
+    values[rng.random(3000) < 0.2] = np.nan
+    groups = pd.Series(rng.choice(["light", "heavy", "top"], 3000), index=users).astype("category")
+    ours = served(values, groups, resamples=200)
+    for other in (groups.sample(frac=1.0, random_state=1), pd.concat([groups, pd.Series(["x"], index=[-5])]),
+                  groups.iloc[100:]):
+        theirs = served(values, other, resamples=200)
+        expected = ours.groups if len(other) >= len(groups) else None
+        if expected is not None:
+            pd.testing.assert_frame_equal(theirs.groups, expected)
+            assert (theirs.gap, theirs.gap_low, theirs.gap_high) == (ours.gap, ours.gap_low, ours.gap_high)
+        else:  # (users the groups do not name: "(unknown)")
+            assert theirs.groups.loc["(unknown)", "users"] == values.iloc[:100].notna().sum()
+
+    class Result:
+        def __init__(self, per_user):
+            self.per_user, self.k = per_user, 10
+
+    results = {f"m{i}": Result(pd.DataFrame({"ndcg": values.sample(frac=1.0, random_state=i).sort_index()
+                                                        .reindex(users) * (i + 1) / 3}))
+               for i in range(3)}
+    sentences = gap_sentences(results, "ndcg", groups, resamples=200)
+    assert list(sentences) == ["m0", "m1", "m2"]
+    for name, result in results.items():
+        assert sentences[name] == served(result.per_user["ndcg"], groups, 200).sentence("NDCG@10")
