@@ -4,6 +4,7 @@ arrays, built once by :mod:`metrics_core.inputs.encode`."""
 
 from __future__ import annotations
 
+import mmap
 import sys
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -45,6 +46,16 @@ def _listed_in_first(items: np.ndarray, k: int) -> np.ndarray:
     out = np.empty(len(items), dtype=np.int64)
     map_chunks(lambda start, stop: listed_rows(items, k, out, start, stop), thread_shares(len(items)))
     return out
+
+
+def _mapped(values: np.ndarray) -> bool:
+    """Whether ``values`` view a file mapped into memory (a kept dataset's arrays)."""
+    base = values
+    while base is not None:
+        if isinstance(base, mmap.mmap):
+            return True
+        base = getattr(base, "base", None)
+    return False
 
 
 def compiled_for_lists(rows: list[int]) -> bool:
@@ -210,45 +221,54 @@ class Lists:
     def top(self, k: int) -> np.ndarray:
         """The items of each list's first ``k`` places (``items[:, :k]``; not to be written to).
 
-        Lists of :data:`HEAD_MIN` cells or more, wider than :data:`HEAD_PLACES`, give them for k
-        up to that from a copy of their first places made on first use, row after row: the rows
-        of the copy are next to each other, where the lists' own rows are a whole list apart, so
-        every pass over the first K places at a new K reads a few contiguous megabytes instead of
-        one cache line (and often a page) per list (1M users x 4 models of 100: every pair's shared
-        items at K = 13 in 0.08-0.1 s against 0.15-0.18 s from the lists, at K = 25 0.11-0.14 s
-        against 0.16-0.18 s). The copy is read-only: 128 MB per model at 1M users.
+        Lists mapped from a kept dataset, of :data:`HEAD_MIN` cells or more and wider than
+        :data:`HEAD_PLACES`, give them for k up to that from a copy of their first places made row
+        after row (kept with the dataset, or made on first use): the rows of the copy are next to
+        each other, where the lists' own rows are a whole list, and on disk a file's page every ten
+        lists, apart (1M users x 4 models of 100: every pair's shared items at K = 13 in 0.08-0.1 s
+        against 0.15-0.18 s from the lists, at K = 25 0.11-0.14 s against 0.16-0.18 s). Lists in
+        memory read their own rows unless the copy was made (:meth:`copy_first_places`): it would
+        hold 128 MB more per model at 1M users beside them.
         """
         return self._places(k)[:, :min(k, self.positions)]
 
     def score_places(self, k: int) -> np.ndarray:
         """A C array whose first ``min(k, its width)`` columns are the scores of each list's first
-        places: the scores, or for large lists and k up to :data:`HEAD_PLACES` a copy of their
-        first places made as :meth:`top`'s (score entropy at a new K reads it). Lists without
-        scores: an error."""
+        places: the scores, or a copy of their first places as :meth:`top` has one (score entropy
+        at a new K reads it). Lists without scores: an error."""
         return self._head_of("_score_head", self.scores, k)
 
     def copy_first_places(self) -> None:
-        """Make the copies of the first places :meth:`top` and :meth:`score_places` read, when the
-        lists are large and wide enough for them (kept with the lists when they are kept)."""
-        self._places(HEAD_PLACES)
+        """Make the copies of the first places, items and scores, that :meth:`top` and
+        :meth:`score_places` read, when the lists are large and wide enough for them (read-only,
+        kept with the lists when they are kept: ``Dataset.ready_to_keep``)."""
+        self._head_of("_head", self.items, HEAD_PLACES, make=True)
         if self.scores is not None:
-            self.score_places(HEAD_PLACES)
+            self._head_of("_score_head", self.scores, HEAD_PLACES, make=True)
+
+    def drop_first_places(self) -> None:
+        """Let go of the copies :meth:`copy_first_places` made (a dataset in memory, once kept)."""
+        for name in ("_head", "_score_head"):
+            self.__dict__.pop(name, None)
 
     def _places(self, k: int) -> np.ndarray:
         """A C array whose first ``min(k, positions)`` columns are the lists' first places: the
-        head copy (:meth:`top`) when it applies, else the items."""
+        copy (:meth:`top`) when there is one, else the items."""
         return self._head_of("_head", self.items, k)
 
-    def _head_of(self, name: str, values: np.ndarray, k: int) -> np.ndarray:
+    def _head_of(self, name: str, values: np.ndarray, k: int, make: bool = False) -> np.ndarray:
         """``values`` (users x places), or for k up to :data:`HEAD_PLACES` of large, wider arrays
-        a read-only copy of their first places, kept as ``name`` (made on first use)."""
+        a read-only copy of their first places, kept as ``name``: made on first use when ``values``
+        are mapped from a file, or when asked (``make``)."""
         if k > HEAD_PLACES or values.shape[1] <= HEAD_PLACES or values.size < HEAD_MIN:
             return values
         head = self.__dict__.get(name)  # (not a field: never stored with the lists, unless kept with them)
-        if head is None:  # (two threads may both copy: the same values, one is kept)
+        if head is None:
+            if not (make or _mapped(values)):
+                return values
             from metrics_core._numeric.parallel import map_chunks, thread_shares
 
-            head = np.empty((len(values), HEAD_PLACES), dtype=values.dtype)
+            head = np.empty((len(values), HEAD_PLACES), dtype=values.dtype)  # (two threads may both copy: one is kept)
             map_chunks(lambda start, stop: np.copyto(head[start:stop], values[start:stop, :HEAD_PLACES]),
                        thread_shares(len(head)))
             head.flags.writeable = False  # (the type of a kept dataset's mapped arrays, for the compiled loops)

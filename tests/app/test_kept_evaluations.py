@@ -86,7 +86,11 @@ def test_a_reopened_workspace_maps_its_kept_encoded_tables_instead_of_reading_th
     from dashboard import state
     from metrics_core.store import encoded
 
+    from metrics_core.inputs import encoded as lists_module
+
     monkeypatch.setattr(encoded, "KEEP_MIN_CELLS", 0)
+    monkeypatch.setattr(lists_module, "HEAD_MIN", 0)  # (the copies of the first places, as at 1M users)
+    monkeypatch.setattr(lists_module, "HEAD_PLACES", 3)
     state._store.clear()
     state.CACHE.clear()
     workspace_id = saved_workspace(tmp_path)
@@ -97,6 +101,10 @@ def test_a_reopened_workspace_maps_its_kept_encoded_tables_instead_of_reading_th
         time.sleep(0.1)  # (kept on a worker thread once read)
     assert len(list((tmp_path / "encoded").glob("*/manifest.json"))) == 1
     shown = [m.value for m in first.markdown], [frame.value for frame in first.dataframe]
+    held = next(value for key, value in state.CACHE._entries.items() if key.startswith("data:"))[0]
+    while any("_head" in vars(lists) for lists in held.lists.values()) and time.monotonic() < deadline:
+        time.sleep(0.05)  # (the copies of the first places are let go once kept: 1 GB at 1M users x 4 in memory)
+    assert not any({"_head", "_score_head"} & set(vars(lists)) for lists in held.lists.values())
 
     state.CACHE.clear()  # a restarted server
     reads, counts = [], []
@@ -109,6 +117,7 @@ def test_a_reopened_workspace_maps_its_kept_encoded_tables_instead_of_reading_th
     assert reads == []
     data = next(value for key, value in state.CACHE._entries.items() if key.startswith("data:"))[0]
     assert all((SCORE_BINS, None) in lists.__dict__["_score_places"] for lists in data.lists.values())
+    assert all({"_head", "_score_head"} <= set(vars(lists)) for lists in data.lists.values())  # (kept, mapped)
     assert data.scores_to_count() == []  # (each model's scores counted before the dataset was kept, kept with it)
     assert [m.value for m in again.markdown] == shown[0]
     assert all(a.equals(b) for a, b in zip((frame.value for frame in again.dataframe), shown[1], strict=True))

@@ -17,8 +17,10 @@ from metrics_core.stats import overlap
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.integers(0, 30), st.integers(1, 9), st.integers(1, 5), st.integers(0, 2**32 - 1))
-def test_the_first_k_places_are_the_lists_own_whether_copied_or_not(users, width, head, seed):
+@given(st.integers(0, 30), st.integers(1, 9), st.integers(1, 5), st.integers(0, 2**32 - 1), st.booleans())
+def test_the_first_k_places_are_the_lists_own_whether_copied_or_not(users, width, head, seed, copy):
+    """Lists in memory read their own rows, unless the copies were made (as before keeping a
+    dataset); either way the first k places, their items and their scores are the lists' own."""
     rng = np.random.default_rng(seed)
     items = rng.integers(0, 40, (users, width)).astype(np.int32)
     items[rng.random((users, width)) < 0.2] = -1
@@ -27,6 +29,8 @@ def test_the_first_k_places_are_the_lists_own_whether_copied_or_not(users, width
     try:
         encoded.HEAD_PLACES, encoded.HEAD_MIN = head, 0
         lists = Lists("m", items, items >= 0, None, scores, np.ones(users, bool), "rank")
+        if copy:
+            lists.copy_first_places()
         for k in range(1, width + 3):
             top = lists.top(k)
             np.testing.assert_array_equal(top, items[:, :k])
@@ -37,9 +41,11 @@ def test_the_first_k_places_are_the_lists_own_whether_copied_or_not(users, width
         copied = {name for name in ("_head", "_score_head") if name in lists.__dict__}
     finally:
         encoded.HEAD_PLACES, encoded.HEAD_MIN = saved
-    assert copied == ({"_head", "_score_head"} if width > head else set())  # (no wider than the copy: as it is)
+    assert copied == ({"_head", "_score_head"} if copy and width > head else set())  # (not wider: as they are)
     for name in copied:
         assert not lists.__dict__[name].flags.writeable
+    lists.drop_first_places()
+    assert not {"_head", "_score_head"} & set(lists.__dict__)
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +70,9 @@ def test_every_number_read_from_the_copied_first_places_is_the_same(demo, k, mon
                                                                  "listed", "ordered_by", "notes")})
                  for name, lists in demo.lists.items()}  # (no copy or count made by an earlier call)
         demo.lists.update(fresh)
+        for lists in fresh.values():
+            if encoded.HEAD_MIN == 0:  # (the copies, as a kept dataset has them)
+                lists.copy_first_places()
         demo.__dict__.pop("_recommended_counts", None)
         evaluations = demo.evaluate_all(Settings(k=k, category_column="genre"), curves=False)
         first, second = demo.models[:2]
@@ -76,7 +85,7 @@ def test_every_number_read_from_the_copied_first_places_is_the_same(demo, k, mon
     monkeypatch.setattr(encoded, "HEAD_PLACES", 6)
     monkeypatch.setattr(encoded, "HEAD_MIN", 0)
     copied = numbers()
-    assert plain[-1] == [False] * 3 and copied[-1] == [k <= 6] * 3
+    assert plain[-1] == [False] * 3 and copied[-1] == [True] * 3  # (K = 8, past the copies: the lists)
     for name, (metrics, per_user) in plain[0].items():
         assert copied[0][name][0] == metrics, name
         pd.testing.assert_frame_equal(copied[0][name][1], per_user)
