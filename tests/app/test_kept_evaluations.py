@@ -84,9 +84,8 @@ def test_a_reopened_workspace_maps_its_kept_encoded_tables_instead_of_reading_th
     the pages show what they showed."""
     monkeypatch.setenv("RANKSCOPE_HOME", str(tmp_path))
     from dashboard import state
-    from metrics_core.store import encoded
-
     from metrics_core.inputs import encoded as lists_module
+    from metrics_core.store import encoded
 
     monkeypatch.setattr(encoded, "KEEP_MIN_CELLS", 0)
     monkeypatch.setattr(lists_module, "HEAD_MIN", 0)  # (the copies of the first places, as at 1M users)
