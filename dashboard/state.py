@@ -342,10 +342,12 @@ def _read_or_build(ws: Workspace, chosen: Encoding, say: progress.Say) -> Datase
         home = store().home
 
         def keep() -> None:
-            data.ready_to_keep()  # (kept with it: a reopened workspace's pages count and copy nothing)
-            save_dataset(home, kept_as, data)
-            for lists in data.lists.values():  # (the copies of the first places are for the mapped dataset:
-                lists.drop_first_places()  # in memory beside the lists they held 1 GB more at 1M users x 4)
+            try:
+                data.ready_to_keep()  # (kept with it: a reopened workspace's pages count and copy nothing)
+                save_dataset(home, kept_as, data)
+            finally:  # (the copies of the first places are for the mapped dataset, kept or not: in memory
+                for lists in data.lists.values():  # beside the lists they held 1 GB more at 1M users x 4)
+                    lists.drop_first_places()
 
         progress.in_background(keep, f"keeping the encoded tables of workspace {ws.id}")
     return data
