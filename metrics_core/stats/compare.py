@@ -25,7 +25,7 @@ from metrics_core.errors import input_error
 from metrics_core.metrics import registry
 from metrics_core.result import Evaluation
 from metrics_core.stats.choices import CORRECTIONS, TESTS
-from metrics_core.stats.segments import group_codes
+from metrics_core.stats.segments import group_codes, labels_of
 
 RESAMPLE_BATCH_CELLS = 1 << 24
 CACHED_RESAMPLE_CELLS = 1 << 25  # ~256 MB of float64 counts at most
@@ -594,7 +594,7 @@ def compare_segments(results: dict[str, Evaluation], baseline: str, model: str, 
     to most active), else by name. Columns: segment, users, baseline_value, value, delta, wins,
     ties, losses, p_value."""
     paired = paired_values(results, metric, [baseline, model])
-    codes, names = group_codes(segments.reindex(paired.index))  # (codes of a few segments: no text per user)
+    codes, names = group_codes(labels_of(segments, paired.index))  # (codes of a few segments: no text per user)
     every_a, every_b = paired[baseline].to_numpy(), paired[model].to_numpy()
     out = []
     for code, segment in names:

@@ -21,7 +21,7 @@ from metrics_core._numeric.sums import column_sums
 from metrics_core.errors import input_error
 from metrics_core.intervals import LEVEL, mean_interval
 from metrics_core.stats.compare import percentile_interval, resampled_means
-from metrics_core.stats.segments import group_codes
+from metrics_core.stats.segments import group_codes, labels_of
 
 
 @dataclass(frozen=True)
@@ -69,8 +69,7 @@ def served(values: pd.Series, groups: pd.Series, resamples: int = 1000, seed: in
                           "give one group per user (drop the repeated rows of the user table).")
     kept = values.notna().to_numpy()
     present = values[kept]
-    # (the groups of the same users in the same order, as the pages give them: no look-up of each id)
-    codes, names = group_codes(groups[kept] if groups.index.equals(values.index) else groups.reindex(present.index))
+    codes, names = group_codes(labels_of(groups, values.index)[kept])
     numbers = present.to_numpy(dtype=np.float64)
     rows, draws = [], []
     for number, (code, name) in enumerate(names):

@@ -373,3 +373,16 @@ def test_segments_equal_a_groupby_of_the_users_labels(results, labels):
         assert row.users == len(mine) and row.baseline_value == mine["A"].mean() and row.value == mine["C"].mean()
         assert (row.wins, row.ties, row.losses) == win_tie_loss(mine["C"].to_numpy(), mine["A"].to_numpy())
         assert row.p_value == paired_test(mine["C"].to_numpy(), mine["A"].to_numpy(), "t")[0]
+
+
+def test_segments_given_for_the_paired_users_in_order_or_shuffled_give_the_same_table(results):
+    """The pages give each user's segment for the paired users in their order (read as they are,
+    no look-up per id); the same segments shuffled, or for other users too, give the same table."""
+    from metrics_core.stats.compare import paired_values
+
+    paired = paired_values(results, "ndcg", ["A", "C"])
+    rng = np.random.default_rng(6)
+    in_order = pd.Series(rng.choice(["x", "y", "z"], len(paired)), index=paired.index)
+    expected = compare_segments(results, "A", "C", "ndcg", in_order, "t")
+    for other in (in_order.sample(frac=1.0, random_state=3), pd.concat([in_order, pd.Series(["w"], index=[-9])])):
+        pd.testing.assert_frame_equal(compare_segments(results, "A", "C", "ndcg", other, "t"), expected)
