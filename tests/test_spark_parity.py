@@ -93,8 +93,15 @@ def _both_engines_agree(spark, recs_path, truth_path, columns: Columns) -> None:
     assert [n.message for n in on_spark.warnings] == [n.message for n in memory.warnings]
 
 
+@pytest.mark.parametrize("partitions_read_the_files", [True, False])
 @pytest.mark.parametrize("case", CASES)
-def test_both_engines_give_the_same_numbers_refusals_and_warnings(tmp_path, spark, case):
+def test_both_engines_give_the_same_numbers_refusals_and_warnings(tmp_path, spark, monkeypatch, case,
+                                                                  partitions_read_the_files):
+    """On both of the Spark engine's roads: the partitions reading the Parquet files themselves,
+    and Spark's own reader (tests/test_spark_files.py)."""
+    from metrics_core.engines.spark import files
+
+    monkeypatch.setattr(files, "READ_BY_PARTITIONS", partitions_read_the_files)
     recs, truth = CASES[case]
     recs.to_parquet(tmp_path / "recs.parquet")
     truth.to_parquet(tmp_path / "truth.parquet")

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from metrics_core.engines.memory.dataset import NEEDS, Dataset, no_evaluated_user
+from metrics_core.engines.spark import files
 from metrics_core.engines.spark.training import SHARED_COLUMNS, TrainingFacts, training_facts, with_whole_training
 from metrics_core.errors import MAX_ROWS_SHOWN, InputError, Note, input_error
 from metrics_core.inputs.columns import Columns
@@ -192,7 +193,6 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     if not isinstance(level, float | int) or not 0 < level < 1:
         raise input_error("settings", f"level={level!r} is not a confidence level.",
                           "pass a level between 0 and 1, such as 0.95.")
-    partitions = partitions or _partitions(recs_df)
     if columns.user == TABLE or columns.user.startswith("_slot") or columns.user in SHARED_COLUMNS:
         raise input_error("recommendations (Spark DataFrame)", f"the user column's name '{columns.user}' is one the "
                           "Spark engine gives its own columns.", "rename the user column in every table "
@@ -244,7 +244,14 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     kernel = _partition_kernel(_with_rbp_scale(settings, truth_df, columns), columns, items, feature_columns,
                                per_user, curve_to, bootstrap, seed,
                                layout, facts, keep_users, "judgements" in available)
-    out = _rows_of_users(tables, columns.user, layout, partitions).mapInArrow(kernel, schema=schema)
+    by_files = files.rows_by_files(tables, columns.user, layout, partitions, TABLE) if files.READ_BY_PARTITIONS \
+        else None
+    if by_files is not None:
+        read, rows_of = by_files
+        out = read.mapInArrow(lambda batches: kernel(rows_of(batches)), schema=schema)
+    else:
+        out = _rows_of_users(tables, columns.user, layout, partitions or _partitions(recs_df)).mapInArrow(
+            kernel, schema=schema)
     if keep_users:
         out = out.cache()
     with _partition_errors_as_input_errors(tables, columns.user, columns.rank), \
