@@ -157,9 +157,12 @@ def test_a_missing_user_id_is_refused_with_the_whole_tables_count_on_every_road(
 
 @pytest.mark.slow
 @NEEDS_JAVA
-def test_other_dataframes_and_file_systems_take_sparks_reader(tmp_path, spark):
+def test_other_dataframes_and_file_systems_take_sparks_reader(tmp_path, spark, monkeypatch):
     """A filter, a renamed column, a DataFrame made in memory or partition folders are not plain
-    Parquet files: None, Spark's own reader."""
+    Parquet files: None, Spark's own reader. So are a column of another type (a date), ids of two
+    types, and a row group too large for one task's streams."""
+    from metrics_core.engines.spark.engine import RECOMMENDED, RELEVANT, TABLE, _layout
+
     recs = data(6, users=40)[0]
     recs.to_parquet(tmp_path / "recs.parquet")
     read = spark.read.parquet(str(tmp_path / "recs.parquet"))
@@ -171,3 +174,16 @@ def test_other_dataframes_and_file_systems_take_sparks_reader(tmp_path, spark):
     pq.write_to_dataset(pa.Table.from_pandas(recs.assign(day=recs.user_id % 2)), tmp_path / "split",
                         partition_cols=["day"])
     assert files.parquet_files(spark.read.parquet(str(tmp_path / "split"))) is None
+    truth = data(6, users=40)[1]
+    truth.to_parquet(tmp_path / "truth.parquet")
+    truth.assign(user_id=truth.user_id.astype(str)).to_parquet(tmp_path / "text.parquet")
+    truth.assign(day=pd.Timestamp("2026-01-01")).to_parquet(tmp_path / "dated.parquet")
+
+    def road(truth_file: str):
+        tables = {RECOMMENDED: read, RELEVANT: spark.read.parquet(str(tmp_path / truth_file))}
+        return files.rows_by_files(tables, "user_id", _layout(tables, "user_id"), 2, TABLE)
+
+    assert road("truth.parquet") is not None
+    assert road("text.parquet") is None and road("dated.parquet") is None
+    monkeypatch.setattr(files, "GROUP_ROWS_MAX", 100)
+    assert road("truth.parquet") is None

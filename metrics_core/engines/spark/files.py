@@ -40,6 +40,7 @@ import numpy as np
 READ_BY_PARTITIONS = True  # (False: every table through Spark's reader, as the tests compare)
 TASK_ROWS = 2_000_000  # rows a reading task reads (its row groups together)
 PARTITION_ROWS = 7_000_000  # rows per partition unless told (1M users x 100: 16 partitions, the fastest on 2 cores)
+GROUP_ROWS_MAX = 50_000_000  # a row group larger than this takes Spark's reader (a task's streams stay under 2 GB)
 RANGE_READS_MAX = 2.0  # user ranges when each row is read at most this many times on average (else: shuffle)
 ARROW_TYPES = {"long": "int64", "integer": "int32", "short": "int16", "byte": "int8", "double": "float64",
                "float": "float32", "string": "string", "boolean": "bool"}  # Spark type -> Arrow type read here
@@ -311,7 +312,7 @@ def rows_by_files(tables: dict, user: str, layout: dict[str, tuple[int, dict[str
             return None  # (ids of two types, or decimals: the other road's key reads them as text)
         types.update({slot: ARROW_TYPES[kinds[column]] for column, slot in slots.items()})
     groups = Groups.of(files, needed, user)
-    if groups is None:
+    if groups is None or (len(groups.rows) and groups.rows.max() > GROUP_ROWS_MAX):
         return None
     spark = next(iter(tables.values())).sparkSession
     partitions = partitions or max(-(-int(groups.rows.sum()) // PARTITION_ROWS),
