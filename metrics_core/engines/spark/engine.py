@@ -4,6 +4,9 @@ kernels on each partition.
 The recommendations, the ground truth and the training interactions (when given) are put in one
 DataFrame (each row tagged with its table) and repartitioned by a hash of the user, so that each
 partition holds whole users; the rows reach each partition's Python as they are, in any order.
+DataFrames that are plain local Parquet files skip that: the partitions read the files
+themselves, by ranges of users when the files are in user order, else through a shuffle of Arrow
+streams (:mod:`metrics_core.engines.spark.files`); the partitions get the same rows either way.
 Each partition is evaluated in memory exactly as :func:`metrics_core.evaluate` would
 (``Dataset.build`` and ``Dataset.evaluate``, with the item table when one is given) and gives
 back

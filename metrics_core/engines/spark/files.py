@@ -10,13 +10,14 @@ the engine's time at 1M users x 100). Instead:
    :data:`TASK_ROWS` rows;
 2. each task (a Spark partition of a small table of tasks) reads its row groups with pyarrow,
    gives each row its target partition from its user id (:func:`partition_of_users`: the same
-   user always the same partition, in every table) and writes each target's rows as one Arrow
-   IPC stream: a few binary values per task, not millions of rows;
+   user always the same partition, in every table), narrows integer columns to the smallest
+   type that holds them and writes each target's rows as one Arrow IPC stream: a few binary
+   values per task, not millions of rows;
 3. Spark shuffles those values by their target (each target partition numbered by a key whose
    ``pmod(hash(key), P)`` is the partition itself: :func:`keys_of_partitions`), and
 4. each partition reads its streams back as the record batches the engine's partition kernel
-   reads on the other road (:func:`rows_of_users` in ``engine``: the same layout, the same
-   types), whole users in any row order.
+   reads on the other road (``engine._rows_of_users``: the same layout, the same types), whole
+   users in any row order.
 
 Where the files are stored in user order (each row group's users, from the Parquet statistics,
 a narrow range: what a job writing sorted output gives), nothing needs shuffling at all: each
@@ -24,9 +25,10 @@ partition reads the row groups that hold a range of users and keeps that range's
 (:func:`user_ranges`), so every row is read about once and crosses no process. Files in any
 other order take the shuffle above.
 
-The numbers, refusals and warnings are the same on every road (``tests/test_spark_parity.py``
-runs both); anything else (a filter, a renamed column, partition folders, another file system,
-types other than numbers and text, user ids of two types) takes Spark's own reader.
+The numbers, refusals and warnings are the same on every road (``tests/test_spark_files.py``
+and ``tests/test_spark_parity.py`` run them all); anything else (a filter, a renamed column,
+partition folders, another file system, types other than numbers and text, user ids of two
+types, a row group over :data:`GROUP_ROWS_MAX` rows) takes Spark's own reader.
 """
 
 from __future__ import annotations
