@@ -53,6 +53,18 @@ def test_user_ranges_refuse_files_in_another_order_or_without_statistics():
     assert with_missing is not None and with_missing[0][0] is None  # the first range takes the missing ids
 
 
+def test_reading_tasks_read_every_group_once_and_small_files_together(monkeypatch):
+    monkeypatch.setattr(files, "TASK_ROWS", 1000)
+    many = files.Groups([0] * 12 + [1] * 3, [f"f{i}.parquet" for i in range(12)] + ["t.parquet"] * 3,
+                        [0] * 12 + [0, 1, 2], np.array([100] * 12 + [900, 900, 900]), [None] * 15, [None] * 15,
+                        np.zeros(15, np.int64))
+    tasks = [json.loads(task) for task in files.reading_tasks(many)]
+    read = [(position, path, group) for task in tasks for position, path, numbered in task for group in numbered]
+    assert sorted(read) == sorted(zip(many.position, many.path, many.group, strict=True))  # each group once
+    assert len(tasks) == 3 and len(tasks[0]) == 10  # ten small files in one task
+    assert tasks[1][-1] == [1, "t.parquet", [0]] and tasks[2] == [[1, "t.parquet", [1, 2]]]  # a large one in two
+
+
 def test_partition_of_users_keeps_a_user_in_one_partition_whatever_its_spaces():
     text = pa.chunked_array([[" u1", "u1 ", None], ["u1", "u2", None]])
     parts = files.partition_of_users(text, 7)

@@ -40,7 +40,7 @@ from urllib.parse import unquote, urlparse
 import numpy as np
 
 READ_BY_PARTITIONS = True  # (False: every table through Spark's reader, as the tests compare)
-TASK_ROWS = 2_000_000  # rows a reading task reads (its row groups together)
+TASK_ROWS = 2_000_000  # rows a reading task reads (row groups of one file or of several small ones together)
 PARTITION_ROWS = 7_000_000  # rows per partition unless told (1M users x 100: 16 partitions, the fastest on 2 cores)
 GROUP_ROWS_MAX = 50_000_000  # a row group larger than this takes Spark's reader (a task's streams stay under 2 GB)
 RANGE_READS_MAX = 2.0  # user ranges when each row is read at most this many times on average (else: shuffle)
@@ -116,17 +116,16 @@ class Groups:
         return found
 
 
-def reading_tasks(groups: Groups) -> list[tuple[int, str, str]]:
-    """Tasks that read every row group once: (position, file, row groups as "0,1,2"), each
-    about :data:`TASK_ROWS` rows of one file."""
+def reading_tasks(groups: Groups) -> list[str]:
+    """Tasks that read every row group once, each about :data:`TASK_ROWS` rows (small files
+    together, a large one in several tasks): each its row groups as JSON [[position, file,
+    [groups]], ...]."""
     tasks, taken, rows = [], [], 0
     for i in range(len(groups.group)):
-        taken.append(groups.group[i])
+        taken.append(i)
         rows += groups.rows[i]
-        last = i == len(groups.group) - 1 or groups.path[i + 1] != groups.path[i] \
-            or groups.position[i + 1] != groups.position[i]
-        if rows >= TASK_ROWS or last:
-            tasks.append((groups.position[i], groups.path[i], ",".join(map(str, taken))))
+        if rows >= TASK_ROWS or i == len(groups.group) - 1:
+            tasks.append(json.dumps(_by_file(groups, np.array(taken))))
             taken, rows = [], 0
     return tasks
 
@@ -237,12 +236,13 @@ class Layout:
             arrays[slot] = read.column(mine[0]).cast(kind) if mine else pa.nulls(read.num_rows, kind)
         return pa.table(arrays)
 
-    def split(self, position: int, path: str, groups: str, keys: list[int]):
-        """One reading task's rows as a record batch of (key, Arrow IPC stream): one per target
-        partition with rows (:func:`partition_of_users`), keyed by ``keys``."""
+    def split(self, listed: str, keys: list[int]):
+        """One reading task's rows (``listed``: see :func:`reading_tasks`) as a record batch of
+        (key, Arrow IPC stream): one per target partition with rows (:func:`partition_of_users`),
+        keyed by ``keys``."""
         import pyarrow as pa
 
-        rows = self.read(position, path, [int(g) for g in groups.split(",")])
+        rows = pa.concat_tables([self.read(position, path, groups) for position, path, groups in json.loads(listed)])
         target = partition_of_users(rows.column(self.user), len(keys))
         rows = pa.table({name: _narrowed(rows.column(name)) for name in rows.column_names})
         bounds = np.concatenate([[0], np.cumsum(np.bincount(target, minlength=len(keys)))])
@@ -296,8 +296,6 @@ def rows_by_files(tables: dict, user: str, layout: dict[str, tuple[int, dict[str
     rows): whole users' rows in the layout of the engine's other road (``layout``; column
     ``table_column`` the table's position). None when a table is not plain local Parquet (see
     the module's text)."""
-    import pandas as pd
-
     files, needed, types = {}, {}, {}
     for name, frame in tables.items():
         paths = parquet_files(frame)
@@ -334,11 +332,11 @@ def rows_by_files(tables: dict, user: str, layout: dict[str, tuple[int, dict[str
 
     def split(batches):
         for batch in batches:
-            for position, path, row_groups in zip(*(batch.column(i).to_pylist() for i in range(3)), strict=True):
-                yield laid.split(position, path, row_groups, keys)
+            for row_groups in batch.column(0).to_pylist():
+                yield laid.split(row_groups, keys)
 
     tasks = reading_tasks(groups)
-    listed = spark.createDataFrame(pd.DataFrame(tasks, columns=["position", "path", "groups"]))
+    listed = spark.createDataFrame([(task,) for task in tasks], "listed string")
     return listed.repartition(len(tasks)).mapInArrow(split, "key long, blob binary").repartition(partitions, "key"), \
         laid.unpacked
 
