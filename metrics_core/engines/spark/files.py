@@ -312,8 +312,8 @@ def rows_by_files(tables: dict, user: str, layout: dict[str, tuple[int, dict[str
             return None  # (ids of two types, or decimals: the other road's key reads them as text)
         types.update({slot: ARROW_TYPES[kinds[column]] for column, slot in slots.items()})
     groups = Groups.of(files, needed, user)
-    if groups is None or (len(groups.rows) and groups.rows.max() > GROUP_ROWS_MAX):
-        return None
+    if groups is None or not len(groups.rows) or groups.rows.max() > GROUP_ROWS_MAX:
+        return None  # (no row group at all: Spark's reader says what is missing)
     spark = next(iter(tables.values())).sparkSession
     partitions = partitions or max(-(-int(groups.rows.sum()) // PARTITION_ROWS),
                                    2 * spark.sparkContext.defaultParallelism)
