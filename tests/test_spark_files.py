@@ -199,3 +199,17 @@ def test_other_dataframes_and_file_systems_take_sparks_reader(tmp_path, spark, m
     assert road("text.parquet") is None and road("dated.parquet") is None
     monkeypatch.setattr(files, "GROUP_ROWS_MAX", 100)
     assert road("truth.parquet") is None
+
+
+@pytest.mark.slow
+@NEEDS_JAVA
+@pytest.mark.parametrize("partitions", [1, 7, 52])
+def test_each_key_reaches_its_own_partition(spark, partitions):
+    """Rows keyed by keys_of_partitions()[j] land in partition j of repartition(P, key): one
+    target per partition, so the shuffle road's partitions are as even as its hash of users."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    keys = files.keys_of_partitions(spark, partitions)
+    placed = (spark.createDataFrame([(key,) for key in keys], "key long").repartition(partitions, "key")
+              .select("key", F.spark_partition_id().alias("j")).toPandas())
+    assert dict(zip(placed["key"], placed["j"], strict=True)) == {key: j for j, key in enumerate(keys)}

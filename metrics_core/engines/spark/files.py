@@ -181,7 +181,10 @@ def _reads_as(stored, kind: str) -> bool:
 def keys_of_partitions(spark, partitions: int) -> list[int]:
     """For each partition j < ``partitions``, a whole number whose ``pmod(hash(n), partitions)``
     is j: rows keyed by it reach partition j of ``repartition(partitions, key)`` (Spark's hash
-    partitioning of a long column), one target per partition, none shared."""
+    partitioning of a long column), one target per partition, none shared. (Spark's hash has a
+    fixed seed: found once per number of partitions in a process.)"""
+    if partitions in _KEYS:
+        return _KEYS[partitions]
     found: dict[int, int] = {}
     span = 0
     while len(found) < partitions:
@@ -189,7 +192,11 @@ def keys_of_partitions(spark, partitions: int) -> list[int]:
         for row in rows.collect():
             found.setdefault(row["j"], row["id"])
         span += 64 * partitions
-    return [found[j] for j in range(partitions)]
+    _KEYS[partitions] = [found[j] for j in range(partitions)]
+    return _KEYS[partitions]
+
+
+_KEYS: dict[int, list[int]] = {}
 
 
 def partition_of_users(users, partitions: int) -> np.ndarray:
