@@ -53,6 +53,18 @@ def test_user_ranges_refuse_files_in_another_order_or_without_statistics():
     assert with_missing is not None and with_missing[0][0] is None  # the first range takes the missing ids
 
 
+def test_row_groups_give_the_user_columns_own_statistics_after_a_nested_column(tmp_path):
+    """The user id's statistics are its own leaf's, also when a column of two leaves comes before it."""
+    table = pa.table({"point": [{"x": i, "y": -i} for i in range(20)], "user_id": np.arange(20, dtype=np.int64) + 100,
+                      "item_id": np.arange(20, dtype=np.int64)})
+    pq.write_table(table, tmp_path / "nested.parquet", row_group_size=5)
+    found = files.Groups.of({0: [str(tmp_path / "nested.parquet")]}, {0: {"user_id": "long", "item_id": "long"}},
+                            "user_id")
+    assert list(zip(found.least, found.greatest, strict=True)) == [(100, 104), (105, 109), (110, 114), (115, 119)]
+    assert list(found.rows) == [5] * 4 and not found.missing.any()
+    assert files.Groups.of({0: [str(tmp_path / "nested.parquet")]}, {0: {"user_id": "integer"}}, "user_id") is None
+
+
 def test_reading_tasks_read_every_group_once_and_small_files_together(monkeypatch):
     monkeypatch.setattr(files, "TASK_ROWS", 1000)
     many = files.Groups([0] * 12 + [1] * 3, [f"f{i}.parquet" for i in range(12)] + ["t.parquet"] * 3,

@@ -101,7 +101,7 @@ class Groups:
                 for column, kind in needed[position].items():
                     if column not in schema.names or not _reads_as(schema.field(column).type, kind):
                         return None
-                at = schema.names.index(user)
+                at = [metadata.schema.column(i).path for i in range(metadata.num_columns)].index(user)  # (a leaf)
                 for group in range(metadata.num_row_groups):
                     stats = metadata.row_group(group).column(at).statistics
                     known = stats is not None and stats.has_min_max and stats.has_null_count
