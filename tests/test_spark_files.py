@@ -78,9 +78,16 @@ def test_reading_tasks_read_every_group_once_and_small_files_together(monkeypatc
 
 
 def test_partition_of_users_keeps_a_user_in_one_partition_whatever_its_spaces():
-    text = pa.chunked_array([[" u1", "u1 ", None], ["u1", "u2", None]])
+    """As memory matches text ids (SPACES: every character str.strip() takes away)."""
+    import sys
+
+    from metrics_core.inputs.validate import SPACES
+
+    assert "".join(c for c in map(chr, range(sys.maxunicode + 1)) if c.isspace()) == SPACES
+    text = pa.chunked_array([[" u1", "u1\t", None, "7.00"], ["u1", "u2", None, "7", "\u3000u2"]])
     parts = files.partition_of_users(text, 7)
-    assert parts[0] == parts[1] == parts[3] and parts[2] == parts[5] and parts.max() < 7
+    assert parts[0] == parts[1] == parts[4] and parts[2] == parts[6] and parts[3] == parts[7]
+    assert parts[5] == parts[8] and parts.max() < 7
     numbers = files.partition_of_users(pa.chunked_array([[1, 2, None], [1, None]]), 5)
     assert numbers[0] == numbers[3] and numbers[2] == numbers[4] and numbers.max() < 5
     assert len(set(files.partition_of_users(pa.array(np.arange(1000)), 8))) == 8  # (consecutive ids spread)
@@ -225,3 +232,31 @@ def test_each_key_reaches_its_own_partition(spark, partitions):
     placed = (spark.createDataFrame([(key,) for key in keys], "key long").repartition(partitions, "key")
               .select("key", F.spark_partition_id().alias("j")).toPandas())
     assert dict(zip(placed["key"], placed["j"], strict=True)) == {key: j for j, key in enumerate(keys)}
+
+
+@pytest.mark.slow
+@NEEDS_JAVA
+@pytest.mark.parametrize("partitions_read_the_files", [True, False])
+def test_text_ids_memory_counts_as_one_user_meet_in_one_partition(tmp_path, spark, monkeypatch,
+                                                                  partitions_read_the_files):
+    """Memory matches text ids without their surrounding whitespace (tabs too) and with an
+    integral decimal as a whole number ("u7\\t" is "u7", "7.00" is "7"): on both of the Spark
+    engine's roads the two files' rows of such a user reach one partition and give memory's numbers."""
+    from metrics_core.engines.spark.engine import evaluate_spark
+
+    monkeypatch.setattr(files, "READ_BY_PARTITIONS", partitions_read_the_files)
+    recs, truth, _ = data(7, users=200)
+    recs = recs.assign(user_id=np.where(recs.user_id % 2 == 0, "u" + recs.user_id.astype(str) + "\t",
+                                        recs.user_id.astype(str) + ".00"))
+    truth = truth.assign(user_id=np.where(truth.user_id % 2 == 0, "u" + truth.user_id.astype(str),
+                                          " " + truth.user_id.astype(str)))
+    recs.to_parquet(tmp_path / "recs.parquet")
+    truth.to_parquet(tmp_path / "truth.parquet")
+    columns = Columns(relevance="relevance", threshold=1)
+    memory = evaluate(tmp_path / "recs.parquet", tmp_path / "truth.parquet", k=5, columns=columns)
+    ours = evaluate_spark(spark.read.parquet(str(tmp_path / "recs.parquet")),
+                          spark.read.parquet(str(tmp_path / "truth.parquet")), k=5, columns=columns, partitions=6,
+                          bootstrap=0, per_user=False)
+    assert memory.metrics["hit_rate"] > 0.05  # (memory matched the two spellings)
+    for name, value in ours.metrics.items():
+        assert value == pytest.approx(memory.metrics[name], abs=1e-9), name

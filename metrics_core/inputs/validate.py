@@ -69,6 +69,8 @@ def _offending(frame: pd.DataFrame, mask: np.ndarray, columns: list[str]) -> pd.
 INT64_MAX = np.iinfo(np.int64).max
 EXACT_FLOAT_LIMIT = 2**53  # larger integers are not all representable as float64
 INTEGRAL_DECIMAL = r"^([+-]?[0-9]+)\.0*$"  # "4.00" -> "4"
+SPACES = ("\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+          "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")  # what str.strip() takes from a text id's ends
 CONTAINERS = (list, tuple, dict, set, np.ndarray)
 
 

@@ -55,7 +55,7 @@ from metrics_core.errors import MAX_ROWS_SHOWN, InputError, Note, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.encode import USER_ITEM_HINT
 from metrics_core.inputs.text_ids import as_text
-from metrics_core.inputs.validate import require_columns
+from metrics_core.inputs.validate import SPACES, require_columns
 from metrics_core.intervals import normal_interval, sd_of_sums
 from metrics_core.metrics import catalog, registry
 from metrics_core.settings import Settings
@@ -456,17 +456,18 @@ def _rows_of_users(tables: dict, user: str, layout: dict[str, tuple[int, dict[st
 def _user_key(user: str, kinds: set[str]):
     """What rows are partitioned by: the user id as the in-memory engine matches it, so that
     rows memory counts as one user's reach one partition (ids that memory keeps apart may share
-    a partition: harmless). Integers as they are; text without its surrounding spaces (" u1 " is
-    "u1"); a mixture, or decimals, as text without spaces and with an integral decimal written as
-    a whole number (" 4.00" is 4), which costs Spark about three times the plain key on text ids,
-    so it is used only then."""
+    a partition: harmless). Integers as they are; text without any whitespace (memory strips it
+    from the ends, tabs included: " u1\t" is "u1") and without what follows a point (memory
+    writes an integral decimal as a whole number: "4.00" is "4"); a mixture, or decimals, as
+    text without whitespace and with an integral decimal written as a whole number (" 4.00" is
+    4), which costs Spark about three times the plain key on text ids, so it is used only then."""
     from pyspark.sql import functions as F  # noqa: N812
 
     if kinds <= {"long", "integer", "short", "byte"}:
         return F.col(f"`{user}`")
     if kinds == {"string"}:
-        return F.trim(F.col(f"`{user}`"))
-    text = F.trim(F.col(f"`{user}`").cast("string"))
+        return F.substring_index(F.translate(F.col(f"`{user}`"), SPACES, ""), ".", 1)
+    text = F.translate(F.col(f"`{user}`").cast("string"), SPACES, "")
     number = text.try_cast("double")
     integral = number.isNotNull() & (number == F.floor(number)) & (F.abs(number) < 2.0**53)
     return F.when(integral, number.cast("long").cast("string")).otherwise(text)

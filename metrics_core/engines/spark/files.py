@@ -201,19 +201,23 @@ _KEYS: dict[int, list[int]] = {}
 
 def partition_of_users(users, partitions: int) -> np.ndarray:
     """Each row's partition (0 .. ``partitions``-1) from its user id (an Arrow array): integers
-    mixed by Fibonacci hashing; text without its surrounding spaces (as the other road's key:
-    " u1 " is "u1"), each distinct text hashed once. Missing ids all go to one partition (whose
-    validation names them)."""
+    mixed by Fibonacci hashing; text as memory matches it, without the whitespace at its ends
+    (tabs included: " u1\t" is "u1") and cut at a point (memory writes an integral decimal as a
+    whole number: "4.00" is "4"; "4.5" shares its partition, harmlessly), each distinct text
+    hashed once. Missing ids all go to one partition (whose validation names them)."""
     import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from metrics_core.inputs.validate import SPACES
+
     if pa.types.is_integer(users.type):
         mixed = users.fill_null(0).to_numpy().astype(np.uint64) * MIX
     else:
-        coded = pc.dictionary_encode(pc.utf8_trim(users, " ")).combine_chunks() if isinstance(
-            users, pa.ChunkedArray) else pc.dictionary_encode(pc.utf8_trim(users, " "))
-        hashed = pd.util.hash_array(coded.dictionary.to_numpy(zero_copy_only=False))
+        coded = pc.dictionary_encode(users)
+        coded = coded.combine_chunks() if isinstance(coded, pa.ChunkedArray) else coded
+        keys = pc.list_element(pc.split_pattern(pc.utf8_trim(coded.dictionary, SPACES), ".", max_splits=1), 0)
+        hashed = pd.util.hash_array(keys.to_numpy(zero_copy_only=False))
         mixed = hashed[coded.indices.fill_null(0).to_numpy()] if len(hashed) else np.zeros(len(users), np.uint64)
     return ((mixed >> np.uint64(32)) % np.uint64(partitions)).astype(np.uint16)
 
