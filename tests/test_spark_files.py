@@ -65,6 +65,15 @@ def test_row_groups_give_the_user_columns_own_statistics_after_a_nested_column(t
     assert files.Groups.of({0: [str(tmp_path / "nested.parquet")]}, {0: {"user_id": "integer"}}, "user_id") is None
 
 
+def test_files_pyarrow_cannot_read_take_sparks_reader(tmp_path):
+    """A file pyarrow cannot open, or compressed by a codec it lacks (LZO), is left to Spark's reader."""
+    (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
+    assert files.Groups.of({0: [str(tmp_path / "broken.parquet")]}, {0: {"user_id": "long"}}, "user_id") is None
+    assert not files._decodes("LZO") and files._decodes("SNAPPY") and files._decodes("UNCOMPRESSED")
+    pq.write_table(pa.table({"user_id": [1, 2]}), tmp_path / "zstd.parquet", compression="zstd")
+    assert files.Groups.of({0: [str(tmp_path / "zstd.parquet")]}, {0: {"user_id": "long"}}, "user_id") is not None
+
+
 def test_reading_tasks_read_every_group_once_and_small_files_together(monkeypatch):
     monkeypatch.setattr(files, "TASK_ROWS", 1000)
     many = files.Groups([0] * 12 + [1] * 3, [f"f{i}.parquet" for i in range(12)] + ["t.parquet"] * 3,

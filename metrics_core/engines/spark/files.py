@@ -89,21 +89,30 @@ class Groups:
 
     @classmethod
     def of(cls, files: dict[int, list[str]], needed: dict[int, dict[str, str]], user: str) -> Groups | None:
-        """None when a file lacks a column or stores one as a type that would not read as
-        Spark's (Spark's reader then says what is wrong)."""
+        """None when a file cannot be opened, lacks a column, stores one as a type that would not
+        read as Spark's, or is compressed by a codec this pyarrow lacks (Spark's reader then
+        reads it or says what is wrong)."""
         import pyarrow.parquet as pq
+
+        from metrics_core.inputs.read import leaf_statistics
 
         found = cls([], [], [], [], [], [], [])
         for position, paths in files.items():
             for path in paths:
-                metadata = pq.ParquetFile(path).metadata
-                schema = metadata.schema.to_arrow_schema()
+                try:
+                    file = pq.ParquetFile(path)
+                except (OSError, ValueError):
+                    return None
+                metadata, schema = file.metadata, file.schema_arrow
                 for column, kind in needed[position].items():
                     if column not in schema.names or not _reads_as(schema.field(column).type, kind):
                         return None
-                at = [metadata.schema.column(i).path for i in range(metadata.num_columns)].index(user)  # (a leaf)
-                for group in range(metadata.num_row_groups):
-                    stats = metadata.row_group(group).column(at).statistics
+                statistics = leaf_statistics(file, user)
+                if statistics is None or not all(_decodes(metadata.row_group(g).column(c).compression)
+                                                 for g in range(metadata.num_row_groups)
+                                                 for c in range(metadata.num_columns)):
+                    return None
+                for group, stats in enumerate(statistics):
                     known = stats is not None and stats.has_min_max and stats.has_null_count
                     found.position.append(position)
                     found.path.append(path)
@@ -114,6 +123,16 @@ class Groups:
                     found.missing.append(stats.null_count if known else -1)
         found.rows, found.missing = np.array(found.rows, np.int64), np.array(found.missing, np.int64)
         return found
+
+
+def _decodes(compression: str) -> bool:
+    """Whether this pyarrow decodes a column chunk compressed by ``compression`` (Parquet's name)."""
+    import pyarrow as pa
+
+    try:
+        return compression == "UNCOMPRESSED" or pa.Codec.is_available(compression.lower())
+    except ValueError:  # (a codec pyarrow does not know, such as LZO)
+        return False
 
 
 def reading_tasks(groups: Groups) -> list[str]:
