@@ -176,6 +176,9 @@ def evaluate_spark(recs_df, truth_df, k: int = 10, settings: Settings | None = N
     ``intervals`` are Poisson-bootstrap percentile intervals (``bootstrap`` resamples, ``seed``,
     ``level``: see :mod:`metrics_core.stats.poisson_bootstrap`), the same whatever the
     partitioning; ``bootstrap=0`` gives normal intervals, mean ± z·sd/√n (z = 1.96 at 95%), instead.
+    ``partitions``: how many (by default one per 7M rows when the partitions read plain local
+    Parquet files themselves, :mod:`~metrics_core.engines.spark.files`; else twice the
+    recommendations' own and at least two per core).
 
     The aggregates come from each partition's sums (count, Σv, Σv² and Σ forward(v) of each
     per-user metric over the users it is averaged over), merged in one Spark pass with the item
