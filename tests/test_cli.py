@@ -313,3 +313,20 @@ def test_the_public_names_stay_themselves_whatever_was_imported_first():
              "          for f in (evaluate, evaluate_models, Dataset, Settings)))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "True", done.stderr
+
+
+def test_a_command_pauses_the_collector_only_while_it_imports():
+    """The command that evaluates once imports with Python's cyclic collector paused and sets
+    the imported objects aside (``gc.freeze``: about a tenth of a 100,000-user command); the
+    collector runs again afterwards, and a process that goes on (``once=False``: the app, a
+    notebook) is left as it was."""
+    probe = ("import gc, sys\nfrom metrics_core.cli import main\n"
+             "once = sys.argv[1] == 'once'\n"
+             f"args = ['evaluate', '--recommendations', {str(DATA / 'recs_personalised.csv')!r}, "
+             f"'--ground-truth', {str(DATA / 'ground_truth.csv')!r}, '--k', '10']\n"
+             "assert main(args, once=once) == 0\n"
+             "gc.collect()\n"
+             "print(gc.isenabled(), gc.get_freeze_count() > 10_000, file=sys.stderr)")
+    for once, frozen in (("once", "True"), ("again", "False")):
+        done = subprocess.run([sys.executable, "-c", probe, once], capture_output=True, text=True, timeout=120)
+        assert done.stderr.strip().splitlines()[-1] == f"True {frozen}", done.stderr
