@@ -317,7 +317,7 @@ def test_the_public_names_stay_themselves_whatever_was_imported_first():
 
 def test_a_command_pauses_the_collector_only_while_it_imports():
     """The command that evaluates once imports with Python's cyclic collector paused and sets
-    the imported objects aside (``gc.freeze``: about a tenth of a 100,000-user command); the
+    the imported objects aside (``gc.freeze``: 0.02-0.1 s of a 100,000-user command); the
     collector runs again afterwards, and a process that goes on (``once=False``: the app, a
     notebook) is left as it was."""
     probe = ("import gc, sys\nfrom metrics_core.cli import main\n"

@@ -247,10 +247,10 @@ def load_dataset(args: argparse.Namespace, score_positions: int | None = None) -
 def imported_without_collecting(once: bool) -> Iterator[None]:
     """In a process that evaluates once (``once``): Python's cyclic garbage collector paused
     while the block imports pandas, pyarrow and rankscope's evaluation, then those modules'
-    objects set aside from its later passes (``gc.freeze``). Imports make hundreds of thousands
-    of objects that live as long as the process, and each full pass the collector makes among
-    them walks them all: about a tenth of a 100,000-user command's time, gone. Elsewhere (the
-    app, a notebook) nothing changes."""
+    objects set aside from its later passes (``gc.freeze``). Imports make over 100,000 objects
+    that live as long as the process, and each full pass the collector makes among them walks
+    them all: 0.02-0.1 s of a 100,000-user command (docs/benchmarks.md). Elsewhere (the app, a
+    notebook) nothing changes."""
     if not once or not gc.isenabled():
         yield
         return
