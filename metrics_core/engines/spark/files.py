@@ -100,14 +100,14 @@ class Groups:
         for position, paths in files.items():
             for path in paths:
                 try:
-                    file = pq.ParquetFile(path)
+                    with pq.ParquetFile(path) as file:  # (footers only: closed at once, the driver opens them all)
+                        metadata, schema = file.metadata, file.schema_arrow
+                        statistics = leaf_statistics(file, user)
                 except (OSError, ValueError):
                     return None
-                metadata, schema = file.metadata, file.schema_arrow
                 for column, kind in needed[position].items():
                     if column not in schema.names or not _reads_as(schema.field(column).type, kind):
                         return None
-                statistics = leaf_statistics(file, user)
                 if statistics is None or not all(_decodes(metadata.row_group(g).column(c).compression)
                                                  for g in range(metadata.num_row_groups)
                                                  for c in range(metadata.num_columns)):
@@ -258,7 +258,8 @@ class Layout:
         import pyarrow.parquet as pq
 
         slots = self.slots[position]
-        read = pq.ParquetFile(path).read_row_groups(groups, columns=[self.user, *slots], use_threads=False)
+        with pq.ParquetFile(path) as file:
+            read = file.read_row_groups(groups, columns=[self.user, *slots], use_threads=False)
         arrays = {self.table_column: pa.array(np.full(read.num_rows, position, np.int8)),
                   self.user: read.column(self.user).cast(pa.type_for_alias(self.types[self.user]))}
         for slot, kind in ((slot, pa.type_for_alias(alias)) for slot, alias in self.types.items() if slot != self.user):
@@ -302,7 +303,6 @@ class Layout:
             if start is None:
                 keep = pc.or_(keep, pc.is_null(users))
             yield from rows.filter(pc.fill_null(keep, False)).to_batches()
-
 
     def unpacked(self, batches):
         """The record batches of the Arrow IPC streams (:meth:`split`) in column ``blob`` of
