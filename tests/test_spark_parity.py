@@ -97,15 +97,20 @@ def _both_engines_agree(spark, recs_path, truth_path, columns: Columns) -> None:
 @pytest.mark.parametrize("case", CASES)
 def test_both_engines_give_the_same_numbers_refusals_and_warnings(tmp_path, spark, monkeypatch, case,
                                                                   partitions_read_the_files):
-    """On both of the Spark engine's roads: the partitions reading the Parquet files themselves,
-    and Spark's own reader (tests/test_spark_files.py)."""
+    """On both of the Spark engine's roads: the partitions reading the Parquet files themselves
+    (every case that reaches the reading takes that road: none falls back to Spark's reader
+    unseen), and Spark's own reader (tests/test_spark_files.py)."""
     from metrics_core.engines.spark import files
 
     monkeypatch.setattr(files, "READ_BY_PARTITIONS", partitions_read_the_files)
+    roads = []
+    by_files = files.rows_by_files
+    monkeypatch.setattr(files, "rows_by_files", lambda *args: roads.append(by_files(*args)) or roads[-1])
     recs, truth = CASES[case]
     recs.to_parquet(tmp_path / "recs.parquet")
     truth.to_parquet(tmp_path / "truth.parquet")
     _both_engines_agree(spark, tmp_path / "recs.parquet", tmp_path / "truth.parquet", _columns(truth))
+    assert all(road is not None for road in roads)
 
 
 READABLE = [c for c in FILES if c.name not in ("xlsx", "binary garbage", "zip of two files", "empty file",
