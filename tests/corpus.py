@@ -73,6 +73,8 @@ CASES = [
          "truth.csv", lambda: f"user_id,item_id\n1,{BIG + 5}\n2,{BIG + 9}\n".encode()),
     Case("ids mixing numbers and text", "recs.csv", lambda: b"user_id,item_id,rank\n1,7,1\n1,x7,2\n2,8,1\n",
          "truth.csv", lambda: b"user_id,item_id\n1,7\n2,x8\n"),
+    Case("ids turning to text far down", "recs.csv", lambda: _text_far_down("user_id,item_id,rank\n", ",1"),
+         "truth.csv", lambda: _text_far_down("user_id,item_id\n", "", every=7)),
     Case("fractional item ids", "recs.csv", lambda: b"user_id,item_id,rank\n1,1.5,1\n1,2.5,2\n2,3.5,1\n",
          "truth.csv", lambda: b"user_id,item_id\n1,1.5\n2,3\n"),
     Case("duplicate rows", "recs.csv", lambda: (PLAIN_RECS + "1,b,4\n").encode()),
@@ -97,6 +99,16 @@ CASES = [
     Case("zip of two files", "recs.zip", lambda: _two_zip(), accepted=False),
     Case("truncated parquet", "recs.parquet", lambda: _parquet(_frame())[:-40], accepted=False),
 ]
+
+
+def _text_far_down(header: str, rest: str, every: int = 1) -> bytes:
+    """A CSV whose item ids are numbers for 262,144 rows (pandas' first block, typed on its own)
+    and then text: pandas reads the column as ints, then strs."""
+    rows = "".join(f"{user},{user % 50}{rest}\n" for user in range(0, TEXT_FROM + 100, every))
+    return (header + rows + f"{TEXT_FROM + 1000},sku-9{rest}\n").encode()
+
+
+TEXT_FROM = 2**18  # rows pandas types as one block (its C parser's low_memory chunks)
 
 
 def _two_zip() -> bytes:

@@ -34,6 +34,8 @@ def test_the_numbers_with_save_equal_those_without(tmp_path, case):
     plain = rankscope(tmp_path / "unused", *args)
     saved = rankscope(tmp_path / "store", *args, "--save", "corpus")
     assert "internal error" not in plain.stderr + saved.stderr, (plain.stderr, saved.stderr)
+    # no warning in Python's words (a library's, with a line of rankscope's source) on either road
+    assert not re.search(r"\w+Warning\b", plain.stderr + saved.stderr), (plain.stderr, saved.stderr)
     assert plain.returncode == (0 if case.accepted else 2), plain.stderr
     assert saved.returncode == plain.returncode, (plain.stderr, saved.stderr)
     assert messages(saved.stderr) == messages(plain.stderr)
@@ -44,6 +46,7 @@ def test_the_numbers_with_save_equal_those_without(tmp_path, case):
         assert recs.name in plain.stderr or truth.name in plain.stderr, plain.stderr
 
 
+@pytest.mark.filterwarnings("error")  # (nor does either read warn in Python's words)
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_an_upload_reads_what_the_command_line_reads(tmp_path, case):
     recs, _ = write(case, tmp_path)

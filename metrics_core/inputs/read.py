@@ -12,6 +12,7 @@ import io
 import json
 import os
 import re
+import warnings
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,13 +237,26 @@ def _read_csv(source, suffix: str, label: str, head: bytes | None = None, column
     frame = _read_csv_arrow(source, text_format, columns, ids) if ids else None
     if frame is None:
         _rewind(source)
-        frame = pd.read_csv(source, sep=text_format.sep, decimal=text_format.decimal)
+        frame = _pandas_csv(source, text_format)
     if len(frame.columns) == 1 and " " in str(frame.columns[0]).strip():
         _rewind(source)
         return read_trec(source, qrels=len(str(frame.columns[0]).split()) == 4, label=label)
     if text_format.note:
         frame.attrs[NOTES] = [Note("read_format", f"{label}: {text_format.note}", 1)]
     return frame
+
+
+def _pandas_csv(source, text_format: TextFormat) -> pd.DataFrame:
+    """pandas' read of a delimited text file, without its ``DtypeWarning``. pandas types each
+    block of 2^18 rows on its own, and warns when a column's blocks disagree (an id column whose
+    text starts far down holds ints, then strs): the checks after reading decide what such a
+    column is (ids: text, :func:`validate.ids`; numbers: the rows that are not, named in the
+    error), the same on every entry point, so the warning, printed with a line of rankscope's
+    source on the terminal, told the user nothing they could act on. (``low_memory=False``
+    would type whole columns, for 15% more memory and 25% more time on a large file.)"""
+    with warnings.catch_warnings():  # (process-wide in Python 3.11: at worst a DtypeWarning stays ignored)
+        warnings.simplefilter("ignore", pd.errors.DtypeWarning)
+        return pd.read_csv(source, sep=text_format.sep, decimal=text_format.decimal)
 
 
 PANDAS_MISSING = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>",

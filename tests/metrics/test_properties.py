@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -45,6 +46,22 @@ def test_every_metric_is_within_bounds(problem, denominator, gain):
     for name, curve in result.curves.items():  # every k, within the registry's bounds
         low, high = REGISTERED[name].bounds
         assert curve.between(-np.inf if low is None else low - 1e-12, np.inf if high is None else high + 1e-12).all()
+
+
+@pytest.mark.filterwarnings("error")
+@settings(max_examples=60, deadline=None)
+@given(problems(), st.integers(1, 12), st.sampled_from(["listed", "k"]))
+def test_the_candidate_metrics_stay_defined_whatever_the_candidate_count(problem, candidates, false_positives):
+    """Candidate counts below the lists' lengths or the relevant items, and RecTools' K − hits
+    false positives, which count empty places that are no candidates: MCC stays within [-1, 1],
+    accuracy, fall-out and LAUC within [0, 1], at every k, and nothing warns."""
+    recs, truth, k = problem
+    result = evaluate(recs, truth, k=k, columns=GRADED, candidates=candidates, false_positives=false_positives)
+    assert result.per_user["mcc"].between(-1 - 1e-12, 1 + 1e-12).all()
+    for name in ("accuracy", "fall_out", "lauc"):
+        assert result.per_user[name].between(0, 1 + 1e-12).all(), name
+    for name, low in (("mcc", -1), ("accuracy", 0), ("fall_out", 0), ("lauc", 0)):
+        assert result.curves[name].between(low - 1e-12, 1 + 1e-12).all(), name
 
 
 @settings(max_examples=40, deadline=None)

@@ -221,15 +221,26 @@ def predicted(c: CandidateCounts) -> np.ndarray:
     return c.F
 
 
+def true_negatives(c: CandidateCounts, false_positives: np.ndarray) -> np.ndarray:
+    """TN at each k: the irrelevant candidates left out of the top k, N⁻ - FP, and never below 0.
+
+    Listed false positives are irrelevant candidates, so N⁻ - FP >= 0 already. RecTools' K - hits
+    (``false_positives="k"``) also counts empty places, which are no candidates, and where they
+    outnumber the user's irrelevant candidates N⁻ - FP would go below 0 (RecTools' own TN,
+    catalog - K - FN, does), taking MCC outside [-1, 1] and accuracy below 0: TN is 0 there (the
+    choice is written down in docs/metrics.md)."""
+    return np.maximum(c.n_negative[:, None] - false_positives, 0)
+
+
 def mcc(c: CandidateCounts) -> np.ndarray:
     """Matthews correlation of recommended (top k) vs relevant, over the user's candidates.
 
-    TP = H, FP = predicted - H (:func:`predicted`), FN = R - H, TN = N⁻ - FP; (TP·TN - FP·FN) /
-    sqrt(product of the four margins), 0 when a margin is empty.
+    TP = H, FP = predicted - H (:func:`predicted`), FN = R - H, TN (:func:`true_negatives`);
+    (TP·TN - FP·FN) / sqrt(product of the four margins), 0 when a margin is empty.
     """
     tp, fp = c.H, predicted(c) - c.H
     fn = c.R[:, None] - c.H
-    tn = c.n_negative[:, None] - fp
+    tn = true_negatives(c, fp)
     margins = (tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)
     return ratio(tp * tn - fp * fn, np.sqrt(margins.astype(np.float64, copy=False)))
 
@@ -241,9 +252,9 @@ def fall_out(c: CandidateCounts) -> np.ndarray:
 
 def classification_accuracy(c: CandidateCounts) -> np.ndarray:
     """Accuracy@k over the candidates (RecTools): (TP + TN) / (R + N⁻), with TP = H[k] and
-    TN = N⁻ - (predicted[k] - H[k]) (:func:`predicted`): top-k items are predicted relevant, the
-    other candidates not."""
-    return ratio(c.H + c.n_negative[:, None] - (predicted(c) - c.H), (c.R + c.n_negative)[:, None])
+    TN (:func:`true_negatives`) of FP = predicted[k] - H[k] (:func:`predicted`): top-k items are
+    predicted relevant, the other candidates not."""
+    return ratio(c.H + true_negatives(c, predicted(c) - c.H), (c.R + c.n_negative)[:, None])
 
 
 # of the means
