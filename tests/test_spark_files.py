@@ -197,6 +197,37 @@ def test_a_missing_user_id_is_refused_with_the_whole_tables_count_on_every_road(
 
 @pytest.mark.slow
 @NEEDS_JAVA
+@pytest.mark.parametrize("order", ["sorted", "shuffled"])
+@pytest.mark.parametrize("change", ["removed", "rewritten"])
+def test_a_file_changed_after_its_footer_was_read_is_named_not_an_internal_error(tmp_path, spark, monkeypatch,
+                                                                                   order, change):
+    """The driver plans the tasks from the files' footers; a file removed or rewritten (other row
+    groups, a column gone) before the tasks read it is refused naming the file, on both roads."""
+    from metrics_core.engines.spark.engine import evaluate_spark
+
+    recs, truth, _ = data(5, users=80)
+    recs_path, truth_path = (_written(frame, tmp_path, name, order) for name, frame in (("recs", recs),
+                                                                                        ("truth", truth)))
+    planned = files.rows_by_files
+
+    def then_changed(*args, **kwargs):
+        found = planned(*args, **kwargs)
+        if change == "removed":
+            recs_path.unlink()
+        else:
+            recs.iloc[:10].drop(columns="item_id").to_parquet(recs_path, index=False)
+        return found
+
+    monkeypatch.setattr(files, "rows_by_files", then_changed)
+    recs_frame, truth_frame = (spark.read.parquet(str(path)) for path in (recs_path, truth_path))
+    with pytest.raises(InputError) as refused:
+        evaluate_spark(recs_frame, truth_frame, k=5, partitions=3, bootstrap=0, per_user=False)
+    assert str(recs_path) in str(refused.value) and "removed or rewritten" in str(refused.value)
+    assert "replace input files only between runs" in str(refused.value)
+
+
+@pytest.mark.slow
+@NEEDS_JAVA
 def test_other_dataframes_and_file_systems_take_sparks_reader(tmp_path, spark, monkeypatch):
     """A filter, a renamed column, a DataFrame made in memory or partition folders are not plain
     Parquet files: None, Spark's own reader. So are a column of another type (a date), ids of two

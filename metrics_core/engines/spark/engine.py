@@ -380,7 +380,7 @@ def _counted_everywhere(frame, problem: str, column: str | None, user: str, rank
     return None
 
 
-def _carried(error: InputError) -> str:
+def carried(error: InputError) -> str:
     """An InputError's parts as text that survives Spark's report of a worker's exception."""
     rows = None if error.rows is None else error.rows.head(MAX_ROWS_SHOWN).to_json(orient="split",
                                                                                    default_handler=str)
@@ -670,7 +670,7 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
                                   _above={})
             result = dataset.evaluate(MODEL, settings, curves=curve_to is not None, part=True)
         except InputError as error:
-            raise RuntimeError(_carried(error)) from None
+            raise RuntimeError(carried(error)) from None
         users = result.per_user
         values = np.column_stack([users[column].to_numpy(dtype=np.float64) if column in users.columns
                                   else np.full(len(users), np.nan) for column in per_user])

@@ -258,13 +258,17 @@ class Layout:
         import pyarrow.parquet as pq
 
         slots = self.slots[position]
-        with pq.ParquetFile(path) as file:
-            read = file.read_row_groups(groups, columns=[self.user, *slots], use_threads=False)
-        arrays = {self.table_column: pa.array(np.full(read.num_rows, position, np.int8)),
-                  self.user: read.column(self.user).cast(pa.type_for_alias(self.types[self.user]))}
-        for slot, kind in ((slot, pa.type_for_alias(alias)) for slot, alias in self.types.items() if slot != self.user):
-            mine = [column for column, placed in slots.items() if placed == slot]
-            arrays[slot] = read.column(mine[0]).cast(kind) if mine else pa.nulls(read.num_rows, kind)
+        try:
+            with pq.ParquetFile(path) as file:
+                read = file.read_row_groups(groups, columns=[self.user, *slots], use_threads=False)
+            arrays = {self.table_column: pa.array(np.full(read.num_rows, position, np.int8)),
+                      self.user: read.column(self.user).cast(pa.type_for_alias(self.types[self.user]))}
+            for slot, kind in ((slot, pa.type_for_alias(alias)) for slot, alias in self.types.items()
+                               if slot != self.user):
+                mine = [column for column, placed in slots.items() if placed == slot]
+                arrays[slot] = read.column(mine[0]).cast(kind) if mine else pa.nulls(read.num_rows, kind)
+        except (OSError, ValueError, KeyError, IndexError, TypeError) as error:  # (Arrow's errors are these too)
+            raise _changed_while_read(path, error) from None
         return pa.table(arrays)
 
     def split(self, listed: str, keys: list[int]):
@@ -316,6 +320,20 @@ class Layout:
                     schema = schema or pa.schema([(name, pa.int8() if name == self.table_column else
                                                    pa.type_for_alias(self.types[name])) for name in rows.schema.names])
                     yield rows.cast(schema)
+
+
+def _changed_while_read(path: str, error: BaseException) -> RuntimeError:
+    """A task's failure to read the row groups the driver found in ``path`` (the file was removed
+    or rewritten after the run read its footer) as the error Spark carries back to the driver,
+    where it becomes an :class:`~metrics_core.errors.InputError` naming the file."""
+    from metrics_core.engines.spark.engine import carried
+    from metrics_core.errors import input_error
+
+    reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+    return RuntimeError(carried(input_error(
+        f"Parquet file {path}", f"a Spark task could not read it ({type(error).__name__}: {reason}): it was removed or "
+        "rewritten after this evaluation had read its footer.",
+        "run the evaluation again once the file is written; replace input files only between runs.")))
 
 
 def rows_by_files(tables: dict, user: str, layout: dict[str, tuple[int, dict[str, str]]], partitions: int | None,
