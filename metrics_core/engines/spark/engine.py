@@ -50,8 +50,9 @@ import pandas as pd
 
 from metrics_core.engines.memory.dataset import NEEDS, Dataset, no_evaluated_user
 from metrics_core.engines.spark import files
+from metrics_core.engines.spark.carried import carried, carried_parts
 from metrics_core.engines.spark.training import SHARED_COLUMNS, TrainingFacts, training_facts, with_whole_training
-from metrics_core.errors import MAX_ROWS_SHOWN, InputError, Note, input_error
+from metrics_core.errors import InputError, Note, input_error
 from metrics_core.inputs.columns import Columns
 from metrics_core.inputs.encode import USER_ITEM_HINT
 from metrics_core.inputs.text_ids import as_text
@@ -66,7 +67,6 @@ MODEL = "model"  # the evaluated model's name in a partition's Dataset (PRIMITIV
 TABLE = "_table"  # which table a row of _rows_of_users comes from (its position in the tables)
 KIND, USER, ITEM, COUNT = "_kind", "_user", "_item", "_count"
 BOOTSTRAP_KINDS = ("boot_sum", "boot_n")
-CARRIED = "<<rankscope-input-error>>"  # brackets an InputError's parts in a worker's exception
 NOT_ON_SPARK = {
     "train": "needs training interactions (pass train_df)",
     "candidates": "needs the candidate items: training interactions (train_df) or settings.candidates",
@@ -330,10 +330,9 @@ def _partition_errors_as_input_errors(tables: dict, user: str, rank: str):
     try:
         yield
     except Exception as error:
-        parts = str(error).split(CARRIED)
-        if len(parts) < 3:
+        carried = carried_parts(str(error))
+        if carried is None:
             raise
-        carried = json.loads(parts[1])
         rows = carried["rows"] and pd.read_json(io.StringIO(carried["rows"]), orient="split")
         source = carried["source"]
         table = PRIMITIVE if f"'{PRIMITIVE}'" in source else RECOMMENDED if source.startswith("recommendations") \
@@ -378,14 +377,6 @@ def _counted_everywhere(frame, problem: str, column: str | None, user: str, rank
         groups = frame.groupBy(user, rank).count().where(F.col("count") > 1)
         return int(groups.agg(F.sum(F.col("count") - 1)).first()[0] or 0)
     return None
-
-
-def carried(error: InputError) -> str:
-    """An InputError's parts as text that survives Spark's report of a worker's exception."""
-    rows = None if error.rows is None else error.rows.head(MAX_ROWS_SHOWN).to_json(orient="split",
-                                                                                   default_handler=str)
-    return CARRIED + json.dumps({"source": error.source, "column": error.column, "problem": error._problem,
-                                 "fix": error._fix, "rows": rows}) + CARRIED
 
 
 def _bootstrap_intervals(sums: pd.DataFrame, per_user: list[str], names: dict[str, str],
@@ -670,7 +661,7 @@ def _partition_kernel(settings: Settings, columns: Columns, items, feature_colum
                                   _above={})
             result = dataset.evaluate(MODEL, settings, curves=curve_to is not None, part=True)
         except InputError as error:
-            raise RuntimeError(carried(error)) from None
+            raise carried(error) from None
         users = result.per_user
         values = np.column_stack([users[column].to_numpy(dtype=np.float64) if column in users.columns
                                   else np.full(len(users), np.nan) for column in per_user])

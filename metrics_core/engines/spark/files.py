@@ -326,14 +326,14 @@ def _changed_while_read(path: str, error: BaseException) -> RuntimeError:
     """A task's failure to read the row groups the driver found in ``path`` (the file was removed
     or rewritten after the run read its footer) as the error Spark carries back to the driver,
     where it becomes an :class:`~metrics_core.errors.InputError` naming the file."""
-    from metrics_core.engines.spark.engine import carried
+    from metrics_core.engines.spark.carried import carried
     from metrics_core.errors import input_error
 
     reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-    return RuntimeError(carried(input_error(
+    return carried(input_error(
         f"Parquet file {path}", f"a Spark task could not read it ({type(error).__name__}: {reason}): it was removed or "
         "rewritten after this evaluation had read its footer.",
-        "run the evaluation again once the file is written; replace input files only between runs.")))
+        "run the evaluation again once the file is written; replace input files only between runs."))
 
 
 def rows_by_files(tables: dict, user: str, layout: dict[str, tuple[int, dict[str, str]]], partitions: int | None,
