@@ -274,3 +274,57 @@ def test_true_negatives_never_go_below_0_when_empty_places_outnumber_the_irrelev
     listed = evaluate(recs, truth, k=10, candidates=4).metrics
     assert listed["mcc"] == pytest.approx(-2 / math.sqrt(3 * 2 * 2 * 1), abs=1e-15)
     assert listed["accuracy"] == pytest.approx(0.25, abs=1e-15)
+
+
+def test_lenskit_discount_weighs_the_first_two_ranks_alike():
+    """Relevant items at ranks 2 and 3 of R = 2, K = 3. 1/log2(i + 1): DCG = 0.63093 + 0.5,
+    IDCG = 1 + 0.63093, NDCG = 0.69343. LensKit's 1/log2(max(i, 2)): DCG = 1 + 0.63093,
+    IDCG = 1 + 1, NDCG = 0.81546 (and NDCG at R: the first 2 ranks hold 1 relevant item, 1 / 2)."""
+    recs = pd.DataFrame({"user_id": 1, "item_id": [10, 11, 12], "rank": [1, 2, 3]})
+    truth = pd.DataFrame({"user_id": 1, "item_id": [11, 12]})
+    default = evaluate(recs, truth, k=3).metrics
+    lenskit = evaluate(recs, truth, k=3, dcg_discount="lenskit").metrics
+    assert round(default["ndcg"], 5) == 0.69343 and round(lenskit["ndcg"], 5) == 0.81546
+    assert lenskit["dcg"] == pytest.approx(1 + 1 / math.log2(3), abs=1e-15)
+    assert lenskit["ndcg"] == pytest.approx((1 + 1 / math.log2(3)) / 2, abs=1e-15)
+    assert lenskit["ndcg_at_r"] == pytest.approx(0.5, abs=1e-15)
+    assert default["ndcg_at_r"] == pytest.approx((1 / math.log2(3)) / (1 + 1 / math.log2(3)), abs=1e-15)
+    assert lenskit["precision"] == default["precision"]
+
+
+def test_utility_is_relevant_minus_other_items_of_the_whole_list():
+    """trec_eval's utility at its default weights: user 1 lists 4 items, 2 relevant (one judged
+    non-relevant, one unjudged): 2 − 2 = 0 (pytrec_eval gives 0.0); user 2 lists 5, 3 relevant:
+    3 − 2 = 1; whatever K (K = 2 here); the mean is 0.5."""
+    recs = pd.DataFrame({"user_id": [1] * 4 + [2] * 5, "item_id": [1, 2, 4, 3, 5, 6, 7, 8, 9],
+                         "rank": [1, 2, 3, 4, 1, 2, 3, 4, 5]})
+    truth = pd.DataFrame({"user_id": [1, 1, 1, 1, 2, 2, 2], "item_id": [1, 2, 3, 9, 5, 7, 9],
+                          "grade": [1, 0, 2, 1, 1, 1, 1]})
+    result = evaluate(recs, truth, k=2, columns=Columns(relevance="grade", threshold=1))
+    assert result.per_user["utility"].tolist() == [0.0, 1.0]
+    assert result.metrics["utility"] == 0.5
+
+
+@pytest.mark.parametrize("ranks", [[1, 2, 3, 4, 5, 6], [1, 3, 4, 7, 8, 9]])  # (the second with rank gaps)
+def test_partial_auc_reads_the_list_to_its_kth_irrelevant_item(ranks):
+    """A list relevant, no, no, relevant, no, relevant of R = 4 (one relevant item not listed).
+    K = 2: only the first relevant item is above fewer than 2 irrelevant ones: pAUC = 2 / (4·2) =
+    0.25, pAP = 2 / (2·2) = 0.5. K = 3: 3 + 1 + 0 over 4·3: pAUC 1/3, pAP 4/9. Empty places from
+    rank gaps are not irrelevant items."""
+    recs = pd.DataFrame({"user_id": 1, "item_id": [1, 2, 3, 4, 5, 6], "rank": ranks})
+    truth = pd.DataFrame({"user_id": 1, "item_id": [1, 4, 6, 9]})
+    at_2, at_3 = (evaluate(recs, truth, k=k).metrics for k in (2, 3))
+    assert at_2["pauc"] == pytest.approx(0.25, abs=1e-15) and at_2["pap"] == pytest.approx(0.5, abs=1e-15)
+    assert at_3["pauc"] == pytest.approx(1 / 3, abs=1e-15) and at_3["pap"] == pytest.approx(4 / 9, abs=1e-15)
+
+
+def test_judged_at_k_counts_every_ground_truth_row_in_the_top_k():
+    """ir_measures' Judged@k: relevant a, judged non-relevant b, c and d without a row, relevant e.
+    At K = 4: a, b of 4 = 0.5; at K = 10, over the 5 listed: 3/5 (ir_measures divides by the run's
+    length when it is shorter than k). A qrels file's pooled but unjudged items (grade −1) count
+    too (the cross-check's pooled cases)."""
+    recs = pd.DataFrame({"user_id": 1, "item_id": [1, 2, 3, 4, 5], "rank": [1, 2, 3, 4, 5]})
+    truth = pd.DataFrame({"user_id": 1, "item_id": [1, 2, 5], "grade": [2, 0, 1]})
+    columns = Columns(relevance="grade", threshold=1)
+    assert evaluate(recs, truth, k=4, columns=columns).metrics["judged"] == pytest.approx(0.5, abs=1e-15)
+    assert evaluate(recs, truth, k=10, columns=columns).metrics["judged"] == pytest.approx(0.6, abs=1e-15)
