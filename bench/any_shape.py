@@ -5,10 +5,12 @@ Each round runs, in fresh processes one right after the other, pyarrow's read of
 file into pandas (``pq.read_table(...).to_pandas()``, or ``pyarrow.csv.read_csv(...)`` for CSV)
 and the command on the same files (for CSV also Arrow's read given the column types its first
 block has, as the command's own read is); the ratio is the median of the rounds' ratios, with their
-range, and peak memory is each process's own. The rounds alternate which of the two runs first
-(the read first in odd rounds, the command first in even ones), so neither side always meets a
-warmer page cache, and each round is listed with the one-minute load average at its start: a
-noisy round shows as such. Usage::
+range, then the ratio of each side's fastest run (the read of one file has a slow mode, 2-4x its
+usual time and CPU, mostly system time, in some rounds: its median can hide it), each side's
+median CPU seconds (user + system, every thread), and each process's own peak memory. The
+rounds alternate which of the two runs first (the read first in odd rounds, the command first in
+even ones), so neither side always meets a warmer page cache, and each round is listed with the
+one-minute load average at its start: a noisy round shows as such. Usage::
 
     python bench/any_shape.py --data /tmp/syn1m --data /tmp/shapes1m/shuffled --data /tmp/shapes1m/text \\
         [--repeat 5]
@@ -65,43 +67,51 @@ def measure(data: Path, repeat: int) -> dict:
             reads.append(timed(read))
         if csv:  # (the command gives Arrow the first block's types: the read it is also compared with)
             typed_reads.append(timed(typed))
-    metrics = json.loads(runs[0][2])["models"]
+    metrics = json.loads(runs[0].out)["models"]
     row = {"data": f"{data.parent.name}/{data.name}", "models": len(recs), "format": recs[0].suffix[1:],
-           "read_s": [r[0] for r in reads], "read_mem": max(r[1] for r in reads),
-           "cli_s": [r[0] for r in runs], "cli_mem": max(r[1] for r in runs),
-           "ratios": [c[0] / r[0] for r, c in zip(reads, runs, strict=True)], "load": loads,
+           "read_s": [r.seconds for r in reads], "read_mem": max(r.peak for r in reads),
+           "read_cpu": [r.cpu for r in reads], "cli_cpu": [r.cpu for r in runs],
+           "cli_s": [r.seconds for r in runs], "cli_mem": max(r.peak for r in runs),
+           "ratios": [c.seconds / r.seconds for r, c in zip(reads, runs, strict=True)], "load": loads,
            "ndcg@10": {name: values["metrics"]["ndcg"] for name, values in metrics.items()}}
     if csv:
-        row["typed_read_s"] = [r[0] for r in typed_reads]
-        row["typed_ratios"] = [c[0] / r[0] for r, c in zip(typed_reads, runs, strict=True)]
+        row["typed_read_s"] = [r.seconds for r in typed_reads]
+        row["typed_read_cpu"] = [r.cpu for r in typed_reads]
+        row["typed_ratios"] = [c.seconds / r.seconds for r, c in zip(typed_reads, runs, strict=True)]
     return row
 
 
 def table(rows: list[dict]) -> str:
     gib = 2**30
     lines = ["| shape | models | pyarrow read into pandas | `rankscope evaluate` | ratio (rounds) "
-             "| memory (read / CLI) |", "|---|---|---|---|---|---|"]
+             "| fastest / fastest | CPU, user + system (read / CLI) | memory (read / CLI) |",
+             "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['data']} ({r['format']}) | {r['models']} | {spread(r['read_s'], digits=1)} "
                      f"| {spread(r['cli_s'], digits=1)} | **{median(r['ratios']):.2f}×** "
-                     f"({min(r['ratios']):.2f}–{max(r['ratios']):.2f}×) "
+                     f"({min(r['ratios']):.2f}–{max(r['ratios']):.2f}×) | {min(r['cli_s']) / min(r['read_s']):.2f}× "
+                     f"| {median(r['read_cpu']):.2f} / {median(r['cli_cpu']):.2f} s "
                      f"| {r['read_mem'] / gib:.1f} / {r['cli_mem'] / gib:.1f} GiB |")
         if "typed_read_s" in r:
             lines.append(f"| {r['data']} against a read given the first block's types | {r['models']} "
                          f"| {spread(r['typed_read_s'], digits=1)} | {spread(r['cli_s'], digits=1)} "
                          f"| **{median(r['typed_ratios']):.2f}×** ({min(r['typed_ratios']):.2f}–"
-                         f"{max(r['typed_ratios']):.2f}×) | |")
+                         f"{max(r['typed_ratios']):.2f}×) | {min(r['cli_s']) / min(r['typed_read_s']):.2f}× "
+                         f"| {median(r['typed_read_cpu']):.2f} / "
+                         f"{median(r['cli_cpu']):.2f} s | |")
     return "\n".join(lines)
 
 
 def rounds_table(rows: list[dict]) -> str:
-    """Every round of every shape: the load average at its start, both times and their ratio."""
-    lines = ["| shape | round (first) | load average | read | command | ratio |", "|---|---|---|---|---|---|"]
+    """Every round of every shape: the load average at its start, both times (with their CPU
+    seconds) and their ratio."""
+    lines = ["| shape | round (first) | load average | read (CPU) | command (CPU) | ratio |",
+             "|---|---|---|---|---|---|"]
     for r in rows:
-        for i, (load, read, run, ratio) in enumerate(zip(r["load"], r["read_s"], r["cli_s"], r["ratios"],
-                                                         strict=True)):
+        for i, (load, read, read_cpu, run, run_cpu, ratio) in enumerate(zip(
+                r["load"], r["read_s"], r["read_cpu"], r["cli_s"], r["cli_cpu"], r["ratios"], strict=True)):
             lines.append(f"| {r['data']} | {i + 1} ({'read' if i % 2 == 0 else 'command'}) | {load:.2f} "
-                         f"| {read:.2f} s | {run:.2f} s | {ratio:.2f}× |")
+                         f"| {read:.2f} s ({read_cpu:.2f} s) | {run:.2f} s ({run_cpu:.2f} s) | {ratio:.2f}× |")
     return "\n".join(lines)
 
 

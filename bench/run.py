@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 HERE = Path(__file__).resolve().parent
 
@@ -81,19 +82,31 @@ print(seconds)
 """
 
 
-def timed(command: list[str]) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS bytes of the child, and its stdout."""
+class Timed(NamedTuple):
+    """One fresh process's run: wall seconds, peak RSS bytes, its stdout, and its CPU seconds
+    (user + system, all its threads: on two cores a run's wall time is at least its
+    single-threaded part plus half the rest)."""
+
+    seconds: float
+    peak: int
+    out: str
+    cpu: float
+
+
+def timed(command: list[str]) -> Timed:
+    """``command`` run in a fresh process, timed (see :class:`Timed`)."""
     wrapper = (
         "import resource, subprocess, sys, time\n"
         "t = time.perf_counter()\n"
         "out = subprocess.run(sys.argv[1:], capture_output=True, text=True, check=True).stdout\n"
-        "print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)\n"
+        "used = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(time.perf_counter() - t, used.ru_maxrss * 1024, used.ru_utime + used.ru_stime)\n"
         "print(out, end='')\n"
     )
     done = subprocess.run([sys.executable, "-c", wrapper, *command], capture_output=True, text=True, check=True)
     first, _, rest = done.stdout.partition("\n")
-    seconds, peak = first.split()
-    return float(seconds), int(peak), rest
+    seconds, peak, cpu = first.split()
+    return Timed(float(seconds), int(peak), rest, float(cpu))
 
 
 def median(values: list[float]) -> float:
@@ -117,11 +130,11 @@ def measure(data: Path, repeat: int, peers_python: str | None, rectools_python: 
     for _ in range(repeat):  # rounds: the read, then the CLI right after it
         reads.append(timed([sys.executable, "-c", READ.format(d=data)]))
         runs.append(timed(cli))
-    row["read_s"], row["read_mem"] = [r[0] for r in reads], max(r[1] for r in reads)
-    row["cli_s"], row["cli_mem"] = [r[0] for r in runs], max(r[1] for r in runs)
-    row["cli_ratios"] = [c[0] / r[0] for r, c in zip(reads, runs, strict=True)]
-    row["ndcg@10"] = json.loads(runs[0][2])["models"]["recs"]["metrics"]["ndcg"]
-    _, _, out = timed([sys.executable, "-c", IN_MEMORY.format(d=data, repeat=repeat)])
+    row["read_s"], row["read_mem"] = [r.seconds for r in reads], max(r.peak for r in reads)
+    row["cli_s"], row["cli_mem"] = [r.seconds for r in runs], max(r.peak for r in runs)
+    row["cli_ratios"] = [c.seconds / r.seconds for r, c in zip(reads, runs, strict=True)]
+    row["ndcg@10"] = json.loads(runs[0].out)["models"]["recs"]["metrics"]["ndcg"]
+    out = timed([sys.executable, "-c", IN_MEMORY.format(d=data, repeat=repeat)]).out
     row.update(json.loads(out))
     row["ours"] = [b + k for b, k in zip(row["build"], row["k10"], strict=True)]
     for peer, python in (("ranx", peers_python), ("pytrec_eval", peers_python), ("rectools", rectools_python)):
@@ -137,8 +150,8 @@ def paired_rounds(data: Path, peer: str, python: str, rounds: int) -> dict:
     """Per round: rankscope's and the peer's second call, each in a fresh process."""
     ours, theirs = [], []
     for _ in range(rounds):
-        ours.append(float(timed([sys.executable, "-c", OURS_ONCE.format(d=data)])[2]))
-        _, _, out = timed([python, str(HERE / "peers.py"), peer, str(data), "10", "1", "1"])
+        ours.append(float(timed([sys.executable, "-c", OURS_ONCE.format(d=data)]).out))
+        out = timed([python, str(HERE / "peers.py"), peer, str(data), "10", "1", "1"]).out
         theirs.append(json.loads(out)["seconds"][0])
     return {"ours": ours, "seconds": theirs, "ratios": [t / o for o, t in zip(ours, theirs, strict=True)]}
 
