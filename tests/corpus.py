@@ -95,6 +95,11 @@ CASES = [
     Case("missing item column", "recs.csv", lambda: b"user_id,product,rank\n1,a,1\n", accepted=False),
     Case("xlsx", "recs.xlsx", _xlsx, accepted=False),
     Case("binary garbage", "recs.csv", lambda: bytes(range(256)) * 8, accepted=False),
+    Case("trec run with a word for a score far down", "recs.run", lambda: _trec_word_far_down(),
+         "truth.qrels", lambda: b"1 0 d1 1\n2 0 d2 1\n", accepted=False),
+    Case("csv with a word for a score far down", "recs.csv",
+         lambda: _text_far_down("user_id,item_id,score\n", ",0.5").replace(b"sku-9,0.5", b"9,high"),
+         accepted=False),
     Case("trec run with 7 fields", "recs.run", lambda: b"1 Q0 a 1 3.0 t x\n1 Q0 c 2 2.0 t x\n", accepted=False),
     Case("zip of two files", "recs.zip", lambda: _two_zip(), accepted=False),
     Case("truncated parquet", "recs.parquet", lambda: _parquet(_frame())[:-40], accepted=False),
@@ -106,6 +111,13 @@ def _text_far_down(header: str, rest: str, every: int = 1) -> bytes:
     and then text: pandas reads the column as ints, then strs."""
     rows = "".join(f"{user},{user % 50}{rest}\n" for user in range(0, TEXT_FROM + 100, every))
     return (header + rows + f"{TEXT_FROM + 1000},sku-9{rest}\n").encode()
+
+
+def _trec_word_far_down() -> bytes:
+    """A TREC run whose scores are numbers for pandas' first block of rows, then one is a word."""
+    rows = "".join(f"{topic} Q0 d{rank} {rank} {1 / rank:.4f} t\n" for topic in range(1, TEXT_FROM // 100 + 2)
+                   for rank in range(1, 101))
+    return (rows + f"{TEXT_FROM} Q0 dx 1 high t\n").encode()
 
 
 TEXT_FROM = 2**18  # rows pandas types as one block (its C parser's low_memory chunks)

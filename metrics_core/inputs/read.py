@@ -237,7 +237,7 @@ def _read_csv(source, suffix: str, label: str, head: bytes | None = None, column
     frame = _read_csv_arrow(source, text_format, columns, ids) if ids else None
     if frame is None:
         _rewind(source)
-        frame = _pandas_csv(source, text_format)
+        frame = _pandas_csv(source, sep=text_format.sep, decimal=text_format.decimal)
     if len(frame.columns) == 1 and " " in str(frame.columns[0]).strip():
         _rewind(source)
         return read_trec(source, qrels=len(str(frame.columns[0]).split()) == 4, label=label)
@@ -246,17 +246,23 @@ def _read_csv(source, suffix: str, label: str, head: bytes | None = None, column
     return frame
 
 
-def _pandas_csv(source, text_format: TextFormat) -> pd.DataFrame:
-    """pandas' read of a delimited text file, without its ``DtypeWarning``. pandas types each
-    block of 2^18 rows on its own, and warns when a column's blocks disagree (an id column whose
-    text starts far down holds ints, then strs): the checks after reading decide what such a
-    column is (ids: text, :func:`validate.ids`; numbers: the rows that are not, named in the
-    error), the same on every entry point, so the warning, printed with a line of rankscope's
-    source on the terminal, told the user nothing they could act on. (``low_memory=False``
-    would type whole columns, for 15% more memory and 25% more time on a large file.)"""
-    with warnings.catch_warnings():  # (process-wide in Python 3.11: at worst a DtypeWarning stays ignored)
-        warnings.simplefilter("ignore", pd.errors.DtypeWarning)
-        return pd.read_csv(source, sep=text_format.sep, decimal=text_format.decimal)
+def _pandas_csv(source, **options) -> pd.DataFrame:
+    """``pd.read_csv(source, **options)`` (delimited text and TREC files alike), whose
+    ``DtypeWarning`` is not shown: see the filter set below."""
+    return pd.read_csv(source, **options)
+
+
+# pandas types each block of 2^18 rows of a text file on its own, and warns when a column's blocks
+# disagree (an id column whose text starts far down holds ints, then strs; a score column with one
+# word in it). The checks after reading decide what such a column is (ids: text, validate.ids;
+# numbers: the rows that are not, named in the error), the same on every entry point, so the
+# warning, printed with a line of rankscope's source on the terminal, tells the user nothing they
+# can act on. This filter, set once at import, ignores it for this module's reads alone (pandas
+# names the caller as the warning's module). Not catch_warnings around each read: in Python 3.11
+# it swaps the process's filters, and the command reads the ground truth on a thread beside the
+# recommendations, so one read's exit put the warning back in the middle of the other (1 run in 3).
+# Not low_memory=False: it types whole columns, for 15% more memory and 25% more time on a large file.
+warnings.filterwarnings("ignore", category=pd.errors.DtypeWarning, module=rf"{re.escape(__name__)}\Z")
 
 
 PANDAS_MISSING = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>",
@@ -668,7 +674,7 @@ def read_trec(source, qrels: bool, label: str = "TREC file") -> pd.DataFrame:
     if not hasattr(source, "read"):
         source = io.BytesIO(Path(source).read_bytes())
     try:
-        frame = pd.read_csv(source, sep=r"\s+", header=None, names=names, dtype={"user_id": str, "item_id": str},
+        frame = _pandas_csv(source, sep=r"\s+", header=None, names=names, dtype={"user_id": str, "item_id": str},
                             engine="c")
         short = frame[names[-1]].isna().to_numpy()
     except pd.errors.ParserError:
