@@ -246,7 +246,8 @@ def user_metrics(slots, grades, k, beta=1.0, ap_denominator="min_k_relevant", ga
         out["fall_out"] = fp / negatives if negatives else 0.0
         if false_positives == "k":  # (RecTools: K recommendations whatever the list holds)
             fp = k - h
-        tp, fn, tn = h, R - h, negatives - fp
+        tp, fn = h, R - h
+        tn = max(negatives - fp, 0)  # (K - hits can count more empty places than irrelevant candidates)
         den = math.sqrt((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn))
         out["mcc"] = (tp * tn - fp * fn) / den if den > 0 else 0.0
         out["accuracy"] = (tp + tn) / (R + negatives) if R + negatives else 0.0

@@ -54,7 +54,7 @@ def test_every_accuracy_entry_of_the_registry_has_a_slow_definition():
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("use_rank", [True, False])
-@pytest.mark.parametrize("candidates", [40, None])  # None: no LAUC/MCC, lists cut at the width
+@pytest.mark.parametrize("candidates", [40, 6, None])  # 6: fewer than a list's places; None: no LAUC/MCC
 def test_fast_equals_slow_on_random_data(seed, use_rank, candidates):
     rows, truth_rows = messy_data(seed, use_rank=use_rank)
     recs = pd.DataFrame(rows, columns=["user_id", "item_id", "rank", "score"])
