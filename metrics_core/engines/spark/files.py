@@ -267,7 +267,7 @@ class Layout:
                                if slot != self.user):
                 mine = [column for column, placed in slots.items() if placed == slot]
                 arrays[slot] = read.column(mine[0]).cast(kind) if mine else pa.nulls(read.num_rows, kind)
-        except (OSError, ValueError, KeyError, IndexError, TypeError) as error:  # (Arrow's errors are these too)
+        except (OSError, ValueError, KeyError, IndexError, TypeError, pa.ArrowException) as error:
             raise _changed_while_read(path, error) from None
         return pa.table(arrays)
 
