@@ -65,10 +65,19 @@ def test_row_groups_give_the_user_columns_own_statistics_after_a_nested_column(t
     assert files.Groups.of({0: [str(tmp_path / "nested.parquet")]}, {0: {"user_id": "integer"}}, "user_id") is None
 
 
-def test_files_pyarrow_cannot_read_take_sparks_reader(tmp_path):
-    """A file pyarrow cannot open, or compressed by a codec it lacks (LZO), is left to Spark's reader."""
+def test_files_pyarrow_cannot_read_take_sparks_reader(tmp_path, monkeypatch):
+    """A file pyarrow cannot open (a broken one, or a feature it does not implement), or
+    compressed by a codec it lacks (LZO), is left to Spark's reader."""
     (tmp_path / "broken.parquet").write_bytes(b"PAR1 not really")
     assert files.Groups.of({0: [str(tmp_path / "broken.parquet")]}, {0: {"user_id": "long"}}, "user_id") is None
+    pq.write_table(pa.table({"user_id": [1, 2]}), tmp_path / "plain.parquet")
+
+    def not_implemented(*args, **kwargs):
+        raise pa.ArrowNotImplementedError("a Parquet feature this pyarrow lacks")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(pq, "ParquetFile", not_implemented)
+        assert files.Groups.of({0: [str(tmp_path / "plain.parquet")]}, {0: {"user_id": "long"}}, "user_id") is None
     assert not files._decodes("LZO") and files._decodes("SNAPPY") and files._decodes("UNCOMPRESSED")
     pq.write_table(pa.table({"user_id": [1, 2]}), tmp_path / "zstd.parquet", compression="zstd")
     assert files.Groups.of({0: [str(tmp_path / "zstd.parquet")]}, {0: {"user_id": "long"}}, "user_id") is not None
