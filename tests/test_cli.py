@@ -330,3 +330,28 @@ def test_a_command_pauses_the_collector_only_while_it_imports():
     for once, frozen in (("once", "True"), ("again", "False")):
         done = subprocess.run([sys.executable, "-c", probe, once], capture_output=True, text=True, timeout=120)
         assert done.stderr.strip().splitlines()[-1] == f"True {frozen}", done.stderr
+
+
+def test_a_parquet_file_arrow_cannot_open_for_the_spark_engine_is_named(tmp_path, monkeypatch):
+    """The files the Spark engine will read are opened first (no Spark yet); Arrow's
+    NotImplementedError for a feature it lacks is a message naming the file, as in memory."""
+    import argparse
+
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    from metrics_core import Columns, InputError
+    from metrics_core.cli.spark import checked_before_spark
+
+    recs, truth = tmp_path / "recs.parquet", tmp_path / "truth.parquet"
+    pd.DataFrame({"user_id": [1], "item_id": [2], "rank": [1]}).to_parquet(recs)
+    pd.DataFrame({"user_id": [1], "item_id": [2]}).to_parquet(truth)
+
+    def unsupported(*args, **kwargs):
+        raise pa.ArrowNotImplementedError("a Parquet feature this pyarrow lacks")
+
+    monkeypatch.setattr(ds, "dataset", unsupported)
+    args = argparse.Namespace(ground_truth=str(truth), train=None, items=None)
+    with pytest.raises(InputError) as error:
+        checked_before_spark(args, {"m": str(recs)}, Columns())
+    assert "recs.parquet" in str(error.value) and "could not be read" in str(error.value)

@@ -27,6 +27,7 @@ def checked_before_spark(args: argparse.Namespace, models: dict[str, str], colum
     import pyarrow.dataset as ds
 
     from metrics_core.inputs.encode import USER_ITEM_HINT, require_order
+    from metrics_core.inputs.read import PARQUET_FAILURES, unreadable
     from metrics_core.inputs.validate import require_columns
 
     roles = [(f"recommendations '{name}'", path, "recommendations") for name, path in models.items()]
@@ -43,9 +44,7 @@ def checked_before_spark(args: argparse.Namespace, models: dict[str, str], colum
         try:
             table = ds.dataset(place, format="parquet")
             names, rows = table.schema.names, table.count_rows()
-        except (OSError, ValueError) as error:
-            from metrics_core.inputs.read import unreadable
-
+        except PARQUET_FAILURES as error:
             raise unreadable(label, error) from None
         if rows == 0:
             raise input_error(label, "the file has no rows.", "export the table again with its rows.")

@@ -265,6 +265,10 @@ def _pandas_csv(source, **options) -> pd.DataFrame:
 warnings.filterwarnings("ignore", category=pd.errors.DtypeWarning, module=rf"{re.escape(__name__)}\Z")
 
 
+PARQUET_FAILURES = (OSError, ValueError, NotImplementedError)  # what pyarrow raises for a Parquet file it
+# cannot open or decode (ArrowInvalid is a ValueError, ArrowNotImplementedError a NotImplementedError)
+
+
 PANDAS_MISSING = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN", "<NA>",
                   "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]  # what pandas reads as missing
 

@@ -188,6 +188,28 @@ def test_parquet_the_reader_cannot_decode_is_an_input_error(tmp_path, monkeypatc
     assert "recs.parquet" in str(error.value) and "could not be read" in str(error.value)
 
 
+def test_a_parquet_footer_the_reader_cannot_open_is_an_input_error(tmp_path, monkeypatch):
+    """The same when opening the file itself raises Arrow's NotImplementedError (the build opens
+    each Parquet model first to count its rows): a message naming the file, not an internal error."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from metrics_core import evaluate
+    from metrics_core.errors import InputError
+
+    recs, truth = tmp_path / "recs.parquet", tmp_path / "truth.parquet"
+    pd.DataFrame({"user_id": [1, 1], "item_id": [2, 3], "rank": [1, 2]}).to_parquet(recs)
+    pd.DataFrame({"user_id": [1], "item_id": [2]}).to_parquet(truth)
+
+    def unsupported(*args, **kwargs):
+        raise pa.ArrowNotImplementedError("a Parquet feature this pyarrow lacks")
+
+    monkeypatch.setattr(pq, "ParquetFile", unsupported)
+    with pytest.raises(InputError) as error:
+        evaluate(recs, truth, k=2)
+    assert "recs.parquet" in str(error.value) and "could not be read" in str(error.value)
+
+
 CSV_CASES = {
     "numbers": "user_id,item_id,rank\n1,10,1\n1,11,2\n2,10,1\n",
     "padded text and numbers": "user_id;item_id;score\n u1 ; 007 ;0,5\nu1;7;0,25\n 2;x;1,5\n",

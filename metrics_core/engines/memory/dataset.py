@@ -31,7 +31,7 @@ from metrics_core.inputs.encoded import Lists, RawLists, RawTruth, Training, Tru
 from metrics_core.inputs.features import ItemVectors, default_feature_columns, item_vectors
 from metrics_core.inputs.ids import IdIndex
 from metrics_core.inputs.matching import id_kind, mismatch_note
-from metrics_core.inputs.read import PARQUET_SUFFIXES, read_notes, read_table, split_long_table
+from metrics_core.inputs.read import PARQUET_FAILURES, PARQUET_SUFFIXES, read_notes, read_table, split_long_table
 from metrics_core.inputs.recipe import Recipe
 from metrics_core.inputs.stream import encode_streamed, longest_list
 from metrics_core.inputs.text_ids import TextIds, is_text
@@ -717,7 +717,7 @@ def _in_two_steps(source, columns: Columns, encoding: Encoding, several: bool) -
     rows = _parquet_rows(source) if encoding.order == "rank" else None
     try:
         return rows is not None and compiled_for(rows) and longest_list(source, columns) is not None
-    except (OSError, ValueError):
+    except PARQUET_FAILURES:
         return False
 
 
@@ -738,7 +738,7 @@ def _parquet_rows(source) -> int | None:
     try:
         with pq.ParquetFile(source) as file:
             return file.metadata.num_rows
-    except (OSError, ValueError):
+    except PARQUET_FAILURES:
         return None
 
 
@@ -755,7 +755,7 @@ def _ids_in_parquet(source, columns: Columns) -> bool:
         import pyarrow.parquet as pq
 
         names = pq.read_schema(source).names
-    except (OSError, ValueError):  # (read again by read_table, which names the problem)
+    except PARQUET_FAILURES:  # (read again by read_table, which names the problem)
         return False
     return columns.user in names and columns.item in names
 

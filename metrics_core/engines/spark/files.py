@@ -92,10 +92,9 @@ class Groups:
         """None when a file cannot be opened, lacks a column, stores one as a type that would not
         read as Spark's, or is compressed by a codec this pyarrow lacks (Spark's reader then
         reads it or says what is wrong)."""
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        from metrics_core.inputs.read import leaf_statistics
+        from metrics_core.inputs.read import PARQUET_FAILURES, leaf_statistics
 
         found = cls([], [], [], [], [], [], [])
         for position, paths in files.items():
@@ -104,7 +103,7 @@ class Groups:
                     with pq.ParquetFile(path) as file:  # (footers only: closed at once, the driver opens them all)
                         metadata, schema = file.metadata, file.schema_arrow
                         statistics = leaf_statistics(file, user)
-                except (OSError, ValueError, pa.ArrowException):  # (ArrowNotImplementedError is no ValueError)
+                except PARQUET_FAILURES:
                     return None
                 for column, kind in needed[position].items():
                     if column not in schema.names or not _reads_as(schema.field(column).type, kind):
